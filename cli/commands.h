@@ -1,0 +1,17 @@
+// The subcommands of the sparseditto binary. Each Register* adds its subcommand to `app` and arranges
+// for *exit_code to be set when it runs. Messages go to stderr, results to stdout.
+#pragma once
+
+#include "CLI/CLI.hpp"
+
+namespace sparseditto {
+
+// `sparseditto analyze FILE`: structural features of a matrix file as JSON on stdout, a one-line
+// summary on stderr. Exit 1 when the file cannot be read (the message names the file and the fault).
+void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
+
+// `sparseditto validate FILE...`: loads and validates task files. Exit 1 naming file, line and field
+// of the first error in each bad file.
+void RegisterValidateCommand(CLI::App& app, int* exit_code);
+
+}  // namespace sparseditto

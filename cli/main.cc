@@ -1,0 +1,29 @@
+// sparseditto: one binary, one subcommand per job. Exit codes in cli/exit_codes.h.
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+int main(int argc, char** argv) {
+  using namespace sparseditto;
+  CLI::App app{"SparseDitto: search for fast, verified CUDA SpMM kernels specialised to a sparsity pattern"};
+  app.set_version_flag("--version", "sparseditto " SPARSEDITTO_VERSION);
+  app.require_subcommand(1);
+  int exit_code = kExitSuccess;
+  RegisterAnalyzeCommand(app, &exit_code);
+  RegisterValidateCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return exit_code;
+}

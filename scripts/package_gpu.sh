@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Packs built binaries with the shared libraries they need into a folder that runs on a GPU node
+# lacking our Debian packages (gRPC, protobuf, Abseil, RocksDB, yaml-cpp, ...).
+#   scripts/package_gpu.sh OUT_DIR BINARY...
+# Result: OUT_DIR/bin/<binaries> with RUNPATH $ORIGIN/../lib, and OUT_DIR/lib/<libraries>.
+# Not packed: the C/C++ runtime (glibc, libstdc++, libgcc; the node's are newer and compatible), the
+# CUDA driver (must match the node's kernel module) and the CUDA toolkit's libraries (the node has its
+# own CUDA toolkit; cudart, cuBLAS and cuSPARSE are taken from there).
+set -euo pipefail
+[[ $# -ge 2 ]] || { echo "usage: $0 OUT_DIR BINARY..." >&2; exit 2; }
+out="$1"; shift
+command -v patchelf >/dev/null || { echo "package_gpu: patchelf missing (scripts/setup.sh installs it)" >&2; exit 1; }
+mkdir -p "$out/bin" "$out/lib"
+
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda\.so|libcudart|libcublas|libcusparse|libnvrtc|libnvJitLink|libnvidia)'
+for binary in "$@"; do
+  [[ -f "$binary" ]] || { echo "package_gpu: no such binary: $binary" >&2; exit 1; }
+  cp -f "$binary" "$out/bin/"
+  patchelf --set-rpath '$ORIGIN/../lib' "$out/bin/$(basename "$binary")"
+  ldd "$binary" | awk '/=> \// {print $1, $3}' | while read -r name path; do
+    [[ "$name" =~ $skip ]] && continue
+    [[ -f "$out/lib/$name" ]] || cp -L "$path" "$out/lib/$name"
+  done
+done
+for lib in "$out"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$lib"; done
+echo "package_gpu: $(ls "$out/bin" | wc -l) binaries, $(ls "$out/lib" | wc -l) libraries, $(du -sh "$out" | cut -f1) in $out"

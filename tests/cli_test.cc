@@ -1,0 +1,129 @@
+// End-to-end tests of the sparseditto binary: the commands a user types, their output and exit codes.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDlmcFile = std::string(SPARSEDITTO_DATA_DIR) +
+    "/dlmc/transformer/magnitude_pruning/0.9/body_encoder_layer_0_ffn_conv1_fully_connected.smtx";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sd_cli_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Outcome Run(const std::string& args) {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string command = std::string("'") + SPARSEDITTO_BINARY + "' " + args + " 2>'" + err.string() + "'";
+    Outcome outcome;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buffer[4096];
+    size_t got;
+    while ((got = fread(buffer, 1, sizeof(buffer), pipe)) > 0) outcome.out.append(buffer, got);
+    const int status = pclose(pipe);
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    outcome.err = Slurp(err);
+    return outcome;
+  }
+
+  fs::path Write(const std::string& name, const std::string& contents) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << contents;
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CliTest, AnalyzePrintsTheFeaturesOfADlmcMatrix) {
+  if (!fs::exists(kDlmcFile)) GTEST_SKIP() << "no DLMC data at " << kDlmcFile;
+  const Outcome r = Run("analyze '" + kDlmcFile + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2048"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("104857"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("unstructured"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "summary must be one line: " << r.err;
+}
+
+TEST_F(CliTest, AnalyzeOfATruncatedFileExits1NamingTheFileAndTheFault) {
+  if (!fs::exists(kDlmcFile)) GTEST_SKIP() << "no DLMC data";
+  const std::string whole = Slurp(kDlmcFile);
+  const fs::path truncated = Write("truncated.smtx", whole.substr(0, whole.size() / 3));
+  const Outcome r = Run("analyze '" + truncated.string() + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(truncated.string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(CliTest, ValidateAcceptsEveryExampleTask) {
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(SPARSEDITTO_SOURCE_DIR) + "/configs/tasks")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    const Outcome r = Run("validate '" + entry.path().string() + "'");
+    EXPECT_EQ(r.exit_code, 0) << entry.path() << ": " << r.err;
+    EXPECT_NE(r.out.find("ok"), std::string::npos) << r.out;
+  }
+  EXPECT_GE(files, 6);
+}
+
+TEST_F(CliTest, ValidateOfAMisspeltFieldExits1NamingTheLine) {
+  const fs::path task = Write("misspelt.yaml",
+                              "name: t\n"
+                              "op: spmm\n"
+                              "dtpye: fp16\n"
+                              "pattern: {family: unstructured, sparsity: 0.9}\n"
+                              "matrix: {generated: {rows: 64, cols: 64}}\n"
+                              "n: [16]\n");
+  const Outcome r = Run("validate '" + task.string() + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(task.string() + ":3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("dtpye"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("dtype"), std::string::npos) << "should suggest the right name: " << r.err;
+}
+
+TEST_F(CliTest, ExitCodesFollowTheConvention) {
+  struct Case { std::string args; int want; };
+  const Case cases[] = {
+      {"--help", 0},
+      {"analyze --help", 0},
+      {"validate --help", 0},
+      {"", 2},                              // a subcommand is required
+      {"frobnicate", 2},                    // unknown subcommand
+      {"analyze", 2},                       // missing FILE
+      {"analyze x.smtx --dtype fp64", 2},   // bad option value
+      {"analyze /nonexistent/m.smtx", 1},   // well-formed command, missing input
+      {"validate /nonexistent/t.yaml", 1},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(Run(c.args).exit_code, c.want) << "sparseditto " << c.args;
+  }
+}
+
+}  // namespace
