@@ -83,13 +83,13 @@ void AppendBernoulliRow(double p, int64_t cols, Rng& rng, CsrBuilder* out) {
   }
 }
 
-// A uniformly random k-subset of [0, n), sorted. O(n) draws when k is a sizeable share of n
+// A uniformly random k-subset of [0, n), sorted. O(n) draws when k >= n / 128
 // (selection sampling), O(k log k) otherwise (Floyd's algorithm).
 std::vector<int64_t> SampleSortedSubset(int64_t n, int64_t k, Rng& rng) {
   std::vector<int64_t> chosen;
   if (k <= 0) return chosen;
   chosen.reserve(k);
-  if (k >= n / 16) {
+  if (k >= n / 128) {
     for (int64_t i = 0; i < n && static_cast<int64_t>(chosen.size()) < k; ++i) {
       const uint64_t still_needed = k - chosen.size();
       if (rng.Below(static_cast<uint64_t>(n - i)) < still_needed) chosen.push_back(i);
