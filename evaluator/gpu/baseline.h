@@ -13,17 +13,24 @@
 //    baseline). Workspace set with cublasSetWorkspace (cuBLAS's recommended size for the device's
 //    architecture), so the timed region never allocates.
 //  - "cusparse_csr": cusparseSpMM on CSR, CUSPARSE_SPMM_ALG_DEFAULT (no per-matrix algorithm search:
-//    it is the baseline users get), compute type fp32, B and C CUSPARSE_ORDER_ROW.
+//    it is the baseline users get), compute type fp32, B and C CUSPARSE_ORDER_ROW. Accuracy, measured
+//    on an H200 (cuSPARSE 12.6): fp32 is true fp32; with fp16/bf16 C, ALG_DEFAULT (and CSR_ALG1/ALG2)
+//    round partial sums to the output type (errors up to ~1e-3 of sum |a*b| in bf16, several output
+//    ulps), while CSR_ALG3, Blocked-ELL and BSR round once. Timing is what a baseline is for; the
+//    baseline is kept as users get it.
 //  - "cusparse_bsr": cusparseSpMM on BSR (CUSPARSE_SPMM_BSR_ALG1) with square blocks; block patterns.
 //  - "cusparse_blocked_ell": cusparseSpMM on Blocked-ELL (CUSPARSE_SPMM_BLOCKED_ELL_ALG1); block
-//    patterns.
+//    patterns, fp16/bf16 only: for fp32 cuSPARSE computes on TF32 tensor cores (measured), which is no
+//    fp32 baseline, so it is absent.
 //  - "cusparselt_2to4": cuSPARSELt structured-sparse GEMM; N:M patterns that are 2:4 (or sparser
 //    and aligned: 1:4, 1:2) in fp16/bf16; the library is loaded at run time (cusparselt_loader.h).
 //
 // Errors: a baseline that does not apply (format, dtype or shape the library does not take, library
 // missing, matrix too large for the device) returns FailedPrecondition from Prepare with the reason,
 // which the report prints as "absent: <reason>". Any other error is a harness failure. Run returns
-// InvalidArgument for an n that was not in Prepare's n_values (where the baseline needs it).
+// InvalidArgument for an n that was not in Prepare's n_values (where the baseline needs it), and
+// FailedPrecondition for an n the library refuses although others were accepted (cusparselt_2to4:
+// cuSPARSELt 0.8 refuses n = 1, for instance): the report prints that n's baseline as absent.
 // Thread-safety: none. One CUDA device: the one current during Prepare, which must stay current.
 #pragma once
 

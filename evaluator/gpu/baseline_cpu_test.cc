@@ -196,11 +196,23 @@ TEST(BlockBaselinesTest, RefuseARaggedShapeBeforeTouchingTheGpu) {
   const v1::PatternSpec p = Pattern(v1::PATTERN_FAMILY_BLOCK, 0.5, 4, 4);
   auto a = GenerateMatrix(p, 30, 40, 1, v1::DTYPE_FP32);
   ASSERT_TRUE(a.ok());
-  for (auto& b : MakeBaselines(p, v1::DTYPE_FP32)) {
+  for (auto& b : MakeBaselines(p, v1::DTYPE_FP16)) {
     if (b->name() != "cusparse_bsr" && b->name() != "cusparse_blocked_ell") continue;
-    const absl::Status s = b->Prepare(*a, v1::DTYPE_FP32, p, {4});
+    const absl::Status s = b->Prepare(*a, v1::DTYPE_FP16, p, {4});
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << b->name() << ": " << s;
     EXPECT_THAT(s.message(), HasSubstr("not a multiple of the block size 4"));
+  }
+}
+
+TEST(BlockBaselinesTest, BlockedEllIsAbsentForFp32) {
+  const v1::PatternSpec p = Pattern(v1::PATTERN_FAMILY_BLOCK, 0.5, 4, 4);
+  auto a = GenerateMatrix(p, 32, 32, 1, v1::DTYPE_FP32);
+  ASSERT_TRUE(a.ok());
+  for (auto& b : MakeBaselines(p, v1::DTYPE_FP32)) {
+    if (b->name() != "cusparse_blocked_ell") continue;
+    const absl::Status s = b->Prepare(*a, v1::DTYPE_FP32, p, {4});
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_THAT(s.message(), HasSubstr("TF32"));
   }
 }
 
