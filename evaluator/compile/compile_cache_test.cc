@@ -1,0 +1,148 @@
+#include "evaluator/compile/compile_cache.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "evaluator/compile/nvcc_compiler.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Sha256Hex, KnownVectors) {
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(CompileCacheKey, ChangesWithEveryInput) {
+  const std::vector<std::string> flags = {"-O3", "-gencode", "arch=compute_90,code=sm_90"};
+  const std::string base = CompileCacheKey("src", flags, "nvcc 13.0", "header");
+  EXPECT_EQ(base.size(), 64u);
+  EXPECT_EQ(base, CompileCacheKey("src", flags, "nvcc 13.0", "header"));
+  EXPECT_NE(base, CompileCacheKey("src ", flags, "nvcc 13.0", "header"));
+  EXPECT_NE(base, CompileCacheKey("src", {"-O3", "-gencode", "arch=compute_80,code=sm_80"}, "nvcc 13.0", "header"));
+  EXPECT_NE(base, CompileCacheKey("src", {"-O3", "-gencodearch=compute_90,code=sm_90"}, "nvcc 13.0", "header"));
+  EXPECT_NE(base, CompileCacheKey("src", flags, "nvcc 12.8", "header"));
+  EXPECT_NE(base, CompileCacheKey("src", flags, "nvcc 13.0", "header v2"));
+  EXPECT_NE(CompileCacheKey("ab", {"c"}, "", ""), CompileCacheKey("a", {"bc"}, "", ""));  // length-prefixed
+}
+
+class CompileCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string dir = (fs::temp_directory_path() / "sd-cache-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(CompileCacheTest, StoresAndFindsOkAndFailedEntries) {
+  absl::StatusOr<CompileCache> cache = CompileCache::Open(dir_ + "/cache");
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  const std::string key(64, 'a');
+  EXPECT_FALSE(cache->Lookup(key).has_value());
+
+  CompileResult ok;
+  ok.ok = true;
+  ok.log = "ptxas info : Used 8 registers\n\xff not utf-8";
+  ok.seconds = 3.5;
+  v1::KernelResources& r = ok.resources.emplace_back();
+  r.set_arch("sm_90");
+  r.set_kernel_name("K");
+  r.set_registers(8);
+  r.set_shared_bytes(1024);
+  const std::string built = dir_ + "/built.so";
+  std::ofstream(built) << "library bytes";
+  ASSERT_TRUE(cache->Store(key, ok, built).ok());
+  EXPECT_FALSE(fs::exists(built));  // renamed into place
+
+  std::optional<CompileResult> hit = cache->Lookup(key);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_TRUE(hit->ok);
+  EXPECT_TRUE(hit->from_cache);
+  EXPECT_EQ(hit->seconds, 0);
+  EXPECT_EQ(hit->library_path, cache->LibraryPath(key));
+  EXPECT_THAT(hit->log, ::testing::StartsWith("ptxas info : Used 8 registers\n"));
+  ASSERT_EQ(hit->resources.size(), 1u);
+  EXPECT_EQ(hit->resources[0].shared_bytes(), 1024);
+  std::ifstream library(hit->library_path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(library), {}), "library bytes");
+
+  CompileResult failed;
+  failed.failure = "nvcc exited with code 2";
+  const std::string other_key(64, 'b');
+  ASSERT_TRUE(cache->Store(other_key, failed, "").ok());
+  std::optional<CompileResult> failed_hit = cache->Lookup(other_key);
+  ASSERT_TRUE(failed_hit.has_value());
+  EXPECT_FALSE(failed_hit->ok);
+  EXPECT_EQ(failed_hit->failure, "nvcc exited with code 2");
+  EXPECT_TRUE(failed_hit->library_path.empty());
+  EXPECT_TRUE(fs::is_empty(dir_ + "/cache/tmp"));  // no scratch left behind
+}
+
+TEST_F(CompileCacheTest, CorruptOrHalfEntriesAreMisses) {
+  absl::StatusOr<CompileCache> cache = CompileCache::Open(dir_);
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  const std::string key(64, 'c');
+  CompileResult ok;
+  ok.ok = true;
+  const std::string built = dir_ + "/built.so";
+  std::ofstream(built) << "x";
+  ASSERT_TRUE(cache->Store(key, ok, built).ok());
+  fs::remove(cache->LibraryPath(key));  // .json without its .so
+  EXPECT_FALSE(cache->Lookup(key).has_value());
+  const std::string json = cache->LibraryPath(key).substr(0, cache->LibraryPath(key).size() - 3) + ".json";
+  std::ofstream(json) << "{not json";
+  EXPECT_FALSE(cache->Lookup(key).has_value());
+  std::ofstream(json) << R"({"format": 1, "ok": "yes"})";
+  EXPECT_FALSE(cache->Lookup(key).has_value());
+}
+
+TEST(CompileCache, EmptyFolderIsAnError) { EXPECT_TRUE(absl::IsInvalidArgument(CompileCache::Open("").status())); }
+
+struct GencodeCase {
+  std::string arch;
+  std::string flag;  // empty: InvalidArgument
+};
+
+TEST(GencodeFlags, Table) {
+  const std::vector<GencodeCase> cases = {
+      {"sm_80", "arch=compute_80,code=sm_80"},   {"sm_90", "arch=compute_90,code=sm_90"},
+      {"sm_90a", "arch=compute_90a,code=sm_90a"}, {"sm_100f", "arch=compute_100f,code=sm_100f"},
+      {"sm_", ""}, {"compute_90", ""}, {"sm_9x", ""}, {"sm_90;rm -rf", ""}, {"", ""}};
+  for (const GencodeCase& c : cases) {
+    SCOPED_TRACE(c.arch);
+    absl::StatusOr<std::vector<std::string>> flags = GencodeFlags(c.arch);
+    if (c.flag.empty()) {
+      EXPECT_TRUE(absl::IsInvalidArgument(flags.status())) << flags.status();
+    } else {
+      ASSERT_TRUE(flags.ok()) << flags.status();
+      EXPECT_THAT(*flags, ::testing::ElementsAre("-gencode", c.flag));
+    }
+  }
+}
+
+TEST(NvccFlags, ProjectFlagsThenArchsThenExtras) {
+  CompileOptions options;
+  options.abi_include_dir = "/abi";
+  options.archs = {"sm_80", "sm_90a"};
+  options.extra_flags = {"-DX=1"};
+  absl::StatusOr<std::vector<std::string>> flags = NvccFlags(options);
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_THAT(*flags, ::testing::ElementsAre("-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC", "-Xcompiler",
+                                             "-fvisibility=hidden", "-Xptxas", "-v", "-lineinfo", "-I/abi",
+                                             "-gencode", "arch=compute_80,code=sm_80", "-gencode",
+                                             "arch=compute_90a,code=sm_90a", "-DX=1"));
+  options.archs.clear();
+  EXPECT_TRUE(absl::IsInvalidArgument(NvccFlags(options).status()));
+}
+
+}  // namespace
+}  // namespace sparseditto

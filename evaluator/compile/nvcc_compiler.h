@@ -1,0 +1,87 @@
+// Stage 2 of the cascade (DESIGN.md §3.3): compile one candidate source with nvcc into a shared
+// library. The compile runs as a child process (common/subprocess.h) in its own process group, with a
+// clean environment, a private HOME and TMPDIR, a wall-time limit (the whole nvcc -> cudafe++/cicc/
+// ptxas/gcc tree is killed at the deadline), RLIMIT_FSIZE and optionally RLIMIT_AS. The log (stderr
+// merged in order) and the ptxas resource report are kept, the library's exports are checked
+// (exported_symbols.h), and results are cached by content (compile_cache.h).
+//
+// Flags: nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Xptxas -v
+// -lineinfo -I<abi dir> -gencode arch=compute_NN,code=sm_NN (per arch; sm_90a -> compute_90a/sm_90a)
+// [extra flags] -o <scratch>/candidate.so <scratch>/candidate.cu
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "evaluator/compile/compile_cache.h"
+#include "evaluator/compile/compile_result.h"
+
+namespace sparseditto {
+
+struct CompileOptions {
+  std::string abi_include_dir;                 // folder holding sparseditto_kernel.h; required
+  std::vector<std::string> archs = {"sm_90"};  // "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", ...
+  double timeout_seconds = 120;                // a compile bomb ends here (timed_out = true)
+  int64_t max_output_bytes = 256 << 20;        // RLIMIT_FSIZE for nvcc and its children
+  // RLIMIT_AS for each process of the compile (cicc on a big kernel stays well under 4 GiB). nullopt:
+  // inherit ours.
+  std::optional<int64_t> max_address_space_bytes = int64_t{16} << 30;
+  std::vector<std::string> extra_flags;        // appended after the project's flags
+  bool use_cache = true;                       // false: always compile (the result is still stored)
+};
+
+// "-gencode arch=compute_90a,code=sm_90a" as two argv entries, for "sm_<digits>[a|f]".
+// InvalidArgument for anything else.
+absl::StatusOr<std::vector<std::string>> GencodeFlags(std::string_view arch);
+
+// The project's flags for `options`, without -o and the source (see the file comment).
+// InvalidArgument for an empty arch list or a bad arch.
+absl::StatusOr<std::vector<std::string>> NvccFlags(const CompileOptions& options);
+
+// Compiles candidates. Thread-safe: Compile may be called from many threads at once (CompilePool
+// does). Compiles of the same cache key in this process are serialised, so the second one is a cache
+// hit; across processes, the cache's renames keep entries whole.
+class NvccCompiler {
+ public:
+  struct Config {
+    std::string nvcc = "/usr/local/cuda/bin/nvcc";
+    std::string cache_directory;  // required; created if missing
+  };
+
+  // Runs `nvcc --version` and the host compiler's `--version` once (their output is the toolchain
+  // identity in every cache key) and opens the cache. NotFound when nvcc is missing;
+  // FailedPrecondition when it does not run; errors of CompileCache::Open.
+  static absl::StatusOr<std::unique_ptr<NvccCompiler>> Create(const Config& config);
+
+  // Compiles `source`. A candidate that fails to compile, times out or exports what it must not is a
+  // CompileResult with ok = false (and failure, log), never an error status. Errors are the
+  // harness's: InvalidArgument (no abi_include_dir, bad arch, non-positive timeout),
+  // FailedPrecondition (sparseditto_kernel.h missing in abi_include_dir), Internal (scratch or cache
+  // I/O failed, nvcc could not be started).
+  absl::StatusOr<CompileResult> Compile(std::string_view source, const CompileOptions& options) const;
+
+  const std::string& toolchain_identity() const { return toolchain_identity_; }
+  const CompileCache& cache() const { return cache_; }
+
+ private:
+  NvccCompiler(Config config, std::string toolchain_identity, CompileCache cache)
+      : config_(std::move(config)), toolchain_identity_(std::move(toolchain_identity)), cache_(std::move(cache)) {}
+  absl::StatusOr<CompileResult> CompileUncached(std::string_view source, const std::vector<std::string>& flags,
+                                                const CompileOptions& options, const std::string& key) const;
+  std::string NvccPath() const;  // PATH for the child: nvcc's folder first
+
+  const Config config_;
+  const std::string toolchain_identity_;
+  const CompileCache cache_;
+  mutable absl::Mutex in_flight_mutex_;
+  mutable std::vector<std::string> in_flight_keys_ ABSL_GUARDED_BY(in_flight_mutex_);
+};
+
+}  // namespace sparseditto

@@ -1,0 +1,161 @@
+// Real nvcc compiles (CPU only; no GPU needed).
+#include "evaluator/compile/nvcc_compiler.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "evaluator/compile/compile_test_sources.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+using testing::TinyCandidate;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class NvccCompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(scratch_.path().empty());
+    absl::StatusOr<std::unique_ptr<NvccCompiler>> compiler =
+        NvccCompiler::Create({.nvcc = SPARSEDITTO_NVCC, .cache_directory = scratch_.path() + "/cache"});
+    ASSERT_TRUE(compiler.ok()) << compiler.status();
+    compiler_ = std::move(*compiler);
+    options_.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+    options_.archs = {"sm_80"};
+  }
+
+  CompileResult MustCompile(std::string_view source, const CompileOptions& options) {
+    absl::StatusOr<CompileResult> result = compiler_->Compile(source, options);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : CompileResult{};
+  }
+
+  ScratchDir scratch_;
+  std::unique_ptr<NvccCompiler> compiler_;
+  CompileOptions options_;
+};
+
+TEST_F(NvccCompilerTest, ReferenceCandidateCompilesForSm80AndSm90WithResources) {
+  options_.archs = {"sm_80", "sm_90"};
+  const CompileResult result = MustCompile(ReadFile(SPARSEDITTO_SOURCE_DIR "/kernels/reference/csr_reference.cu"), options_);
+  ASSERT_TRUE(result.ok) << result.failure << "\n" << result.log;
+  EXPECT_FALSE(result.from_cache);
+  EXPECT_TRUE(result.failure.empty());
+  EXPECT_TRUE(std::filesystem::exists(result.library_path));
+  EXPECT_GT(result.seconds, 0);
+  EXPECT_THAT(result.log, HasSubstr("ptxas info"));
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    int kernels = 0;
+    for (const v1::KernelResources& r : result.resources) {
+      if (r.arch() != arch) continue;
+      ++kernels;
+      EXPECT_GT(r.registers(), 0) << arch << " " << r.kernel_name();
+      EXPECT_THAT(r.kernel_name(), HasSubstr("CsrSpmmElementwise<"));
+    }
+    EXPECT_EQ(kernels, 3) << arch;  // fp32, fp16, bf16
+  }
+}
+
+TEST_F(NvccCompilerTest, SyntaxErrorIsAFailedResultWithTheErrorInTheLog) {
+  const CompileResult result = MustCompile(testing::kSyntaxErrorCandidate, options_);
+  EXPECT_FALSE(result.ok);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_THAT(result.failure, HasSubstr("nvcc exited with code"));
+  EXPECT_THAT(result.log, ::testing::StartsWith("candidate.cu(3): error"));
+  EXPECT_THAT(result.log, ::testing::Not(HasSubstr(scratch_.path())));
+  EXPECT_TRUE(result.library_path.empty());
+  // Failures are deterministic, so they are cached too.
+  EXPECT_TRUE(MustCompile(testing::kSyntaxErrorCandidate, options_).from_cache);
+}
+
+TEST_F(NvccCompilerTest, CacheHitsOnTheSameInputsAndMissesWhenAnyChanges) {
+  const CompileResult first = MustCompile(TinyCandidate("1.0f"), options_);
+  ASSERT_TRUE(first.ok) << first.failure << "\n" << first.log;
+  EXPECT_FALSE(first.from_cache);
+  const std::string first_bytes = ReadFile(first.library_path);
+
+  const CompileResult second = MustCompile(TinyCandidate("1.0f"), options_);
+  ASSERT_TRUE(second.ok);
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_EQ(second.seconds, 0);
+  EXPECT_EQ(second.cache_key, first.cache_key);
+  EXPECT_EQ(ReadFile(second.library_path), first_bytes);
+  EXPECT_EQ(second.log, first.log);
+  ASSERT_EQ(second.resources.size(), first.resources.size());
+  EXPECT_EQ(second.resources[0].registers(), first.resources[0].registers());
+
+  CompileOptions with_flag = options_;
+  with_flag.extra_flags = {"-DSPARSEDITTO_TEST_FLAG=1"};
+  const CompileResult flag_changed = MustCompile(TinyCandidate("1.0f"), with_flag);
+  EXPECT_TRUE(flag_changed.ok);
+  EXPECT_FALSE(flag_changed.from_cache);
+  EXPECT_NE(flag_changed.cache_key, first.cache_key);
+
+  const CompileResult source_changed = MustCompile(TinyCandidate("2.0f"), options_);
+  EXPECT_TRUE(source_changed.ok);
+  EXPECT_FALSE(source_changed.from_cache);
+
+  CompileOptions no_cache = options_;
+  no_cache.use_cache = false;
+  EXPECT_FALSE(MustCompile(TinyCandidate("1.0f"), no_cache).from_cache);
+}
+
+TEST_F(NvccCompilerTest, CompileBombTimesOutAndLeavesNoProcessBehind) {
+  options_.timeout_seconds = 5;
+  const CompileResult result = MustCompile(testing::kCompileBombCandidate, options_);
+  EXPECT_FALSE(result.ok);
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_THAT(result.failure, HasSubstr("timed out after 5 s"));
+  EXPECT_THAT(result.log, HasSubstr("nvcc and its children were killed"));
+  EXPECT_LT(result.seconds, 5 + 10);
+  // SIGKILL is asynchronous: give the kernel a moment to finish the killed tree.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (testing::LiveProcessesMentioning(scratch_.path()) > 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(testing::LiveProcessesMentioning(scratch_.path()), 0);
+  // A timeout is not cached: the next try compiles (and times out) again.
+  options_.timeout_seconds = 1;
+  EXPECT_FALSE(MustCompile(testing::kCompileBombCandidate, options_).from_cache);
+}
+
+TEST_F(NvccCompilerTest, ExportsThatCouldInterposeFailTheCompile) {
+  const std::string exporter = TinyCandidate("1.0f") +
+      "extern \"C\" __attribute__((visibility(\"default\"))) int gettimeofday_hook(void*) { return 0; }\n";
+  const CompileResult result = MustCompile(exporter, options_);
+  EXPECT_FALSE(result.ok);
+  EXPECT_THAT(result.failure, HasSubstr("exports the C symbol 'gettimeofday_hook'"));
+
+  std::string missing_run = TinyCandidate("1.0f");
+  missing_run.replace(missing_run.find("sparseditto_run"), 15, "sparseditto_ran");
+  const CompileResult incomplete = MustCompile(missing_run, options_);
+  EXPECT_FALSE(incomplete.ok);
+  EXPECT_THAT(incomplete.failure, HasSubstr("does not export sparseditto_run"));
+}
+
+TEST_F(NvccCompilerTest, HarnessErrorsAreStatuses) {
+  CompileOptions bad_arch = options_;
+  bad_arch.archs = {"sm_90; rm -rf /"};
+  EXPECT_TRUE(absl::IsInvalidArgument(compiler_->Compile("x", bad_arch).status()));
+  CompileOptions no_abi = options_;
+  no_abi.abi_include_dir = "";
+  EXPECT_TRUE(absl::IsInvalidArgument(compiler_->Compile("x", no_abi).status()));
+  CompileOptions wrong_abi = options_;
+  wrong_abi.abi_include_dir = scratch_.path();
+  EXPECT_TRUE(absl::IsFailedPrecondition(compiler_->Compile("x", wrong_abi).status()));
+  EXPECT_TRUE(absl::IsNotFound(NvccCompiler::Create({.nvcc = "/no/such/nvcc", .cache_directory = "x"}).status()));
+}
+
+}  // namespace
+}  // namespace sparseditto
