@@ -1,0 +1,168 @@
+#include "evaluator/runner/candidate_evaluation.h"
+
+#include <cmath>
+#include <limits>
+
+#include "evaluator/runner/problem_run.h"
+#include "common/status_format.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+double BestBaselineMs(const std::map<int64_t, v1::BaselineList>& baselines, int64_t n, const char* only = nullptr) {
+  double best = std::numeric_limits<double>::infinity();
+  auto it = baselines.find(n);
+  if (it == baselines.end()) return best;
+  for (const auto& b : it->second.baselines()) {
+    if (!b.available() || b.timing().median_ms() <= 0) continue;
+    if (only != nullptr && b.name() != only) continue;
+    best = std::min(best, b.timing().median_ms());
+  }
+  return best;
+}
+
+// Applies a verdict to the result; true when the cascade must stop.
+bool Stop(const Verdict& verdict, v1::EvalResult* result, bool* context_lost) {
+  if (verdict.ok()) return false;
+  result->set_failure(verdict.failure);
+  result->set_failure_detail(verdict.detail);
+  *context_lost = *context_lost || verdict.context_lost;
+  return true;
+}
+
+void RecordErrors(const v1::CorrectnessCheck& check, v1::EvalResult* result) {
+  result->set_max_abs_error(std::max(result->max_abs_error(), check.max_abs_error()));
+  result->set_max_rel_error(std::max(result->max_rel_error(), check.max_rel_error()));
+}
+
+}  // namespace
+
+double ComputeFitness(const std::vector<v1::TimingStats>& timings,
+                      const std::map<int64_t, v1::BaselineList>& baselines) {
+  if (timings.empty()) return 0;
+  double log_sum = 0;
+  for (const auto& t : timings) {
+    const double best = BestBaselineMs(baselines, t.n());
+    if (!std::isfinite(best) || t.median_ms() <= 0) return 0;
+    log_sum += std::log(best / t.median_ms());
+  }
+  return std::exp(log_sum / timings.size());
+}
+
+bool ImplausiblyFast(const std::vector<v1::TimingStats>& timings,
+                     const std::map<int64_t, v1::BaselineList>& baselines, double density) {
+  if (density <= 0) return false;
+  for (const auto& t : timings) {
+    const double dense = BestBaselineMs(baselines, t.n(), "cublas_dense");
+    if (std::isfinite(dense) && t.median_ms() > 0 && dense / t.median_ms() > 2.0 / density) return true;
+  }
+  return false;
+}
+
+v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const CandidateLibrary& library,
+                                 TaskContext& context, const std::map<int64_t, v1::BaselineList>& baselines,
+                                 L2Flusher& flusher, const StageListener& on_stage, bool* context_lost) {
+  v1::EvalResult result;
+  result.set_candidate_id(request.candidate_id());
+  result.set_task_name(context.task().name());
+  *context_lost = false;
+  const v1::RunnerOptions& options = request.options();
+  const int64_t poison = options.poison_bytes() > 0 ? options.poison_bytes() : int64_t{1} << 30;
+  const v1::Dtype dtype = context.task().dtype();
+  uint64_t seed = request.check_seed();
+  auto enter = [&](v1::EvalStage stage) {
+    result.set_stage_reached(stage);
+    on_stage(stage);
+  };
+  cudaStream_t stream = nullptr;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+    result.set_failure_detail("cannot create the candidate's stream");
+    return result;
+  }
+  struct StreamGuard { cudaStream_t s; ~StreamGuard() { cudaStreamDestroy(s); } } guard{stream};
+
+  if (!options.skip_smoke()) {
+    enter(v1::EVAL_STAGE_SMOKE);
+    for (const SmokeCase& smoke : context.smoke_cases()) {
+      auto run = ProblemRun::Create(library, smoke.name, smoke.matrix, smoke.pattern, dtype, smoke.n_values, stream);
+      if (!run.ok()) return Stop(CrashVerdict(run.status(), smoke.name), &result, context_lost), result;
+      if (Stop((*run)->Prepare(poison), &result, context_lost)) return result;
+      for (int64_t n : smoke.n_values) {
+        v1::CorrectnessCheck* check = result.add_checks();
+        if (Stop((*run)->CheckRun(n, ++seed, fmt::format("{}/n={}", smoke.name, n), check), &result, context_lost)) {
+          return result;
+        }
+        RecordErrors(*check, &result);
+      }
+    }
+  }
+  if (request.small_only()) {
+    enter(v1::EVAL_STAGE_DONE);
+    return result;
+  }
+
+  enter(v1::EVAL_STAGE_FULL_CORRECTNESS);
+  const std::vector<int64_t> n_values(context.task().n().begin(), context.task().n().end());
+  auto run = ProblemRun::Create(library, "task", context.matrix(), context.task().pattern(), dtype, n_values, stream);
+  if (!run.ok()) {
+    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+    result.set_failure_detail(std::string(run.status().message()));
+    return result;
+  }
+  if (Stop((*run)->Prepare(poison), &result, context_lost)) return result;
+  result.set_prepare_ms((*run)->prepare_ms());
+  const int trials = options.correctness_trials() > 0 ? options.correctness_trials() : 2;
+  for (int64_t n : n_values) {
+    for (int t = 0; t < trials; ++t) {
+      v1::CorrectnessCheck* check = result.add_checks();
+      if (Stop((*run)->CheckRun(n, ++seed, fmt::format("task/n={}/trial={}", n, t), check), &result, context_lost)) {
+        return result;
+      }
+      RecordErrors(*check, &result);
+    }
+  }
+
+  enter(v1::EVAL_STAGE_TIMING);
+  std::vector<v1::TimingStats> timings;
+  for (int64_t n : n_values) {
+    auto stats = TimeLaunches([&](cudaStream_t s) { return (*run)->Launch(n, s); }, stream, n, flusher, options);
+    if (!stats.ok()) return Stop(CrashVerdict(stats.status(), fmt::format("timing n={}", n)), &result, context_lost), result;
+    *result.add_timings() = *stats;
+    timings.push_back(*stats);
+    if (WorkEscapedStream(*stats)) {
+      result.set_failure(v1::FAILURE_CATEGORY_WRONG);
+      result.set_failure_detail(fmt::format(
+          "n={}: work escaped the given stream: host clock {:.4f} ms against {:.4f} ms on the stream's events", n,
+          stats->host_median_ms(), stats->median_ms()));
+      return result;
+    }
+  }
+
+  enter(v1::EVAL_STAGE_RECHECK);
+  for (int64_t n : n_values) {  // fresh B in the very buffers the timing used
+    v1::CorrectnessCheck* check = result.add_checks();
+    if (Stop((*run)->CheckRun(n, ++seed, fmt::format("recheck/n={}", n), check), &result, context_lost)) return result;
+    RecordErrors(*check, &result);
+  }
+
+  if (request.finalist()) {
+    enter(v1::EVAL_STAGE_FINALIST);
+    for (int64_t n : n_values) {
+      if (Stop((*run)->CheckDeterminism(n, ++seed), &result, context_lost)) return result;
+    }
+  }
+
+  for (const auto& [n, list] : baselines) (*result.mutable_baselines())[n] = list;
+  result.set_fitness(ComputeFitness(timings, baselines));
+  result.set_flagged_implausible(ImplausiblyFast(timings, baselines, context.matrix().Density()));
+  if (result.fitness() > 0 && result.fitness() < 1.0) {
+    result.set_failure(v1::FAILURE_CATEGORY_SLOWER);
+    result.set_failure_detail(fmt::format("correct, but {:.2f}x the speed of the best baseline", result.fitness()));
+  }
+  enter(v1::EVAL_STAGE_DONE);
+  return result;
+}
+
+}  // namespace sparseditto

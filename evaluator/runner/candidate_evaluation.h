@@ -1,0 +1,36 @@
+// The cascade of DESIGN.md §3.3 inside the runner child, for one loaded candidate: smoke problems,
+// the task matrix at every n, timing, the re-check with fresh B in the timed buffers, and for
+// finalists the determinism rerun; then fitness against the baselines. Stops at the first failure.
+// Not thread-safe.
+#pragma once
+
+#include <functional>
+#include <map>
+
+#include "eval_result.pb.h"
+#include "evaluator/runner/candidate_library.h"
+#include "evaluator/runner/task_context.h"
+#include "evaluator/runner/timing.h"
+#include "runner.pb.h"
+
+namespace sparseditto {
+
+// Called as each stage begins, so the evaluator knows where a child that dies had got to.
+using StageListener = std::function<void(v1::EvalStage)>;
+
+// Fills and returns the result (stage reached, failure, checks, timings, fitness). *context_lost is set
+// when the CUDA context is unusable afterwards.
+v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const CandidateLibrary& library,
+                                 TaskContext& context, const std::map<int64_t, v1::BaselineList>& baselines,
+                                 L2Flusher& flusher, const StageListener& on_stage, bool* context_lost);
+
+// Geometric mean over n of (fastest available baseline / candidate median); 0 when a time is missing.
+double ComputeFitness(const std::vector<v1::TimingStats>& timings,
+                      const std::map<int64_t, v1::BaselineList>& baselines);
+
+// True when the candidate is faster than the pattern allows: more than 2 / density times faster than
+// dense cuBLAS at some n (a sparse kernel must at least touch every nonzero).
+bool ImplausiblyFast(const std::vector<v1::TimingStats>& timings,
+                     const std::map<int64_t, v1::BaselineList>& baselines, double density);
+
+}  // namespace sparseditto

@@ -1,0 +1,58 @@
+#include "evaluator/runner/device_fill.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace sparseditto {
+namespace {
+
+__device__ __forceinline__ uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+template <typename T>
+__device__ __forceinline__ T FromFloat(float x);
+template <> __device__ __forceinline__ float FromFloat<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half FromFloat<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+__device__ __forceinline__ float ToFloat(float x) { return x; }
+__device__ __forceinline__ float ToFloat(__half x) { return __half2float(x); }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T>
+__global__ void FillUniformKernel(T* dst, int64_t count, uint64_t seed, bool absolute) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const uint64_t bits = Mix(seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(i) + 1);
+    float x = static_cast<float>(bits >> 40) * 0x1.0p-24f * 2.0f - 1.0f;  // [-1, 1)
+    T v = FromFloat<T>(x);
+    if (absolute) v = FromFloat<T>(fabsf(ToFloat(v)));
+    dst[i] = v;
+  }
+}
+
+unsigned GridFor(int64_t count) {
+  const int64_t blocks = (count + 255) / 256;
+  return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
+
+}  // namespace
+
+cudaError_t FillUniform(void* dst, int64_t count, int32_t dtype, uint64_t seed, bool absolute, cudaStream_t stream) {
+  switch (dtype) {
+    case 2:  // v1::DTYPE_FP16
+      FillUniformKernel<<<GridFor(count), 256, 0, stream>>>(static_cast<__half*>(dst), count, seed, absolute);
+      break;
+    case 3:  // v1::DTYPE_BF16
+      FillUniformKernel<<<GridFor(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(dst), count, seed, absolute);
+      break;
+    default:
+      FillUniformKernel<<<GridFor(count), 256, 0, stream>>>(static_cast<float*>(dst), count, seed, absolute);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace sparseditto

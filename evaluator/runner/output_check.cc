@@ -1,0 +1,56 @@
+#include "evaluator/runner/output_check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "fmt/format.h"
+
+namespace sparseditto {
+
+double AccumulationEpsilon(int64_t k) {
+  return (4.0 * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))) + 16.0) * 0x1.0p-24;
+}
+
+double OutputEpsilon(v1::Dtype dtype) {
+  switch (dtype) {
+    case v1::DTYPE_FP16: return 0x1.0p-11;
+    case v1::DTYPE_BF16: return 0x1.0p-8;
+    default: return 0.0;
+  }
+}
+
+double ElementTolerance(double ref, double abs_sum, v1::Dtype dtype, int64_t k) {
+  const double out_eps = OutputEpsilon(dtype);
+  return out_eps * std::abs(ref) + (1.0 + out_eps) * AccumulationEpsilon(k) * abs_sum + 1e-30;
+}
+
+OutputCheckResult CheckOutput(const float* got, const float* ref, const float* abs_sum, int64_t rows,
+                              int64_t n, v1::Dtype dtype, int64_t k) {
+  OutputCheckResult r;
+  for (int64_t i = 0; i < rows * n; ++i) {
+    const double g = got[i], want = ref[i];
+    const bool finite = std::isfinite(g);
+    const double err = std::abs(g - want);
+    const double tol = ElementTolerance(want, abs_sum[i], dtype, k);
+    if (finite) {
+      r.max_abs_error = std::max(r.max_abs_error, err);
+      r.max_rel_error = std::max(r.max_rel_error, err / std::max(std::abs(want), 1e-6));
+      r.worst_ratio = std::max(r.worst_ratio, err / tol);
+    } else {
+      ++r.non_finite;
+    }
+    if (!finite || !(err <= tol)) {
+      if (r.bad_elements++ == 0) {
+        r.detail = fmt::format("C[{}, {}] = {}, expected {} (tolerance {:.3g})", i / n, i % n, g, want, tol);
+      }
+    }
+  }
+  r.passed = r.bad_elements == 0;
+  if (!r.passed) {
+    r.detail = fmt::format("{} of {} elements wrong ({} not finite); first: {}", r.bad_elements, rows * n,
+                           r.non_finite, r.detail);
+  }
+  return r;
+}
+
+}  // namespace sparseditto

@@ -1,0 +1,37 @@
+// Judging a candidate's output against the fp32 cuBLAS reference (DESIGN.md §3.4). Host-side and
+// pure: the runner copies C, the reference and |A|·|B| back and calls CheckOutput. Thread-safe.
+//
+// Tolerance for element (i, j), with ref = (A·B)[i,j] in fp32 and s = (|A|·|B|)[i,j]:
+//     tol = out_eps(dtype) * |ref| + (1 + out_eps) * accum_eps(K) * s + 1e-30
+// out_eps is half an ulp of the output type (fp32 0, fp16 2^-11, bf16 2^-8): the final rounding.
+// accum_eps(K) = (4 * sqrt(K) + 16) * 2^-24: fp32 accumulation in any order, with room for the
+// statistical growth of rounding error but not for reduced-precision math (TF32 or fp16 accumulation
+// land near 2^-11 * s and fail). NaN or Inf anywhere fails.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "task.pb.h"
+
+namespace sparseditto {
+
+double AccumulationEpsilon(int64_t k);
+double OutputEpsilon(v1::Dtype dtype);
+double ElementTolerance(double ref, double abs_sum, v1::Dtype dtype, int64_t k);
+
+struct OutputCheckResult {
+  bool passed = false;
+  double max_abs_error = 0;   // over finite elements
+  double max_rel_error = 0;   // |got - ref| / max(|ref|, 1e-6)
+  double worst_ratio = 0;     // max |got - ref| / tol; passed needs <= 1
+  int64_t bad_elements = 0;   // beyond tolerance, or not finite
+  int64_t non_finite = 0;
+  std::string detail;         // the first bad element: index, got, expected, tolerance
+};
+
+// got, ref and abs_sum are rows x n, row-major, as fp32 (got already converted from the dtype).
+OutputCheckResult CheckOutput(const float* got, const float* ref, const float* abs_sum, int64_t rows,
+                              int64_t n, v1::Dtype dtype, int64_t k);
+
+}  // namespace sparseditto

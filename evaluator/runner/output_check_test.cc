@@ -1,0 +1,104 @@
+#include "evaluator/runner/output_check.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "common/dtype.h"
+#include "common/rng.h"
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+// A small exact problem: ref and |A||B| computed in double on the host.
+struct Problem {
+  int64_t rows = 9, k = 300, n = 5;
+  std::vector<float> a, b, ref, abs_sum;
+};
+
+Problem MakeProblem(v1::Dtype dtype) {
+  Problem p;
+  Rng rng(3);
+  p.a.resize(p.rows * p.k);
+  p.b.resize(p.k * p.n);
+  for (float& x : p.a) x = RoundToDtype(static_cast<float>(rng.Uniform(-1, 1)), dtype);
+  for (float& x : p.b) x = RoundToDtype(static_cast<float>(rng.Uniform(-1, 1)), dtype);
+  for (int64_t i = 0; i < p.rows; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      double sum = 0, abs = 0;
+      for (int64_t q = 0; q < p.k; ++q) {
+        sum += double{p.a[i * p.k + q]} * p.b[q * p.n + j];
+        abs += std::abs(double{p.a[i * p.k + q]} * p.b[q * p.n + j]);
+      }
+      p.ref.push_back(static_cast<float>(sum));
+      p.abs_sum.push_back(static_cast<float>(abs));
+    }
+  }
+  return p;
+}
+
+// What an honest kernel returns: fp32 accumulation in order, rounded to the dtype.
+std::vector<float> HonestOutput(const Problem& p, v1::Dtype dtype, bool tf32_like = false) {
+  std::vector<float> out;
+  for (int64_t i = 0; i < p.rows; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      float sum = 0;
+      for (int64_t q = 0; q < p.k; ++q) {
+        float a = p.a[i * p.k + q], b = p.b[q * p.n + j];
+        if (tf32_like) {  // 10-bit mantissa operands, like TF32 tensor cores
+          a = RoundToDtype(a, v1::DTYPE_FP16);
+          b = RoundToDtype(b, v1::DTYPE_FP16);
+        }
+        sum += a * b;
+      }
+      out.push_back(RoundToDtype(sum, dtype));
+    }
+  }
+  return out;
+}
+
+TEST(OutputCheckTest, HonestFp32AccumulationPassesInEveryDtype) {
+  for (v1::Dtype dtype : {v1::DTYPE_FP32, v1::DTYPE_FP16, v1::DTYPE_BF16}) {
+    const Problem p = MakeProblem(dtype);
+    const auto got = HonestOutput(p, dtype);
+    const auto r = CheckOutput(got.data(), p.ref.data(), p.abs_sum.data(), p.rows, p.n, dtype, p.k);
+    EXPECT_TRUE(r.passed) << DtypeName(dtype) << ": " << r.detail;
+    EXPECT_LE(r.worst_ratio, 1.0);
+  }
+}
+
+TEST(OutputCheckTest, ReducedPrecisionMathFailsAnFp32Task) {
+  const Problem p = MakeProblem(v1::DTYPE_FP32);
+  const auto got = HonestOutput(p, v1::DTYPE_FP32, /*tf32_like=*/true);
+  const auto r = CheckOutput(got.data(), p.ref.data(), p.abs_sum.data(), p.rows, p.n, v1::DTYPE_FP32, p.k);
+  EXPECT_FALSE(r.passed);
+}
+
+TEST(OutputCheckTest, FaultsAreCaughtAndDescribed) {
+  struct Case {
+    const char* name;
+    float value;  // written into element (2, 3)
+  };
+  const Problem p = MakeProblem(v1::DTYPE_FP16);
+  for (const Case& c : {Case{"nan", std::numeric_limits<float>::quiet_NaN()},
+                        Case{"inf", std::numeric_limits<float>::infinity()},
+                        Case{"off by 1%", 0}}) {
+    auto got = HonestOutput(p, v1::DTYPE_FP16);
+    const int64_t index = 2 * p.n + 3;
+    got[index] = c.value != 0 ? c.value : got[index] * 1.01f + 0.01f;
+    const auto r = CheckOutput(got.data(), p.ref.data(), p.abs_sum.data(), p.rows, p.n, v1::DTYPE_FP16, p.k);
+    EXPECT_FALSE(r.passed) << c.name;
+    EXPECT_EQ(r.bad_elements, 1) << c.name;
+    EXPECT_NE(r.detail.find("C[2, 3]"), std::string::npos) << r.detail;
+  }
+}
+
+TEST(OutputCheckTest, ToleranceGrowsWithKAndOutputPrecision) {
+  EXPECT_LT(AccumulationEpsilon(16), AccumulationEpsilon(16384));
+  EXPECT_LT(ElementTolerance(1, 10, v1::DTYPE_FP32, 512), ElementTolerance(1, 10, v1::DTYPE_FP16, 512));
+  EXPECT_LT(ElementTolerance(1, 10, v1::DTYPE_FP16, 512), ElementTolerance(1, 10, v1::DTYPE_BF16, 512));
+}
+
+}  // namespace
+}  // namespace sparseditto

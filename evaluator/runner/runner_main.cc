@@ -1,0 +1,166 @@
+// sparseditto-runner: the child process that loads candidate libraries and runs the GPU side of the
+// cascade (proto/runner.proto). Started by the evaluator with requests on fd 3 and events on fd 4;
+// with `--request FILE --reply FILE` it serves one request from a file (used under compute-sanitizer).
+// The candidate's own output goes to stdout/stderr, which the evaluator captures separately.
+// Exit codes: 0 at end of requests, 3 after a lost CUDA context, 4 when CUDA cannot start, 2 usage.
+#include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "evaluator/runner/candidate_evaluation.h"
+#include "evaluator/runner/candidate_library.h"
+#include "evaluator/runner/framing.h"
+#include "evaluator/runner/task_context.h"
+#include "evaluator/runner/timing.h"
+#include "common/status_format.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+constexpr int kExitContextLost = 3;
+constexpr int kExitNoCuda = 4;
+
+struct Device {
+  std::string name;
+  std::string arch;
+};
+
+class Runner {
+ public:
+  Runner(int in_fd, int out_fd, Device device, L2Flusher flusher)
+      : in_(in_fd), out_(out_fd), device_(std::move(device)), flusher_(std::move(flusher)) {}
+
+  // Serves requests until end of input (0) or a lost context (kExitContextLost).
+  int Serve(bool one_request) {
+    v1::RunnerRequest request;
+    while (ReadFrame(in_, &request).ok()) {
+      v1::RunnerEvent reply;
+      if (request.has_setup_task()) {
+        *reply.mutable_setup_task() = SetupTask(request.setup_task());
+      } else if (request.has_evaluate()) {
+        bool lost = false;
+        *reply.mutable_evaluate() = Evaluate(request.evaluate(), &lost);
+        reply.set_context_lost(lost);
+      }
+      if (!WriteFrame(out_, reply).ok()) return 0;  // the evaluator has gone
+      if (reply.context_lost()) return kExitContextLost;
+      if (one_request) return 0;
+    }
+    return 0;
+  }
+
+ private:
+  absl::StatusOr<TaskContext*> ContextFor(const v1::Task& task) {
+    const std::string key = TaskContextKey(task);
+    auto it = contexts_.find(key);
+    if (it != contexts_.end()) return it->second.get();
+    auto context = TaskContext::Create(task);
+    if (!context.ok()) return context.status();
+    return contexts_.emplace(key, *std::move(context)).first->second.get();
+  }
+
+  v1::SetupTaskReply SetupTask(const v1::SetupTaskRequest& request) {
+    v1::SetupTaskReply reply;
+    reply.set_gpu_name(device_.name);
+    reply.set_arch(device_.arch);
+    auto context = ContextFor(request.task());
+    if (!context.ok()) {
+      reply.set_error(std::string(context.status().message()));
+      return reply;
+    }
+    reply.set_matrix_nnz((*context)->matrix().nnz());
+    if (!request.options().skip_baselines()) {
+      auto baselines = (*context)->Baselines(request.options(), flusher_, device_.name);
+      if (!baselines.ok()) {
+        reply.set_error(std::string(baselines.status().message()));
+        return reply;
+      }
+      for (const auto& [n, list] : *baselines) (*reply.mutable_baselines())[n] = list;
+    }
+    reply.set_ok(true);
+    return reply;
+  }
+
+  v1::EvalResult Evaluate(const v1::EvaluateRequest& request, bool* lost) {
+    v1::EvalResult result;
+    result.set_candidate_id(request.candidate_id());
+    result.set_task_name(request.task().name());
+    result.set_gpu_name(device_.name);
+    result.set_arch(device_.arch);
+    auto fail = [&](v1::FailureCategory category, std::string detail) {
+      result.set_failure(category);
+      result.set_failure_detail(std::move(detail));
+      return result;
+    };
+    auto context = ContextFor(request.task());
+    if (!context.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(context.status().message()));
+    std::map<int64_t, v1::BaselineList> baselines;
+    if (!request.options().skip_baselines() && !request.small_only()) {
+      auto timed = (*context)->Baselines(request.options(), flusher_, device_.name);
+      if (!timed.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(timed.status().message()));
+      baselines = *timed;
+    }
+    auto library = LoadCandidateLibrary(request.library_path());
+    if (!library.ok()) return fail(v1::FAILURE_CATEGORY_COMPILE, std::string(library.status().message()));
+    const int out = out_;
+    result = EvaluateCandidate(request, *library, **context, baselines, flusher_,
+                               [out](v1::EvalStage stage) {
+                                 v1::RunnerEvent event;
+                                 event.set_stage_entered(stage);
+                                 (void)WriteFrame(out, event);
+                               },
+                               lost);
+    result.set_gpu_name(device_.name);
+    result.set_arch(device_.arch);
+    return result;
+  }
+
+  int in_;
+  int out_;
+  Device device_;
+  L2Flusher flusher_;
+  std::map<std::string, std::unique_ptr<TaskContext>> contexts_;
+};
+
+int Main(int argc, char** argv) {
+  int in_fd = 3, out_fd = 4;
+  bool one_request = false;
+  if (argc == 5 && std::strcmp(argv[1], "--request") == 0 && std::strcmp(argv[3], "--reply") == 0) {
+    in_fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+    out_fd = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    one_request = true;
+    if (in_fd < 0 || out_fd < 0) {
+      fmt::print(stderr, "sparseditto-runner: cannot open {} or {}: {}\n", argv[2], argv[4], std::strerror(errno));
+      return 2;
+    }
+  } else if (argc != 1) {
+    fmt::print(stderr, "usage: sparseditto-runner [--request FILE --reply FILE]  (default: fds 3 and 4)\n");
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  cudaDeviceProp prop;
+  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    fmt::print(stderr, "sparseditto-runner: no usable CUDA device: {}\n", cudaGetErrorString(cudaGetLastError()));
+    return kExitNoCuda;
+  }
+  auto flusher = L2Flusher::Create();
+  if (!flusher.ok()) {
+    fmt::print(stderr, "sparseditto-runner: {}\n", flusher.status().message());
+    return kExitNoCuda;
+  }
+  Runner runner(in_fd, out_fd, {prop.name, fmt::format("sm_{}{}", prop.major, prop.minor)}, *std::move(flusher));
+  return runner.Serve(one_request);
+}
+
+}  // namespace
+}  // namespace sparseditto
+
+int main(int argc, char** argv) { return sparseditto::Main(argc, argv); }

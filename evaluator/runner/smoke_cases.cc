@@ -1,0 +1,102 @@
+#include "evaluator/runner/smoke_cases.h"
+
+#include <algorithm>
+
+#include "common/status_format.h"
+#include "fmt/format.h"
+#include "matrix/generators.h"
+
+namespace sparseditto {
+namespace {
+
+// Rounds `size` to a multiple of `unit` (at least one unit) when the task's size is a multiple too.
+int64_t Conform(int64_t size, int64_t unit, int64_t task_size) {
+  if (unit <= 1 || task_size % unit != 0) return size;
+  return std::max<int64_t>(unit, (size + unit - 1) / unit * unit);
+}
+
+// The family a smoke case is generated as: structure-free families borrow unstructured.
+v1::PatternSpec SmokePattern(const v1::Task& task, double density) {
+  v1::PatternSpec p = task.pattern();
+  if (p.family() == v1::PATTERN_FAMILY_FILE || p.family() == v1::PATTERN_FAMILY_UNSPECIFIED) {
+    p = v1::PatternSpec();
+    p.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
+    p.set_sparsity(std::clamp(1.0 - density, 0.0, 0.99));
+  }
+  return p;
+}
+
+// Row 0 dense, rows 1 and 2 empty: the extremes of row length.
+void MakeExtremeRows(CsrMatrix* m, uint64_t seed, v1::Dtype dtype) {
+  CsrMatrix out;
+  out.rows = m->rows;
+  out.cols = m->cols;
+  out.row_offsets.push_back(0);
+  for (int64_t r = 0; r < m->rows; ++r) {
+    if (r == 0) {
+      for (int64_t c = 0; c < m->cols; ++c) out.col_indices.push_back(static_cast<int32_t>(c));
+    } else if (r > 2) {
+      out.col_indices.insert(out.col_indices.end(), m->col_indices.begin() + m->row_offsets[r],
+                             m->col_indices.begin() + m->row_offsets[r + 1]);
+    }
+    out.row_offsets.push_back(static_cast<int32_t>(out.col_indices.size()));
+  }
+  FillRandomValues(&out, seed, dtype);
+  *m = std::move(out);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<SmokeCase>> MakeSmokeCases(const v1::Task& task, int64_t task_rows, int64_t task_cols,
+                                                      uint64_t seed) {
+  const v1::PatternSpec& declared = task.pattern();
+  int64_t row_unit = 1, col_unit = 1;
+  if (declared.family() == v1::PATTERN_FAMILY_BLOCK) {
+    row_unit = declared.block_rows();
+    col_unit = declared.block_cols();
+  } else if (declared.family() == v1::PATTERN_FAMILY_N_M) {
+    col_unit = declared.m();
+  } else if (declared.family() == v1::PATTERN_FAMILY_BLOCK_DIAGONAL) {
+    row_unit = col_unit = declared.num_blocks();
+  }
+  const int64_t smallest_n = task.n().empty() ? 1 : *std::min_element(task.n().begin(), task.n().end());
+  std::vector<int64_t> n_values = {1, 7};
+  if (smallest_n != 1 && smallest_n != 7) n_values.push_back(std::min<int64_t>(smallest_n, 256));
+
+  const double density = 0.3;  // for families without a declared density (FILE)
+  struct Shape { const char* label; int64_t rows, cols; };
+  const Shape shapes[] = {{"ragged", 7, 96}, {"tall", 65, 33}, {"wide", 33, 200}};
+  std::vector<SmokeCase> cases;
+  for (const Shape& shape : shapes) {
+    int64_t rows = Conform(std::min(shape.rows, task_rows), row_unit, task_rows);
+    int64_t cols = Conform(std::min(shape.cols, task_cols), col_unit, task_cols);
+    if (declared.family() == v1::PATTERN_FAMILY_BLOCK_DIAGONAL) {
+      rows = std::max<int64_t>(rows, declared.num_blocks());
+      cols = std::max<int64_t>(cols, declared.num_blocks());
+    }
+    SmokeCase c;
+    c.pattern = SmokePattern(task, density);
+    if (c.pattern.family() == v1::PATTERN_FAMILY_BANDED) {
+      c.pattern.set_half_bandwidth(std::min<int64_t>(c.pattern.half_bandwidth(), cols - 1));
+    }
+    auto matrix = GenerateMatrix(c.pattern, rows, cols, seed + cases.size(), task.dtype());
+    if (!matrix.ok()) {
+      return absl::InvalidArgumentError(fmt::format("smoke case {}x{}: {}", rows, cols, matrix.status().message()));
+    }
+    c.matrix = *std::move(matrix);
+    c.name = fmt::format("smoke/{}_{}x{}", shape.label, rows, cols);
+    c.n_values = n_values;
+    cases.push_back(std::move(c));
+  }
+  // Unstructured-like families also get the extremes of row length in one matrix.
+  const auto family = cases.front().pattern.family();
+  if (family == v1::PATTERN_FAMILY_UNSTRUCTURED && task_rows >= 3) {
+    SmokeCase c = cases.back();
+    MakeExtremeRows(&c.matrix, seed + 100, task.dtype());
+    c.name = fmt::format("smoke/dense_and_empty_rows_{}x{}", c.matrix.rows, c.matrix.cols);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+}  // namespace sparseditto

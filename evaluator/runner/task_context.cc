@@ -1,0 +1,117 @@
+#include "evaluator/runner/task_context.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/dtype.h"
+#include "common/status_macros.h"
+#include "evaluator/gpu/baseline.h"
+#include "evaluator/gpu/baseline_cache_key.h"
+#include "evaluator/gpu/cuda_status.h"
+#include "evaluator/gpu/device_buffer.h"
+#include "evaluator/runner/device_fill.h"
+#include "common/status_format.h"
+#include "fmt/format.h"
+#include "task/task_matrix.h"
+
+namespace sparseditto {
+namespace {
+
+// On-disk cache of one baseline timing: <dir>/<key>.pb holding a BaselineTime.
+std::optional<v1::BaselineTime> ReadCachedBaseline(const std::string& dir, const std::string& key) {
+  if (dir.empty()) return std::nullopt;
+  std::ifstream in(std::filesystem::path(dir) / (key + ".pb"), std::ios::binary);
+  if (!in) return std::nullopt;
+  v1::BaselineTime cached;
+  if (!cached.ParseFromIstream(&in)) return std::nullopt;
+  return cached;
+}
+
+void WriteCachedBaseline(const std::string& dir, const std::string& key, const v1::BaselineTime& value) {
+  if (dir.empty()) return;
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);
+  const auto final_path = std::filesystem::path(dir) / (key + ".pb");
+  const auto temp_path = final_path.string() + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temp_path, std::ios::binary);
+    if (!out || !value.SerializeToOstream(&out)) return;
+  }
+  std::filesystem::rename(temp_path, final_path, ignored);
+}
+
+}  // namespace
+
+std::string TaskContextKey(const v1::Task& task) {
+  v1::Task key = task;
+  key.clear_budget();
+  key.clear_mutators();
+  key.clear_source_file();
+  key.clear_source_line();
+  std::string bytes;
+  key.SerializeToString(&bytes);
+  return bytes;
+}
+
+absl::StatusOr<std::unique_ptr<TaskContext>> TaskContext::Create(const v1::Task& task) {
+  auto context = std::unique_ptr<TaskContext>(new TaskContext);
+  context->task_ = task;
+  SD_ASSIGN_OR_RETURN(context->matrix_, MaterializeTaskMatrix(task));
+  SD_ASSIGN_OR_RETURN(context->smoke_cases_,
+                      MakeSmokeCases(task, context->matrix_.rows, context->matrix_.cols, task.seed() + 1000));
+  return context;
+}
+
+absl::StatusOr<std::map<int64_t, v1::BaselineList>> TaskContext::Baselines(const v1::RunnerOptions& options,
+                                                                           L2Flusher& flusher,
+                                                                           const std::string& gpu_name) {
+  if (baselines_) return *baselines_;
+  std::map<int64_t, v1::BaselineList> result;
+  const std::vector<int64_t> n_values(task_.n().begin(), task_.n().end());
+  cudaStream_t stream = nullptr;
+  SD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const size_t elem = DtypeBytes(task_.dtype());
+  const uint64_t fingerprint = gpu::MatrixFingerprint(matrix_);
+  for (auto& baseline : gpu::MakeBaselines(task_.pattern(), task_.dtype())) {
+    bool prepared = false;
+    absl::Status prepare_status;
+    for (int64_t n : n_values) {
+      v1::BaselineTime* entry = result[n].add_baselines();
+      entry->set_name(baseline->name());
+      const std::string key = gpu::BaselineCacheKey(fingerprint, task_.dtype(), n, gpu_name, baseline->name());
+      if (auto cached = ReadCachedBaseline(options.baseline_cache_dir(), key)) {
+        *entry = *cached;
+        continue;
+      }
+      if (!prepared) {
+        prepare_status = baseline->Prepare(matrix_, task_.dtype(), task_.pattern(), n_values);
+        prepared = true;
+      }
+      if (!prepare_status.ok()) {
+        entry->set_available(false);
+        entry->set_note(std::string(prepare_status.message()));
+        continue;  // not cached: a library may be present next time
+      }
+      SD_ASSIGN_OR_RETURN(auto b, gpu::DeviceBuffer::Allocate(elem * matrix_.cols * n, "baseline B"));
+      SD_ASSIGN_OR_RETURN(auto c, gpu::DeviceBuffer::Allocate(elem * matrix_.rows * n, "baseline C"));
+      SD_CUDA_CHECK(FillUniform(b.get(), matrix_.cols * n, task_.dtype(), 12345 + n, false, stream));
+      auto timing = TimeLaunches([&](cudaStream_t s) { return baseline->Run(b.get(), c.get(), n, s); }, stream, n,
+                                 flusher, options);
+      if (!timing.ok()) {
+        entry->set_available(false);
+        entry->set_note(fmt::format("failed while timing: {}", timing.status().message()));
+        continue;
+      }
+      entry->set_available(true);
+      entry->set_note(baseline->note());
+      *entry->mutable_timing() = *timing;
+      WriteCachedBaseline(options.baseline_cache_dir(), key, *entry);
+    }
+  }
+  cudaStreamDestroy(stream);
+  baselines_ = result;
+  return result;
+}
+
+}  // namespace sparseditto

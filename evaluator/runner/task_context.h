@@ -1,0 +1,50 @@
+// What the runner keeps per task across candidates: the materialised matrix, the smoke cases, and
+// the baseline timings (computed once; also cached on disk when a cache folder is given, keyed by
+// matrix, n, dtype and GPU). Not thread-safe.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <optional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "eval_result.pb.h"
+#include "evaluator/runner/smoke_cases.h"
+#include "evaluator/runner/timing.h"
+#include "matrix/csr_matrix.h"
+#include "runner.pb.h"
+#include "task.pb.h"
+
+namespace sparseditto {
+
+class TaskContext {
+ public:
+  // Errors: those of MaterializeTaskMatrix and MakeSmokeCases.
+  static absl::StatusOr<std::unique_ptr<TaskContext>> Create(const v1::Task& task);
+
+  const v1::Task& task() const { return task_; }
+  const CsrMatrix& matrix() const { return matrix_; }
+  const std::vector<SmokeCase>& smoke_cases() const { return smoke_cases_; }
+
+  // Every applicable baseline timed at every n of the task, by n. A baseline that does not apply or
+  // whose library is absent is listed with available = false and the reason. Errors: CUDA failures
+  // of the harness itself.
+  absl::StatusOr<std::map<int64_t, v1::BaselineList>> Baselines(const v1::RunnerOptions& options, L2Flusher& flusher,
+                                                                const std::string& gpu_name);
+
+ private:
+  TaskContext() = default;
+
+  v1::Task task_;
+  CsrMatrix matrix_;
+  std::vector<SmokeCase> smoke_cases_;
+  std::optional<std::map<int64_t, v1::BaselineList>> baselines_;
+};
+
+// A task's identity for caching contexts: its serialized message.
+std::string TaskContextKey(const v1::Task& task);
+
+}  // namespace sparseditto

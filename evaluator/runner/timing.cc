@@ -1,0 +1,114 @@
+#include "evaluator/runner/timing.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "evaluator/gpu/cuda_status.h"
+
+namespace sparseditto {
+namespace {
+
+double Percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double position = q * (sorted.size() - 1);
+  const size_t low = static_cast<size_t>(position);
+  const size_t high = std::min(low + 1, sorted.size() - 1);
+  return sorted[low] + (sorted[high] - sorted[low]) * (position - low);
+}
+
+// Events destroyed on scope exit.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~EventPair() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<L2Flusher> L2Flusher::Create() {
+  int device = 0, l2_bytes = 0;
+  absl::Status s = gpu::CudaStatus(cudaGetDevice(&device), "cudaGetDevice");
+  if (s.ok()) s = gpu::CudaStatus(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device), "L2 size");
+  if (!s.ok()) return s;
+  auto buffer = gpu::DeviceBuffer::Allocate(2 * static_cast<size_t>(std::max(l2_bytes, 1 << 20)), "L2 flush");
+  if (!buffer.ok()) return buffer.status();
+  L2Flusher flusher;
+  flusher.buffer_ = *std::move(buffer);
+  return flusher;
+}
+
+absl::Status L2Flusher::Flush(cudaStream_t stream) {
+  return gpu::CudaStatus(cudaMemsetAsync(buffer_.get(), 0x5a, buffer_.size(), stream), "L2 flush");
+}
+
+void Summarise(std::vector<double> event_ms, std::vector<double> host_ms, v1::TimingStats* stats) {
+  std::sort(event_ms.begin(), event_ms.end());
+  std::sort(host_ms.begin(), host_ms.end());
+  stats->set_trials(static_cast<int32_t>(event_ms.size()));
+  if (event_ms.empty()) return;
+  stats->set_median_ms(Percentile(event_ms, 0.5));
+  stats->set_p10_ms(Percentile(event_ms, 0.1));
+  stats->set_p90_ms(Percentile(event_ms, 0.9));
+  stats->set_min_ms(event_ms.front());
+  stats->set_max_ms(event_ms.back());
+  stats->set_host_median_ms(Percentile(host_ms, 0.5));
+}
+
+bool WorkEscapedStream(const v1::TimingStats& stats) {
+  return stats.host_median_ms() > 3.0 * stats.median_ms() + 0.050;
+}
+
+absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_t stream, int64_t n,
+                                             L2Flusher& flusher, const v1::RunnerOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const int warmups = options.warmup_runs() > 0 ? options.warmup_runs() : 3;
+  const int min_trials = options.min_trials() > 0 ? options.min_trials() : 20;
+  const int max_trials = std::max(min_trials, options.max_trials() > 0 ? options.max_trials() : 200);
+  const double budget_s = options.max_timing_seconds() > 0 ? options.max_timing_seconds() : 2.0;
+  const double stable = options.stable_spread() > 0 ? options.stable_spread() : 0.02;
+
+  for (int i = 0; i < warmups; ++i) {
+    absl::Status s = launch(stream);
+    if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "warm-up");
+    if (!s.ok()) return s;
+  }
+  EventPair events;
+  absl::Status s = gpu::CudaStatus(cudaEventCreate(&events.start), "cudaEventCreate");
+  if (s.ok()) s = gpu::CudaStatus(cudaEventCreate(&events.stop), "cudaEventCreate");
+  if (!s.ok()) return s;
+
+  std::vector<double> event_ms, host_ms;
+  const auto begin = Clock::now();
+  v1::TimingStats stats;
+  stats.set_n(n);
+  while (static_cast<int>(event_ms.size()) < max_trials) {
+    s = flusher.Flush(stream);
+    if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "flush");
+    if (!s.ok()) return s;
+    const auto host_start = Clock::now();
+    s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
+    if (s.ok()) s = launch(stream);
+    if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+    if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const auto host_stop = Clock::now();
+    if (!s.ok()) return s;
+    float ms = 0;
+    s = gpu::CudaStatus(cudaEventElapsedTime(&ms, events.start, events.stop), "cudaEventElapsedTime");
+    if (!s.ok()) return s;
+    event_ms.push_back(ms);
+    host_ms.push_back(std::chrono::duration<double, std::milli>(host_stop - host_start).count());
+
+    if (static_cast<int>(event_ms.size()) >= min_trials) {
+      Summarise(event_ms, host_ms, &stats);
+      const double spread = (stats.p90_ms() - stats.p10_ms()) / std::max(stats.median_ms(), 1e-9);
+      const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
+      if (spread < stable || elapsed > budget_s) break;
+    }
+  }
+  Summarise(event_ms, host_ms, &stats);
+  return stats;
+}
+
+}  // namespace sparseditto

@@ -1,0 +1,165 @@
+#include "evaluator/runner_client.h"
+
+#include <algorithm>
+
+#include "evaluator/runner/framing.h"
+#include "common/status_format.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+constexpr int kRequestFd = 3;
+constexpr int kEventFd = 4;
+constexpr double kMemoryPollSeconds = 0.25;
+
+std::string Tail(const std::string& text, size_t limit) {
+  return text.size() <= limit ? text : "...\n" + text.substr(text.size() - limit);
+}
+
+}  // namespace
+
+absl::Status RunnerClient::EnsureChild() {
+  if (child_ != nullptr && !child_->outcome().has_value()) return absl::OkStatus();
+  child_.reset();
+  SpawnOptions spawn;
+  spawn.argv = options_.wrapper;
+  spawn.argv.push_back(options_.runner_path);
+  spawn.inherit_variables = options_.inherit_variables;
+  spawn.pipes = {{kRequestFd, ChildPipe::Direction::kToChild}, {kEventFd, ChildPipe::Direction::kFromChild}};
+  spawn.limits.file_size_bytes = int64_t{1} << 30;
+  spawn.max_captured_bytes = options_.max_log_bytes;
+  auto child = Spawn(spawn);
+  if (!child.ok()) return absl::UnavailableError(fmt::format("cannot start the runner: {}", child.status().message()));
+  child_ = *std::move(child);
+  return absl::OkStatus();
+}
+
+absl::Status RunnerClient::Send(const v1::RunnerRequest& request) {
+  auto frame = EncodeFrame(request);
+  if (!frame.ok()) return frame.status();
+  return child_->WriteToChild(kRequestFd, *frame, DeadlineAfter(30));
+}
+
+absl::StatusOr<v1::RunnerEvent> RunnerClient::ReadEvent(Deadline deadline) {
+  // Wait for the first byte in slices, checking the child's memory between them.
+  pollfd watch{child_->parent_fd(kEventFd), POLLIN, 0};
+  while (true) {
+    watch.revents = 0;
+    const Deadline slice = std::min(deadline, DeadlineAfter(kMemoryPollSeconds));
+    auto event = child_->Pump(slice, std::span<pollfd>(&watch, 1));
+    if (!event.ok()) return event.status();
+    if (*event == ChildProcess::PumpEvent::kWatchReady) break;
+    if (*event == ChildProcess::PumpEvent::kExited) break;  // read what it left, then see it gone
+    if (Clock::now() >= deadline) return absl::DeadlineExceededError("stage time limit");
+    auto resident = child_->ResidentBytes();
+    if (resident.ok() && *resident > options_.max_resident_bytes) {
+      return absl::ResourceExhaustedError(
+          fmt::format("the candidate used {} MiB of host memory (limit {} MiB)", *resident >> 20,
+                      options_.max_resident_bytes >> 20));
+    }
+  }
+  const Deadline frame_deadline = std::max(deadline, DeadlineAfter(10));  // a started frame completes promptly
+  auto header = child_->ReadFromChild(kEventFd, kFrameHeaderBytes, frame_deadline);
+  if (!header.ok()) return absl::UnavailableError(std::string(header.status().message()));
+  auto size = DecodeFrameLength(*header);
+  if (!size.ok()) return size.status();
+  auto payload = child_->ReadFromChild(kEventFd, *size, frame_deadline);
+  if (!payload.ok()) return absl::UnavailableError(std::string(payload.status().message()));
+  v1::RunnerEvent event;
+  if (!event.ParseFromString(*payload)) return absl::DataLossError("runner event does not parse");
+  return event;
+}
+
+std::string RunnerClient::ChildLogSince(size_t stdout_offset, size_t stderr_offset) const {
+  if (child_ == nullptr) return "";
+  const std::string& out = child_->captured_stdout().bytes;
+  const std::string& err = child_->captured_stderr().bytes;
+  std::string log;
+  if (out.size() > stdout_offset) log += "[stdout]\n" + Tail(out.substr(stdout_offset), 16 << 10);
+  if (err.size() > stderr_offset) log += "[stderr]\n" + Tail(err.substr(stderr_offset), 16 << 10);
+  if (child_->captured_stdout().truncated || child_->captured_stderr().truncated) log += "\n[output truncated]";
+  return log;
+}
+
+double RunnerClient::StageSeconds(v1::EvalStage stage, const v1::EvaluateRequest& request) const {
+  if (stage == v1::EVAL_STAGE_TIMING) {
+    const double per_n = (request.options().max_timing_seconds() > 0 ? request.options().max_timing_seconds() : 2) + 5;
+    return options_.stage_timeout_seconds + per_n * std::max(1, request.task().n_size());
+  }
+  return options_.stage_timeout_seconds;
+}
+
+absl::StatusOr<v1::SetupTaskReply> RunnerClient::SetupTask(const v1::SetupTaskRequest& request) {
+  if (absl::Status s = EnsureChild(); !s.ok()) return s;
+  v1::RunnerRequest wrapped;
+  *wrapped.mutable_setup_task() = request;
+  if (absl::Status s = Send(wrapped); !s.ok()) return s;
+  auto event = ReadEvent(DeadlineAfter(options_.setup_timeout_seconds));
+  if (!event.ok() || !event->has_setup_task()) {
+    const std::string log = ChildLogSince(0, 0);
+    child_.reset();
+    return absl::UnavailableError(fmt::format("runner failed during task set-up: {}\n{}",
+                                              event.ok() ? "unexpected event" : event.status().message(), log));
+  }
+  if (!event->setup_task().ok()) return absl::FailedPreconditionError(event->setup_task().error());
+  return event->setup_task();
+}
+
+v1::EvalResult RunnerClient::Evaluate(const v1::EvaluateRequest& request) {
+  v1::EvalResult result;
+  result.set_candidate_id(request.candidate_id());
+  result.set_task_name(request.task().name());
+  if (absl::Status s = EnsureChild(); !s.ok()) {
+    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+    result.set_failure_detail(std::string(s.message()));
+    return result;
+  }
+  const size_t out_offset = child_->captured_stdout().bytes.size();
+  const size_t err_offset = child_->captured_stderr().bytes.size();
+  const auto started = Clock::now();
+  v1::RunnerRequest wrapped;
+  *wrapped.mutable_evaluate() = request;
+  v1::EvalStage stage = v1::EVAL_STAGE_SMOKE;
+  absl::Status status = Send(wrapped);
+  while (status.ok()) {
+    auto event = ReadEvent(DeadlineAfter(StageSeconds(stage, request)));
+    if (!event.ok()) {
+      status = event.status();
+      break;
+    }
+    if (event->has_stage_entered()) {
+      stage = event->stage_entered();
+      continue;
+    }
+    if (event->has_evaluate()) {
+      result = event->evaluate();
+      result.set_run_log(ChildLogSince(out_offset, err_offset));
+      result.set_gpu_seconds(std::chrono::duration<double>(Clock::now() - started).count());
+      if (event->context_lost()) child_.reset();
+      return result;
+    }
+    status = absl::DataLossError("unexpected runner event");
+  }
+  // The child hung, died, or broke the protocol: the verdict is the candidate's, the child is replaced.
+  result.set_stage_reached(stage);
+  if (absl::IsDeadlineExceeded(status)) {
+    result.set_failure(v1::FAILURE_CATEGORY_TIMEOUT);
+    result.set_failure_detail(fmt::format("{} did not finish within {:.0f} s", v1::EvalStage_Name(stage),
+                                          StageSeconds(stage, request)));
+  } else {
+    auto outcome = child_->WaitFor(DeadlineAfter(2));  // how it ended, if it is ending by itself
+    result.set_failure(v1::FAILURE_CATEGORY_CRASH);
+    result.set_failure_detail(fmt::format("runner {} during {}: {}",
+                                          outcome.ok() ? outcome->ToString() : "lost",
+                                          v1::EvalStage_Name(stage), status.message()));
+  }
+  child_->Kill();
+  (void)child_->WaitFor(DeadlineAfter(5));
+  result.set_run_log(ChildLogSince(out_offset, err_offset));
+  result.set_gpu_seconds(std::chrono::duration<double>(Clock::now() - started).count());
+  child_.reset();
+  return result;
+}
+
+}  // namespace sparseditto

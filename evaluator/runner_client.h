@@ -1,0 +1,65 @@
+// The evaluator's side of the runner child (evaluator/runner/runner_main.cc): starts it with a clean
+// environment and limits, sends requests, reads events under per-stage deadlines and a memory limit,
+// and turns a child that dies, hangs or faults into a typed result. A child that faulted, timed out
+// or died is replaced before the next request; otherwise one child serves many candidates (CUDA
+// context start-up is costly), which is safe because every verdict is decided inside one request
+// and a faulted child never serves another.
+// Not thread-safe: one RunnerClient per GPU, driven by one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/subprocess.h"
+#include "eval_result.pb.h"
+#include "runner.pb.h"
+
+namespace sparseditto {
+
+struct RunnerClientOptions {
+  std::string runner_path;  // the sparseditto-runner binary; required
+  // Wall-time limit of each stage; a stage that overruns ends as TIMEOUT. Timing gets this plus
+  // (max_timing_seconds + 5) per n.
+  double stage_timeout_seconds = 60;
+  double setup_timeout_seconds = 900;   // materialising the matrix and timing the baselines
+  int64_t max_resident_bytes = int64_t{64} << 30;  // host memory of the child; beyond: CRASH
+  int64_t max_log_bytes = 1 << 20;      // candidate output kept per stream
+  // Our variables the child may see (everything else is dropped: no inherited secrets).
+  std::vector<std::string> inherit_variables = {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "PATH",
+                                                "NVIDIA_TF32_OVERRIDE"};
+  // Prepended to the runner's argv, e.g. {"compute-sanitizer", "--tool", "memcheck"}.
+  std::vector<std::string> wrapper;
+};
+
+class RunnerClient {
+ public:
+  explicit RunnerClient(RunnerClientOptions options) : options_(std::move(options)) {}
+
+  // Materialises the task in the child and times its baselines. Errors: Unavailable when the child
+  // cannot start or dies (the message carries its output), DeadlineExceeded, or the child's own
+  // error (FailedPrecondition with its message).
+  absl::StatusOr<v1::SetupTaskReply> SetupTask(const v1::SetupTaskRequest& request);
+
+  // Runs the GPU stages for one candidate. Never fails: a dead or hung child becomes a CRASH or
+  // TIMEOUT result at the stage it had reached, with its output in run_log.
+  v1::EvalResult Evaluate(const v1::EvaluateRequest& request);
+
+  // Kills the child (if any); the next request starts a new one.
+  void Reset() { child_.reset(); }
+
+ private:
+  absl::Status EnsureChild();
+  absl::Status Send(const v1::RunnerRequest& request);
+  // Reads one event; DeadlineExceeded / ResourceExhausted (memory) / Unavailable (child gone).
+  absl::StatusOr<v1::RunnerEvent> ReadEvent(Deadline deadline);
+  std::string ChildLogSince(size_t stdout_offset, size_t stderr_offset) const;
+  double StageSeconds(v1::EvalStage stage, const v1::EvaluateRequest& request) const;
+
+  RunnerClientOptions options_;
+  std::unique_ptr<ChildProcess> child_;
+};
+
+}  // namespace sparseditto
