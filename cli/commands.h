@@ -14,4 +14,8 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
 // of the first error in each bad file.
 void RegisterValidateCommand(CLI::App& app, int* exit_code);
 
+// `sparseditto eval --task T.yaml --kernel K.cu [...]`: the evaluator's report for each kernel. Exit 1
+// when a kernel fails a check (or is rejected, does not compile, crashes or times out).
+void RegisterEvalCommand(CLI::App& app, int* exit_code);
+
 }  // namespace sparseditto

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = kExitSuccess;
   RegisterAnalyzeCommand(app, &exit_code);
   RegisterValidateCommand(app, &exit_code);
+  RegisterEvalCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -6,6 +6,7 @@
 #include "cli/exit_codes.h"
 #include "common/dtype.h"
 #include "task/task_loader.h"
+#include "task/task_names.h"
 
 namespace sparseditto {
 
@@ -25,7 +26,7 @@ void RegisterValidateCommand(CLI::App& app, int* exit_code) {
       std::cout << path << ": ok, " << batch->tasks_size() << (batch->tasks_size() == 1 ? " task" : " tasks");
       for (const auto& task : batch->tasks()) {
         std::cout << "\n  " << task.name() << ": spmm " << DtypeName(task.dtype()) << ", "
-                  << v1::PatternFamily_Name(task.pattern().family()) << ", n=[";
+                  << PatternFamilyName(task.pattern().family()) << ", n=[";
         for (int i = 0; i < task.n_size(); ++i) std::cout << (i ? "," : "") << task.n(i);
         std::cout << "]";
       }

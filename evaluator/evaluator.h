@@ -15,6 +15,7 @@
 #include "candidate.pb.h"
 #include "eval_result.pb.h"
 #include "evaluator/compile/nvcc_compiler.h"
+#include "evaluator/compile/compile_result.h"
 #include "evaluator/runner_client.h"
 #include "runner.pb.h"
 #include "task.pb.h"
@@ -22,8 +23,8 @@
 namespace sparseditto {
 
 struct EvaluatorOptions {
-  CompileOptions compile;           // archs are overridden by the task's arch list
-  std::string compile_cache_dir;    // required
+  NvccCompiler::Config compiler;    // nvcc path and compile cache folder (required)
+  CompileOptions compile;           // abi_include_dir required; archs are taken from the task
   std::string baseline_cache_dir;   // empty: baselines timed afresh in every process
   RunnerClientOptions runner;       // runner.runner_path required
   v1::RunnerOptions runner_options; // trials, timing budget (defaults in proto/runner.proto)
@@ -38,24 +39,30 @@ class Evaluator {
 
   // Materialises the task in the runner and times the baselines (cached for later Evaluate calls).
   // Errors: the runner's (Unavailable: no GPU or the child died; FailedPrecondition: bad task).
+  // After Unavailable, Evaluate still runs the CPU stages and ends at INTERNAL ("GPU stages not run").
   absl::StatusOr<v1::SetupTaskReply> SetupTask(const v1::Task& task);
 
-  // Stages 1-2 only. Thread-safe.
-  absl::StatusOr<CompileResult> Compile(const v1::Task& task, const v1::Candidate& candidate);
+  // Stage 1 (the static screen) and the compile options for stage 2; the compile itself can then run
+  // anywhere (compiler(), or a CompilePool over it). Thread-safe.
+  absl::Status Screen(const v1::Candidate& candidate) const;
+  CompileOptions CompileOptionsFor(const v1::Task& task) const;
+  const NvccCompiler& compiler() const { return *compiler_; }
 
-  // The whole cascade. `compiled` may come from Compile (to overlap compiles with GPU work); when
-  // null the candidate is compiled here. `check_seed` seeds the B draws.
+  // The whole cascade. `compiled` may be a compile made elsewhere with CompileOptionsFor(task) (to
+  // overlap compiles with GPU work); when null the candidate is screened and compiled here.
+  // `check_seed` seeds the B draws.
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
                           uint64_t check_seed, const CompileResult* compiled = nullptr);
 
  private:
-  explicit Evaluator(EvaluatorOptions options);
-  CompileOptions CompileOptionsFor(const v1::Task& task) const;
+  Evaluator(EvaluatorOptions options, std::unique_ptr<NvccCompiler> compiler);
   // Runs the smoke problems under compute-sanitizer `tool`; a finding fails the result (CRASH).
   void RunSanitizer(const std::string& tool, const v1::Task& task, const v1::Candidate& candidate,
                     const std::string& library, uint64_t check_seed, v1::EvalResult* result);
 
   EvaluatorOptions options_;
+  std::unique_ptr<NvccCompiler> compiler_;
+  std::string gpu_unavailable_;  // set when SetupTask found no usable runner/GPU
   RunnerClient runner_;
 };
 

@@ -76,8 +76,10 @@ absl::StatusOr<std::vector<std::string>> NvccFlags(const CompileOptions& options
   return flags;
 }
 
-absl::StatusOr<std::unique_ptr<NvccCompiler>> NvccCompiler::Create(const Config& config) {
-  if (!fs::exists(config.nvcc)) return absl::NotFoundError(fmt::format("nvcc not found at {}", config.nvcc));
+absl::StatusOr<std::unique_ptr<NvccCompiler>> NvccCompiler::Create(const Config& given) {
+  if (!fs::exists(given.nvcc)) return absl::NotFoundError(fmt::format("nvcc not found at {}", given.nvcc));
+  Config config = given;  // compiles run in scratch folders: make the path absolute
+  config.nvcc = fs::absolute(given.nvcc).string();
   std::string identity;
   const std::string path = fs::path(config.nvcc).parent_path().string() + ":/usr/local/bin:/usr/bin:/bin";
   const std::vector<std::vector<std::string>> probes = {{config.nvcc, "--version"}, {"g++", "--version"}};
@@ -101,8 +103,10 @@ std::string NvccCompiler::NvccPath() const {
   return fs::path(config_.nvcc).parent_path().string() + ":/usr/local/bin:/usr/bin:/bin";
 }
 
-absl::StatusOr<CompileResult> NvccCompiler::Compile(std::string_view source, const CompileOptions& options) const {
-  if (options.abi_include_dir.empty()) return absl::InvalidArgumentError("CompileOptions.abi_include_dir is required");
+absl::StatusOr<CompileResult> NvccCompiler::Compile(std::string_view source, const CompileOptions& given) const {
+  if (given.abi_include_dir.empty()) return absl::InvalidArgumentError("CompileOptions.abi_include_dir is required");
+  CompileOptions options = given;  // nvcc runs in a scratch folder: the include path must be absolute
+  options.abi_include_dir = fs::absolute(given.abi_include_dir).lexically_normal().string();
   if (!(options.timeout_seconds > 0)) return absl::InvalidArgumentError("CompileOptions.timeout_seconds must be > 0");
   SD_ASSIGN_OR_RETURN(const std::vector<std::string> flags, NvccFlags(options));
   SD_ASSIGN_OR_RETURN(const std::string abi_header, ReadWholeFile(options.abi_include_dir + "/sparseditto_kernel.h"));

@@ -33,7 +33,9 @@ struct CompileOptions {
   // RLIMIT_AS for each process of the compile (cicc on a big kernel stays well under 4 GiB). nullopt:
   // inherit ours.
   std::optional<int64_t> max_address_space_bytes = int64_t{16} << 30;
-  std::vector<std::string> extra_flags;        // appended after the project's flags
+  // Appended after the project's flags. nvcc runs in a scratch folder, so paths in them must be
+  // absolute.
+  std::vector<std::string> extra_flags;
   bool use_cache = true;                       // false: always compile (the result is still stored)
 };
 
@@ -51,7 +53,7 @@ absl::StatusOr<std::vector<std::string>> NvccFlags(const CompileOptions& options
 class NvccCompiler {
  public:
   struct Config {
-    std::string nvcc = "/usr/local/cuda/bin/nvcc";
+    std::string nvcc = "/usr/local/cuda/bin/nvcc";  // a path (made absolute); its folder leads the child's PATH
     std::string cache_directory;  // required; created if missing
   };
 

@@ -28,7 +28,8 @@
 //   * sources over max_source_bytes, or containing NUL bytes
 // Matching works on tokens (source_lexer.h): comments and literals never match an identifier rule, a
 // variable named `forked` is not `fork`, and member access (x.kill(), p->signal) is not the libc call.
-// Names qualified by a namespace other than std (thrust::system) are not the libc call either.
+// Names qualified by a namespace other than std (thrust::system) are not the libc call either, nor
+// is a new variable that shadows one (int kill = 0; void f(int signal)); `extern` declarations are.
 // `#pragma` lines are not screened.
 //
 // This is a filter, not a sandbox: macros are not expanded (beyond the ## rule and one level of

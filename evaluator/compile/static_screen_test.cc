@@ -1,6 +1,7 @@
 #include "evaluator/compile/static_screen.h"
 
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -286,6 +287,19 @@ TEST(StaticScreen, ListsEveryFindingInLineOrderUpToTheCap) {
             "line 2: call to fork() is not allowed in a candidate (process creation)\n"
             "line 3: call to fork() is not allowed in a candidate (process creation)\n"
             "... and 27 more");
+}
+
+// Half-written and garbage sources (what an LLM truncated mid-token) must never crash the screen.
+TEST(StaticScreen, SurvivesEveryPrefixAndRandomBytes) {
+  const std::string full = kTensorCoreCandidate;
+  for (size_t n = 0; n <= full.size(); ++n) FindScreenViolations(std::string_view(full).substr(0, n));
+  std::mt19937 rng(7);
+  const std::string alphabet = "\"'\\/*#<>%:{}()[];R u8LxX0123456789asm_\n\r";
+  for (int round = 0; round < 2000; ++round) {
+    std::string junk(rng() % 64, ' ');
+    for (char& c : junk) c = alphabet[rng() % alphabet.size()];
+    FindScreenViolations(junk);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+#include "cli/install_paths.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace sparseditto {
+namespace {
+
+std::filesystem::path ExecutableDir() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::filesystem::current_path() : self.parent_path();
+}
+
+const char* Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+}  // namespace
+
+std::string RunnerPath() {
+  if (const char* env = Env("SPARSEDITTO_RUNNER")) return env;
+  return (ExecutableDir() / "sparseditto-runner").string();
+}
+
+std::string AbiIncludeDir() {
+  if (const char* env = Env("SPARSEDITTO_ABI_DIR")) return env;
+  const auto packaged = ExecutableDir().parent_path() / "share" / "sparseditto";
+  if (std::filesystem::exists(packaged / "sparseditto_kernel.h")) return packaged.string();
+  return SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+}
+
+std::string DefaultCacheDir() {
+  if (const char* env = Env("SPARSEDITTO_CACHE")) return env;
+  if (const char* xdg = Env("XDG_CACHE_HOME")) return std::string(xdg) + "/sparseditto";
+  if (const char* home = Env("HOME")) return std::string(home) + "/.cache/sparseditto";
+  return "/tmp/sparseditto-cache";
+}
+
+}  // namespace sparseditto

@@ -1,0 +1,20 @@
+// Where the sparseditto binary finds its companions: the runner child, the kernel ABI header and the
+// caches. A build tree has them at build/bin/sparseditto-runner and <source>/kernel_abi; a package
+// made by scripts/package_gpu.sh at bin/sparseditto-runner and share/sparseditto/.
+#pragma once
+
+#include <string>
+
+namespace sparseditto {
+
+// $SPARSEDITTO_RUNNER, else sparseditto-runner beside this executable.
+std::string RunnerPath();
+
+// $SPARSEDITTO_ABI_DIR, else <exe dir>/../share/sparseditto when it holds sparseditto_kernel.h, else
+// the source tree's kernel_abi/ the binary was built from.
+std::string AbiIncludeDir();
+
+// $SPARSEDITTO_CACHE, else $XDG_CACHE_HOME/sparseditto, else ~/.cache/sparseditto.
+std::string DefaultCacheDir();
+
+}  // namespace sparseditto

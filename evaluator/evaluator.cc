@@ -1,0 +1,165 @@
+#include "evaluator/evaluator.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/status_format.h"
+#include "evaluator/compile/static_screen.h"
+#include "evaluator/runner/framing.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+std::string Tail(const std::string& text, size_t limit) {
+  return text.size() <= limit ? text : "...\n" + text.substr(text.size() - limit);
+}
+
+bool Passed(const v1::EvalResult& result) {
+  return result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(EvaluatorOptions options) {
+  if (options.runner.runner_path.empty() || !std::filesystem::exists(options.runner.runner_path)) {
+    return absl::InvalidArgumentError(fmt::format("runner binary not found: '{}'", options.runner.runner_path));
+  }
+  if (options.compile.abi_include_dir.empty()) return absl::InvalidArgumentError("compile.abi_include_dir is required");
+  if (options.compute_sanitizer.empty()) {
+    const auto beside_nvcc = std::filesystem::path(options.compiler.nvcc).parent_path() / "compute-sanitizer";
+    if (std::filesystem::exists(beside_nvcc)) options.compute_sanitizer = beside_nvcc.string();
+  }
+  if (!options.baseline_cache_dir.empty()) options.runner_options.set_baseline_cache_dir(options.baseline_cache_dir);
+  auto compiler = NvccCompiler::Create(options.compiler);
+  if (!compiler.ok()) return compiler.status();
+  return std::unique_ptr<Evaluator>(new Evaluator(std::move(options), *std::move(compiler)));
+}
+
+Evaluator::Evaluator(EvaluatorOptions options, std::unique_ptr<NvccCompiler> compiler)
+    : options_(std::move(options)), compiler_(std::move(compiler)), runner_(options_.runner) {}
+
+absl::StatusOr<v1::SetupTaskReply> Evaluator::SetupTask(const v1::Task& task) {
+  v1::SetupTaskRequest request;
+  *request.mutable_task() = task;
+  *request.mutable_options() = options_.runner_options;
+  auto reply = runner_.SetupTask(request);
+  gpu_unavailable_ = absl::IsUnavailable(reply.status()) ? std::string(reply.status().message()) : "";
+  return reply;
+}
+
+absl::Status Evaluator::Screen(const v1::Candidate& candidate) const {
+  return ScreenCandidateSource(candidate.source());
+}
+
+CompileOptions Evaluator::CompileOptionsFor(const v1::Task& task) const {
+  CompileOptions options = options_.compile;
+  if (task.arch_size() > 0) options.archs.assign(task.arch().begin(), task.arch().end());
+  return options;
+}
+
+v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
+                                   uint64_t check_seed, const CompileResult* compiled) {
+  v1::EvalResult result;
+  result.set_candidate_id(candidate.id());
+  result.set_task_name(task.name());
+  result.set_stage_reached(v1::EVAL_STAGE_STATIC_SCREEN);
+  if (absl::Status screen = Screen(candidate); !screen.ok()) {
+    result.set_failure(v1::FAILURE_CATEGORY_REJECTED);
+    result.set_failure_detail(std::string(screen.message()));
+    return result;
+  }
+  result.set_stage_reached(v1::EVAL_STAGE_COMPILE);
+  CompileResult local;
+  if (compiled == nullptr) {
+    auto done = compiler_->Compile(candidate.source(), CompileOptionsFor(task));
+    if (!done.ok()) {
+      result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+      result.set_failure_detail(fmt::format("compiler: {}", done.status().message()));
+      return result;
+    }
+    local = *std::move(done);
+    compiled = &local;
+  }
+  result.set_compile_log(compiled->log);
+  result.set_compile_seconds(compiled->seconds);
+  for (const auto& r : compiled->resources) *result.add_resources() = r;
+  if (!compiled->ok) {
+    result.set_failure(v1::FAILURE_CATEGORY_COMPILE);
+    result.set_failure_detail(compiled->failure);
+    return result;
+  }
+
+  if (!gpu_unavailable_.empty()) {
+    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+    result.set_failure_detail("GPU stages not run: " + gpu_unavailable_.substr(0, gpu_unavailable_.find('\n')));
+    return result;
+  }
+  v1::EvaluateRequest request;
+  request.set_candidate_id(candidate.id());
+  request.set_library_path(compiled->library_path);
+  *request.mutable_task() = task;
+  *request.mutable_options() = options_.runner_options;
+  request.set_check_seed(check_seed);
+  request.set_finalist(finalist);
+  v1::EvalResult gpu = runner_.Evaluate(request);
+  gpu.set_compile_log(result.compile_log());
+  gpu.set_compile_seconds(result.compile_seconds());
+  *gpu.mutable_resources() = result.resources();
+  result = std::move(gpu);
+
+  if (finalist && Passed(result) && !options_.compute_sanitizer.empty()) {
+    for (const char* tool : {"memcheck", "racecheck"}) {
+      RunSanitizer(tool, task, candidate, compiled->library_path, check_seed, &result);
+      if (!Passed(result)) break;
+    }
+  }
+  return result;
+}
+
+void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, const v1::Candidate& candidate,
+                             const std::string& library, uint64_t check_seed, v1::EvalResult* result) {
+  constexpr int kSanitizerFound = 97;
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("sd_sanitizer_{}_{}", getpid(), tool);
+  std::filesystem::create_directories(dir);
+  v1::RunnerRequest request;
+  v1::EvaluateRequest* evaluate = request.mutable_evaluate();
+  evaluate->set_candidate_id(candidate.id());
+  evaluate->set_library_path(library);
+  *evaluate->mutable_task() = task;
+  *evaluate->mutable_options() = options_.runner_options;
+  evaluate->mutable_options()->set_skip_baselines(true);
+  evaluate->mutable_options()->set_poison_bytes(1 << 20);
+  evaluate->set_check_seed(check_seed + 7);
+  evaluate->set_small_only(true);
+  const std::string request_path = (dir / "request.bin").string(), reply_path = (dir / "reply.bin").string();
+  {
+    auto frame = EncodeFrame(request);
+    std::ofstream(request_path, std::ios::binary) << (frame.ok() ? *frame : std::string());
+  }
+  SpawnOptions spawn;
+  spawn.argv = {options_.compute_sanitizer, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFound),
+                "--print-limit", "20", options_.runner.runner_path, "--request", request_path, "--reply", reply_path};
+  spawn.inherit_variables = options_.runner.inherit_variables;
+  spawn.merge_stderr_into_stdout = true;
+  auto run = RunCommand(spawn, options_.sanitizer_timeout_seconds);
+  std::filesystem::remove_all(dir);
+  result->set_stage_reached(v1::EVAL_STAGE_FINALIST);
+  if (!run.ok()) {
+    result->set_run_log(result->run_log() + fmt::format("\n[{}] could not run: {}", tool, run.status().message()));
+    return;  // the tool is missing or broken: not the candidate's fault, recorded in the log
+  }
+  const std::string output = Tail(run->stdout_output.bytes, 8 << 10);
+  result->set_run_log(result->run_log() + fmt::format("\n[compute-sanitizer {}: {}]\n{}", tool,
+                                                      run->outcome.ToString(), output));
+  if (run->outcome.kind == ExitOutcome::Kind::kTimedOut) {
+    result->set_failure(v1::FAILURE_CATEGORY_TIMEOUT);
+    result->set_failure_detail(fmt::format("compute-sanitizer {} did not finish in {:.0f} s", tool,
+                                           options_.sanitizer_timeout_seconds));
+  } else if (!run->outcome.success()) {
+    result->set_failure(v1::FAILURE_CATEGORY_CRASH);
+    result->set_failure_detail(fmt::format("compute-sanitizer {} reported errors ({})", tool, run->outcome.ToString()));
+  }
+}
+
+}  // namespace sparseditto
