@@ -109,7 +109,7 @@ v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& ca
   result = std::move(gpu);
 
   if (finalist && Passed(result) && !options_.compute_sanitizer.empty()) {
-    for (const char* tool : {"memcheck", "racecheck"}) {
+    for (const char* tool : {"memcheck", "racecheck", "initcheck"}) {
       RunSanitizer(tool, task, candidate, compiled->library_path, check_seed, &result);
       if (!Passed(result)) break;
     }
@@ -129,7 +129,6 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   *evaluate->mutable_task() = task;
   *evaluate->mutable_options() = options_.runner_options;
   evaluate->mutable_options()->set_skip_baselines(true);
-  evaluate->mutable_options()->set_poison_bytes(1 << 20);
   evaluate->set_check_seed(check_seed + 7);
   evaluate->set_small_only(true);
   const std::string request_path = (dir / "request.bin").string(), reply_path = (dir / "reply.bin").string();
@@ -141,6 +140,7 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   spawn.argv = {options_.compute_sanitizer, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFound),
                 "--print-limit", "20", options_.runner.runner_path, "--request", request_path, "--reply", reply_path};
   spawn.inherit_variables = options_.runner.inherit_variables;
+  spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
   spawn.merge_stderr_into_stdout = true;
   auto run = RunCommand(spawn, options_.sanitizer_timeout_seconds);
   std::filesystem::remove_all(dir);

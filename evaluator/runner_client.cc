@@ -26,6 +26,9 @@ absl::Status RunnerClient::EnsureChild() {
   spawn.argv = options_.wrapper;
   spawn.argv.push_back(options_.runner_path);
   spawn.inherit_variables = options_.inherit_variables;
+  // Load every kernel of a candidate at dlopen: a lazily loaded first launch would stall behind the
+  // stream gate (evaluator/runner/problem_run.h) and make its check inconclusive.
+  spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
   spawn.pipes = {{kRequestFd, ChildPipe::Direction::kToChild}, {kEventFd, ChildPipe::Direction::kFromChild}};
   spawn.limits.file_size_bytes = int64_t{1} << 30;
   spawn.max_captured_bytes = options_.max_log_bytes;

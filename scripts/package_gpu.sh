@@ -2,7 +2,8 @@
 # Packs built binaries with the shared libraries they need into a folder that runs on a GPU node
 # lacking our Debian packages (gRPC, protobuf, Abseil, RocksDB, yaml-cpp, ...).
 #   scripts/package_gpu.sh OUT_DIR BINARY...
-# Result: OUT_DIR/bin/<binaries> with RUNPATH $ORIGIN/../lib, and OUT_DIR/lib/<libraries>.
+# Result: OUT_DIR/bin/<binaries> with RUNPATH $ORIGIN/../lib, OUT_DIR/lib/<libraries>, and
+# OUT_DIR/share/sparseditto/sparseditto_kernel.h.
 # Not packed: the C/C++ runtime (glibc, libstdc++, libgcc; the node's are newer and compatible), the
 # CUDA driver (must match the node's kernel module) and the CUDA toolkit's libraries (the node has its
 # own CUDA toolkit; cudart, cuBLAS and cuSPARSE are taken from there).
@@ -23,4 +24,7 @@ for binary in "$@"; do
   done
 done
 for lib in "$out"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$lib"; done
+# Candidates compile against the ABI header at run time (cli/install_paths.h looks here).
+mkdir -p "$out/share/sparseditto"
+cp -f "$(dirname "$0")/../kernel_abi/sparseditto_kernel.h" "$out/share/sparseditto/"
 echo "package_gpu: $(ls "$out/bin" | wc -l) binaries, $(ls "$out/lib" | wc -l) libraries, $(du -sh "$out" | cut -f1) in $out"

@@ -68,7 +68,6 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
   result.set_task_name(context.task().name());
   *context_lost = false;
   const v1::RunnerOptions& options = request.options();
-  const int64_t poison = options.poison_bytes() > 0 ? options.poison_bytes() : int64_t{1} << 30;
   const v1::Dtype dtype = context.task().dtype();
   uint64_t seed = request.check_seed();
   auto enter = [&](v1::EvalStage stage) {
@@ -88,7 +87,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
     for (const SmokeCase& smoke : context.smoke_cases()) {
       auto run = ProblemRun::Create(library, smoke.name, smoke.matrix, smoke.pattern, dtype, smoke.n_values, stream);
       if (!run.ok()) return Stop(CrashVerdict(run.status(), smoke.name), &result, context_lost), result;
-      if (Stop((*run)->Prepare(poison), &result, context_lost)) return result;
+      if (Stop((*run)->Prepare(), &result, context_lost)) return result;
       for (int64_t n : smoke.n_values) {
         v1::CorrectnessCheck* check = result.add_checks();
         if (Stop((*run)->CheckRun(n, ++seed, fmt::format("{}/n={}", smoke.name, n), check), &result, context_lost)) {
@@ -111,7 +110,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
     result.set_failure_detail(std::string(run.status().message()));
     return result;
   }
-  if (Stop((*run)->Prepare(poison), &result, context_lost)) return result;
+  if (Stop((*run)->Prepare(), &result, context_lost)) return result;
   result.set_prepare_ms((*run)->prepare_ms());
   const int trials = options.correctness_trials() > 0 ? options.correctness_trials() : 2;
   for (int64_t n : n_values) {
@@ -122,6 +121,11 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
       }
       RecordErrors(*check, &result);
     }
+  }
+
+  if (options.correctness_only()) {
+    enter(v1::EVAL_STAGE_DONE);
+    return result;
   }
 
   enter(v1::EVAL_STAGE_TIMING);
@@ -150,7 +154,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
   if (request.finalist()) {
     enter(v1::EVAL_STAGE_FINALIST);
     for (int64_t n : n_values) {
-      if (Stop((*run)->CheckDeterminism(n, ++seed), &result, context_lost)) return result;
+      if (Stop((*run)->CheckDeterminism(n, ++seed, result.add_checks()), &result, context_lost)) return result;
     }
   }
 

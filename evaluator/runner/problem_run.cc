@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "common/dtype.h"
 #include "common/status_macros.h"
 #include "evaluator/gpu/cuda_status.h"
 #include "evaluator/gpu/device_kernels.h"
-#include "evaluator/runner/device_fill.h"
+#include "evaluator/runner/harness_kernels.h"
 #include "evaluator/runner/output_check.h"
+
+namespace {
+constexpr int64_t kGateTimeoutNs = 200'000'000;  // a run that waits on its own stream opens it after 0.2 s
+}  // namespace
 #include "common/status_format.h"
 #include "fmt/format.h"
 
@@ -36,6 +41,8 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(const CandidateLi
   run->n_values_ = std::move(n_values);
   run->candidate_stream_ = candidate_stream;
   SD_CUDA_CHECK(cudaStreamCreateWithFlags(&run->harness_stream_, cudaStreamNonBlocking));
+  SD_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&run->gate_host_), 2 * sizeof(int), cudaHostAllocMapped));
+  SD_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&run->gate_device_), run->gate_host_, 0));
   SD_ASSIGN_OR_RETURN(run->oracle_, ReferenceOracle::Create(matrix, dtype));
   const int64_t max_n = *std::max_element(run->n_values_.begin(), run->n_values_.end());
   const size_t out_bytes = sizeof(float) * matrix.rows * max_n;
@@ -48,19 +55,10 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(const CandidateLi
 ProblemRun::~ProblemRun() {
   if (prepared_) library_->release(state_);
   if (harness_stream_ != nullptr) cudaStreamDestroy(harness_stream_);
+  if (gate_host_ != nullptr) cudaFreeHost(gate_host_);
 }
 
-Verdict ProblemRun::Prepare(int64_t poison_bytes) {
-  size_t free_bytes = 0, total_bytes = 0;
-  if (poison_bytes > 0 && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-    const size_t bytes = std::min<size_t>(poison_bytes, free_bytes / 2);
-    void* poison = nullptr;
-    if (bytes > 0 && cudaMalloc(&poison, bytes) == cudaSuccess) {
-      cudaMemset(poison, 0xff, bytes);  // 0xffff... is NaN in every dtype
-      cudaDeviceSynchronize();
-      cudaFree(poison);
-    }
-  }
+Verdict ProblemRun::Prepare() {
   // The candidate gets copies; the originals prove it left them alone.
   std::vector<int32_t> offsets = matrix_->row_offsets, cols = matrix_->col_indices;
   std::vector<float> values = matrix_->values;
@@ -118,6 +116,17 @@ absl::Status ProblemRun::FillB(int64_t n, uint64_t seed, Buffers* buffers) {
   return absl::OkStatus();
 }
 
+bool ProblemRun::COutsideStreamWasWritten(const GuardedBuffer& c) {
+  // Give work on other streams time to land, then read C without waiting for the candidate's stream.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::vector<unsigned char> bytes(c.payload_bytes());
+  if (cudaMemcpyAsync(bytes.data(), c.payload(), bytes.size(), cudaMemcpyDeviceToHost, harness_stream_) != cudaSuccess ||
+      cudaStreamSynchronize(harness_stream_) != cudaSuccess) {
+    return false;  // a fault shows up at the next synchronisation
+  }
+  return std::any_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b != 0xff; });
+}
+
 Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* c_host) {
   const int64_t count = matrix_->rows * n;
   if (absl::Status s = gpu::CudaStatus(cudaMemset(buffers->c.payload(), 0xff, buffers->c.payload_bytes()), "fill C");
@@ -126,10 +135,26 @@ Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* 
   }
   if (absl::Status s = buffers->c.ResetGuards(); !s.ok()) return CrashVerdict(s, name_);
   cudaDeviceSynchronize();
+  // Hold the candidate's stream closed, call run, and look at C before opening it again.
+  __atomic_store_n(&gate_host_[0], 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&gate_host_[1], -1, __ATOMIC_SEQ_CST);
+  if (absl::Status s = gpu::CudaStatus(LaunchStreamGate(gate_device_, gate_device_ + 1, kGateTimeoutNs,
+                                                        candidate_stream_), "stream gate");
+      !s.ok()) {
+    return CrashVerdict(s, name_);
+  }
   const int rc = library_->run(state_, buffers->b.get(), buffers->c.payload(), n, candidate_stream_);
+  const bool written_behind_gate = COutsideStreamWasWritten(buffers->c);
+  __atomic_store_n(&gate_host_[0], 1, __ATOMIC_SEQ_CST);
   if (rc != 0) return CrashVerdict(absl::InternalError(fmt::format("returned {}", rc)), fmt::format("{}: run(n={})", name_, n));
   if (absl::Status s = gpu::CudaStatus(cudaStreamSynchronize(candidate_stream_), "run"); !s.ok()) {
     return CrashVerdict(s, fmt::format("{}: run(n={})", name_, n));
+  }
+  if (written_behind_gate && __atomic_load_n(&gate_host_[1], __ATOMIC_SEQ_CST) == 1) {
+    cudaDeviceSynchronize();
+    return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG,
+                         fmt::format("{}: n={}: work escaped the given stream: C was written while that stream was "
+                                     "held closed", name_, n));
   }
   // Read C now, on a stream that does not wait for anything else: work the candidate left on other
   // streams is not finished for us.
@@ -151,7 +176,8 @@ Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* 
   return Verdict();
 }
 
-Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label, v1::CorrectnessCheck* check) {
+Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label, v1::CorrectnessCheck* check,
+                             std::vector<float>* output) {
   check->set_case_name(label);
   check->set_rows(matrix_->rows);
   check->set_cols(matrix_->cols);
@@ -184,23 +210,25 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
   check->set_passed(r.passed);
   check->set_detail(r.detail);
   if (!r.passed) return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG, fmt::format("{}: n={}: {}", label, n, r.detail));
+  if (output != nullptr) *output = std::move(got);
   return Verdict();
 }
 
-Verdict ProblemRun::CheckDeterminism(int64_t n, uint64_t seed) {
-  auto buffers = BuffersFor(n);
-  if (!buffers.ok()) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(buffers.status().message()));
-  if (absl::Status s = FillB(n, seed, *buffers); !s.ok()) return CrashVerdict(s, name_ + ": reference");
-  std::vector<float> first, second;
-  Verdict v = RunAndRead(n, *buffers, &first);
-  if (v.ok()) v = RunAndRead(n, *buffers, &second);
+Verdict ProblemRun::CheckDeterminism(int64_t n, uint64_t seed, v1::CorrectnessCheck* check) {
+  std::vector<float> first;
+  Verdict v = CheckRun(n, seed, fmt::format("determinism/n={}/first", n), check, &first);
   if (!v.ok()) return v;
+  std::vector<float> second;
+  v = CheckRun(n, seed, fmt::format("determinism/n={}/second", n), check, &second);
+  if (!v.ok()) {
+    v.detail = "nondeterministic: a second run on the same input is wrong: " + v.detail;
+    return v;
+  }
   int64_t differ = 0;
   for (size_t i = 0; i < first.size(); ++i) differ += std::memcmp(&first[i], &second[i], sizeof(float)) != 0;
-  if (differ == 0) return Verdict();
-  return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG,
-                       fmt::format("{}: n={}: nondeterministic: {} of {} elements differ between two runs on the same "
-                                   "input", name_, n, differ, first.size()));
+  check->set_detail(fmt::format("two runs on the same input: {} of {} elements differ bit for bit (all within "
+                                "tolerance)", differ, first.size()));
+  return Verdict();
 }
 
 absl::Status ProblemRun::Launch(int64_t n, cudaStream_t stream) {

@@ -2,7 +2,8 @@
 // checks of DESIGN.md §3.4 around every call: A unchanged by prepare; per run a fresh B from a seed
 // the candidate never sees, C filled with NaN and guarded on both sides, B unchanged, the result read
 // back as soon as the candidate's stream is done (work left on other streams is not waited for) and
-// judged against the fp32 cuBLAS reference. Buffers for each n are made once and kept, so the re-check
+// judged against the fp32 cuBLAS reference. Every checked run is made behind a gate kernel that holds
+// the candidate's stream closed: if C changes before the gate opens, the work ran on another stream. Buffers for each n are made once and kept, so the re-check
 // after timing uses the very addresses the timing used.
 // Not thread-safe; the current CUDA device is used.
 #pragma once
@@ -48,15 +49,20 @@ class ProblemRun {
                                                             cudaStream_t candidate_stream);
   ~ProblemRun();  // releases the candidate's state if prepared
 
-  // Poisons `poison_bytes` of free device memory (so uninitialised reads see NaN), then calls prepare.
-  Verdict Prepare(int64_t poison_bytes);
+  // Calls prepare with copies of the matrix arrays and checks the originals are unchanged. (Reads of
+  // memory the candidate never wrote are left to compute-sanitizer initcheck for finalists: freshly
+  // allocated device memory was measured to come back zeroed, so poisoning freed memory does not work.)
+  Verdict Prepare();
   double prepare_ms() const { return prepare_ms_; }
 
-  // One checked run for width n with B drawn from `seed`; appends the check to *checks.
-  Verdict CheckRun(int64_t n, uint64_t seed, const std::string& label, v1::CorrectnessCheck* check);
+  // One checked run for width n with B drawn from `seed`, recorded in *check; the output (as fp32)
+  // into *output when given.
+  Verdict CheckRun(int64_t n, uint64_t seed, const std::string& label, v1::CorrectnessCheck* check,
+                   std::vector<float>* output = nullptr);
 
-  // Runs twice on the same B (seed) and compares the outputs bit for bit.
-  Verdict CheckDeterminism(int64_t n, uint64_t seed);
+  // Runs twice on the same B (seed). Each run must pass the tolerance; outputs that differ only in
+  // rounding (atomics, split-K) pass, and how many elements differ bit for bit goes into check->detail.
+  Verdict CheckDeterminism(int64_t n, uint64_t seed, v1::CorrectnessCheck* check);
 
   // The timed launch for width n: uses the same buffers as CheckRun (B as last filled).
   absl::Status Launch(int64_t n, cudaStream_t stream);
@@ -70,6 +76,8 @@ class ProblemRun {
   absl::StatusOr<Buffers*> BuffersFor(int64_t n);
   absl::Status FillB(int64_t n, uint64_t seed, Buffers* buffers);
   Verdict RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* c_host);
+  // True when any byte of C's payload is no longer the NaN fill (read on the harness stream).
+  bool COutsideStreamWasWritten(const GuardedBuffer& c);
 
   const CandidateLibrary* library_ = nullptr;
   std::string name_;
@@ -82,6 +90,8 @@ class ProblemRun {
   std::unique_ptr<ReferenceOracle> oracle_;
   std::map<int64_t, Buffers> buffers_;
   gpu::DeviceBuffer ref_, abs_sum_, c_float_;
+  int* gate_host_ = nullptr;    // mapped pinned: [0] open flag, [1] released by host (1) or timed out (0)
+  int* gate_device_ = nullptr;  // the same two ints, device view
   void* state_ = nullptr;
   bool prepared_ = false;
   double prepare_ms_ = 0;

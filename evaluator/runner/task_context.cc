@@ -10,7 +10,7 @@
 #include "evaluator/gpu/baseline_cache_key.h"
 #include "evaluator/gpu/cuda_status.h"
 #include "evaluator/gpu/device_buffer.h"
-#include "evaluator/runner/device_fill.h"
+#include "evaluator/runner/harness_kernels.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 #include "task/task_matrix.h"

@@ -1,4 +1,4 @@
-#include "evaluator/runner/device_fill.h"
+#include "evaluator/runner/harness_kernels.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -34,6 +34,24 @@ __global__ void FillUniformKernel(T* dst, int64_t count, uint64_t seed, bool abs
   }
 }
 
+__device__ __forceinline__ uint64_t GlobalTimerNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void StreamGateKernel(const volatile int* open_flag, int* released_by_host, int64_t timeout_ns) {
+  const uint64_t start = GlobalTimerNs();
+  while (*open_flag == 0) {
+    if (static_cast<int64_t>(GlobalTimerNs() - start) > timeout_ns) {
+      *released_by_host = 0;
+      return;
+    }
+    __nanosleep(2000);
+  }
+  *released_by_host = 1;
+}
+
 unsigned GridFor(int64_t count) {
   const int64_t blocks = (count + 255) / 256;
   return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
@@ -52,6 +70,12 @@ cudaError_t FillUniform(void* dst, int64_t count, int32_t dtype, uint64_t seed, 
     default:
       FillUniformKernel<<<GridFor(count), 256, 0, stream>>>(static_cast<float*>(dst), count, seed, absolute);
   }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_host, int64_t timeout_ns,
+                             cudaStream_t stream) {
+  StreamGateKernel<<<1, 1, 0, stream>>>(open_flag, released_by_host, timeout_ns);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,104 @@
+// GPU test (label "gpu"): every adversarial and fault candidate of corpus.json, through the real
+// evaluator on the real GPU, ends with its expected failure category, and this process (the evaluator)
+// survives the whole corpus. Each is evaluated as a finalist, so the sanitizer checks run too.
+#include <cuda_runtime_api.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "evaluator/compile/compile_pool.h"
+#include "evaluator/evaluator.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace sparseditto {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kCorpus = SPARSEDITTO_SOURCE_DIR "/tests/adversarial";
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string CategoryName(v1::FailureCategory c) {
+  const std::string name = v1::FailureCategory_Name(c);
+  return name.substr(name.find("CATEGORY_") + 9);
+}
+
+TEST(CorpusGpuTest, EveryCandidateIsCaughtWithItsCategoryAndTheEvaluatorSurvives) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
+  EvaluatorOptions options;
+  options.compiler.cache_directory = (fs::temp_directory_path() / ("sd_corpus_" + std::to_string(getpid()))).string();
+  options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+  options.compile.timeout_seconds = 20;  // the compile bomb ends here
+  options.runner.runner_path = SPARSEDITTO_RUNNER;
+  options.runner.stage_timeout_seconds = 20;  // the infinite loop ends here
+  options.runner_options.set_max_timing_seconds(0.3);
+  options.sanitizer_timeout_seconds = 120;
+  auto evaluator = Evaluator::Create(options);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+
+  v1::Task task;
+  task.set_name("corpus_unstructured80_fp16");
+  task.set_dtype(v1::DTYPE_FP16);
+  task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
+  task.mutable_pattern()->set_sparsity(0.8);
+  task.mutable_matrix()->mutable_generated()->set_rows(1000);
+  task.mutable_matrix()->mutable_generated()->set_cols(1536);
+  task.add_n(16);
+  task.add_n(129);
+  task.add_arch("sm_90");
+  task.set_seed(9);
+  auto setup = (*evaluator)->SetupTask(task);
+  ASSERT_TRUE(setup.ok()) << setup.status();
+
+  const auto corpus = nlohmann::json::parse(Slurp(kCorpus / "corpus.json"));
+  // Compile the whole corpus at once on every core; the GPU then takes them one at a time.
+  CompilePool pool(&(*evaluator)->compiler());
+  std::vector<std::future<absl::StatusOr<CompileResult>>> compiles;
+  for (const auto& entry : corpus["entries"]) {
+    compiles.push_back(pool.Submit(Slurp(kCorpus / entry["file"].get<std::string>()), (*evaluator)->CompileOptionsFor(task)));
+  }
+  int caught = 0, total = 0;
+  for (const auto& entry : corpus["entries"]) {
+    const std::string file = entry["file"];
+    std::set<std::string> accepted = {entry["expected"].get<std::string>()};
+    if (entry.contains("also_acceptable")) {
+      for (const auto& a : entry["also_acceptable"]) accepted.insert(a.get<std::string>());
+    }
+    v1::Candidate candidate;
+    candidate.set_id(fs::path(file).stem().string());
+    candidate.set_source(Slurp(kCorpus / file));
+    auto compiled = compiles[total].get();
+    ASSERT_TRUE(compiled.ok()) << file << ": " << compiled.status();
+    const v1::EvalResult result = (*evaluator)->Evaluate(task, candidate, /*finalist=*/true, 1000 + total, &*compiled);
+    const std::string got = CategoryName(result.failure());
+    const bool ok = accepted.contains(got);
+    ++total;
+    caught += ok;
+    std::printf("%-28s expected %-8s got %-8s at %-26s %s\n", file.c_str(), entry["expected"].get<std::string>().c_str(),
+                got.c_str(), v1::EvalStage_Name(result.stage_reached()).c_str(),
+                result.failure_detail().substr(0, 110).c_str());
+    EXPECT_TRUE(ok) << file << ": got " << got << ": " << result.failure_detail() << "\n" << result.run_log();
+  }
+  std::printf("corpus: %d of %d caught with the right category; evaluator process alive\n", caught, total);
+  EXPECT_GE(total, 14);
+
+  // The evaluator still works after the whole corpus.
+  v1::Candidate reference;
+  reference.set_id("reference_after_corpus");
+  reference.set_source(Slurp(SPARSEDITTO_SOURCE_DIR "/kernels/reference/csr_reference.cu"));
+  const v1::EvalResult after = (*evaluator)->Evaluate(task, reference, false, 77);
+  EXPECT_TRUE(after.failure() == v1::FAILURE_CATEGORY_NONE || after.failure() == v1::FAILURE_CATEGORY_SLOWER)
+      << after.failure_detail();
+}
+
+}  // namespace
+}  // namespace sparseditto

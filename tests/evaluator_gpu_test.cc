@@ -1,0 +1,114 @@
+// GPU test (label "gpu"): the whole evaluator on the real GPU. The reference candidate must come out
+// correct on every example task in configs/tasks, and a full evaluation (timing, baselines, fitness)
+// must produce sane numbers. Skips where there is no GPU.
+#include <cuda_runtime_api.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "evaluator/evaluator.h"
+#include "evaluator/report.h"
+#include "gtest/gtest.h"
+#include "task/task_loader.h"
+
+namespace sparseditto {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool HaveGpu() {
+  int devices = 0;
+  return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+}
+
+std::unique_ptr<Evaluator> MakeEvaluator(bool correctness_only) {
+  EvaluatorOptions options;
+  const fs::path cache = fs::temp_directory_path() / ("sd_evaluator_gpu_" + std::to_string(getpid()));
+  options.compiler.cache_directory = (cache / "compile").string();
+  options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+  options.runner.runner_path = SPARSEDITTO_RUNNER;
+  options.runner_options.set_correctness_only(correctness_only);
+  options.runner_options.set_skip_baselines(correctness_only);
+  options.runner_options.set_max_timing_seconds(0.5);
+  auto evaluator = Evaluator::Create(options);
+  EXPECT_TRUE(evaluator.ok()) << evaluator.status();
+  return evaluator.ok() ? *std::move(evaluator) : nullptr;
+}
+
+v1::Candidate Reference() {
+  v1::Candidate candidate;
+  candidate.set_id("reference");
+  candidate.set_source(Slurp(SPARSEDITTO_SOURCE_DIR "/kernels/reference/csr_reference.cu"));
+  return candidate;
+}
+
+TEST(EvaluatorGpuTest, ReferenceCandidateIsCorrectOnEveryExampleTask) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  auto evaluator = MakeEvaluator(/*correctness_only=*/true);
+  ASSERT_NE(evaluator, nullptr);
+  int tasks = 0;
+  for (const auto& entry : fs::directory_iterator(SPARSEDITTO_SOURCE_DIR "/configs/tasks")) {
+    if (entry.path().extension() != ".yaml") continue;
+    auto batch = LoadTaskFile(entry.path().string());
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    for (v1::Task task : batch->tasks()) {
+      ++tasks;
+      auto setup = evaluator->SetupTask(task);
+      ASSERT_TRUE(setup.ok()) << task.name() << ": " << setup.status();
+      const v1::EvalResult result = evaluator->Evaluate(task, Reference(), /*finalist=*/false, 11);
+      EXPECT_EQ(result.failure(), v1::FAILURE_CATEGORY_NONE) << task.name() << ": " << result.failure_detail();
+      EXPECT_EQ(result.stage_reached(), v1::EVAL_STAGE_DONE) << task.name();
+      std::printf("reference on %-36s nnz %10lld  %2d checks  max rel err %.2e  prepare %.1f ms\n",
+                  task.name().c_str(), static_cast<long long>(setup->matrix_nnz()), result.checks_size(),
+                  result.max_rel_error(), result.prepare_ms());
+    }
+  }
+  EXPECT_GE(tasks, 8);
+}
+
+TEST(EvaluatorGpuTest, AFullEvaluationTimesTheCandidateAndTheBaselines) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  auto evaluator = MakeEvaluator(/*correctness_only=*/false);
+  ASSERT_NE(evaluator, nullptr);
+  v1::Task task;
+  task.set_name("unstructured95_1024x2048_fp16");
+  task.set_dtype(v1::DTYPE_FP16);
+  task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
+  task.mutable_pattern()->set_sparsity(0.95);
+  task.mutable_matrix()->mutable_generated()->set_rows(1024);
+  task.mutable_matrix()->mutable_generated()->set_cols(2048);
+  task.add_n(16);
+  task.add_n(129);
+  task.add_arch("sm_90");
+  task.set_seed(3);
+  ASSERT_TRUE(evaluator->SetupTask(task).ok());
+  const v1::EvalResult result = evaluator->Evaluate(task, Reference(), /*finalist=*/true, 5);
+  std::printf("%s\n", FormatReport(task, result).c_str());
+  EXPECT_TRUE(result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER)
+      << result.failure_detail() << "\n" << result.run_log();
+  ASSERT_EQ(result.timings_size(), 2);
+  for (const auto& t : result.timings()) {
+    EXPECT_GT(t.median_ms(), 0);
+    EXPECT_GE(t.trials(), 20);
+    EXPECT_LE(t.p10_ms(), t.median_ms());
+    EXPECT_GE(t.host_median_ms(), t.median_ms() * 0.5);
+    ASSERT_TRUE(result.baselines().contains(t.n()));
+    int available = 0;
+    for (const auto& b : result.baselines().at(t.n()).baselines()) available += b.available();
+    EXPECT_GE(available, 2) << "cuBLAS dense and cuSPARSE CSR";
+  }
+  EXPECT_GT(result.fitness(), 0);
+  EXPECT_FALSE(result.flagged_implausible());
+  EXPECT_NE(result.run_log().find("compute-sanitizer memcheck"), std::string::npos) << result.run_log();
+}
+
+}  // namespace
+}  // namespace sparseditto
