@@ -6,6 +6,7 @@
 #include "common/status_format.h"
 #include "evaluator/compile/static_screen.h"
 #include "evaluator/runner/framing.h"
+#include "evaluator/runner/task_key.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -37,14 +38,25 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(EvaluatorOptions op
 }
 
 Evaluator::Evaluator(EvaluatorOptions options, std::unique_ptr<NvccCompiler> compiler)
-    : options_(std::move(options)), compiler_(std::move(compiler)), runner_(options_.runner) {}
+    : options_(std::move(options)),
+      compiler_(std::move(compiler)),
+      baseline_runner_([&] {
+        RunnerClientOptions lazy = options_.runner;
+        lazy.eager_module_loading = false;
+        return lazy;
+      }()),
+      runner_(options_.runner) {}
 
 absl::StatusOr<v1::SetupTaskReply> Evaluator::SetupTask(const v1::Task& task) {
   v1::SetupTaskRequest request;
   *request.mutable_task() = task;
   *request.mutable_options() = options_.runner_options;
-  auto reply = runner_.SetupTask(request);
+  auto reply = baseline_runner_.SetupTask(request);
   gpu_unavailable_ = absl::IsUnavailable(reply.status()) ? std::string(reply.status().message()) : "";
+  if (reply.ok()) {
+    setups_[TaskContextKey(task)] = *reply;
+    baseline_runner_.Reset();  // frees its GPU memory; the baselines travel with each request
+  }
   return reply;
 }
 
@@ -102,6 +114,9 @@ v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& ca
   *request.mutable_options() = options_.runner_options;
   request.set_check_seed(check_seed);
   request.set_finalist(finalist);
+  if (auto setup = setups_.find(TaskContextKey(task)); setup != setups_.end()) {
+    *request.mutable_baselines() = setup->second.baselines();
+  }
   v1::EvalResult gpu = runner_.Evaluate(request);
   gpu.set_compile_log(result.compile_log());
   gpu.set_compile_seconds(result.compile_seconds());

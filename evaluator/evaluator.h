@@ -8,6 +8,7 @@
 // called from any thread concurrently (it only uses the compile cache, which is safe for that).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -62,8 +63,10 @@ class Evaluator {
 
   EvaluatorOptions options_;
   std::unique_ptr<NvccCompiler> compiler_;
+  RunnerClient baseline_runner_;  // lazy module loading: times the baselines in SetupTask
+  std::map<std::string, v1::SetupTaskReply> setups_;  // by TaskContextKey
   std::string gpu_unavailable_;  // set when SetupTask found no usable runner/GPU
-  RunnerClient runner_;
+  RunnerClient runner_;           // eager module loading: runs candidates
 };
 
 }  // namespace sparseditto

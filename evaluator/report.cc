@@ -41,9 +41,10 @@ std::string ResultToJson(const google::protobuf::Message& message) {
 }
 
 std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
-  std::string out = fmt::format("candidate {} on task {} ({}, {} {})\n", result.candidate_id(), task.name(),
-                                result.gpu_name().empty() ? "no GPU" : result.gpu_name(), result.arch(),
-                                result.flagged_implausible() ? "[FLAGGED: faster than the pattern allows]" : "");
+  std::string out = fmt::format("candidate {} on task {} ({}{}){}\n", result.candidate_id(), task.name(),
+                                result.gpu_name().empty() ? "no GPU" : result.gpu_name(),
+                                result.arch().empty() ? "" : ", " + result.arch(),
+                                result.flagged_implausible() ? " [FLAGGED: faster than the pattern allows]" : "");
   const bool passed = result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER;
   out += fmt::format("  verdict: {}  (stage reached: {})\n", passed && result.failure() == v1::FAILURE_CATEGORY_NONE
                                                                  ? "CORRECT"

@@ -23,12 +23,9 @@ absl::Status RunnerClient::EnsureChild() {
   if (child_ != nullptr && !child_->outcome().has_value()) return absl::OkStatus();
   child_.reset();
   SpawnOptions spawn;
-  spawn.argv = options_.wrapper;
-  spawn.argv.push_back(options_.runner_path);
+  spawn.argv = {options_.runner_path};
   spawn.inherit_variables = options_.inherit_variables;
-  // Load every kernel of a candidate at dlopen: a lazily loaded first launch would stall behind the
-  // stream gate (evaluator/runner/problem_run.h) and make its check inconclusive.
-  spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
+  if (options_.eager_module_loading) spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
   spawn.pipes = {{kRequestFd, ChildPipe::Direction::kToChild}, {kEventFd, ChildPipe::Direction::kFromChild}};
   spawn.limits.file_size_bytes = int64_t{1} << 30;
   spawn.max_captured_bytes = options_.max_log_bytes;

@@ -30,8 +30,10 @@ struct RunnerClientOptions {
   // Our variables the child may see (everything else is dropped: no inherited secrets).
   std::vector<std::string> inherit_variables = {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "PATH",
                                                 "NVIDIA_TF32_OVERRIDE"};
-  // Prepended to the runner's argv, e.g. {"compute-sanitizer", "--tool", "memcheck"}.
-  std::vector<std::string> wrapper;
+  // CUDA_MODULE_LOADING=EAGER: every kernel of a candidate is loaded at dlopen, so a first launch
+  // never stalls behind the stream gate (evaluator/runner/problem_run.h). Off for a child that only
+  // times baselines: eager loading of cuSPARSELt's thousands of kernels took minutes on the H200.
+  bool eager_module_loading = true;
 };
 
 class RunnerClient {

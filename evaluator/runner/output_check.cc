@@ -19,14 +19,23 @@ double OutputEpsilon(v1::Dtype dtype) {
   }
 }
 
+double OutputFloor(v1::Dtype dtype) {
+  switch (dtype) {
+    case v1::DTYPE_FP16: return 0x1.0p-25;
+    case v1::DTYPE_BF16: return 0x1.0p-134;
+    default: return 0x1.0p-150;
+  }
+}
+
 double ElementTolerance(double ref, double abs_sum, v1::Dtype dtype, int64_t k) {
   const double out_eps = OutputEpsilon(dtype);
-  return out_eps * std::abs(ref) + (1.0 + out_eps) * AccumulationEpsilon(k) * abs_sum + 1e-30;
+  return out_eps * std::abs(ref) + OutputFloor(dtype) + (1.0 + out_eps) * AccumulationEpsilon(k) * abs_sum;
 }
 
 OutputCheckResult CheckOutput(const float* got, const float* ref, const float* abs_sum, int64_t rows,
                               int64_t n, v1::Dtype dtype, int64_t k) {
   OutputCheckResult r;
+  double error_squares = 0, ref_squares = 0;
   for (int64_t i = 0; i < rows * n; ++i) {
     const double g = got[i], want = ref[i];
     const bool finite = std::isfinite(g);
@@ -34,7 +43,8 @@ OutputCheckResult CheckOutput(const float* got, const float* ref, const float* a
     const double tol = ElementTolerance(want, abs_sum[i], dtype, k);
     if (finite) {
       r.max_abs_error = std::max(r.max_abs_error, err);
-      r.max_rel_error = std::max(r.max_rel_error, err / std::max(std::abs(want), 1e-6));
+      error_squares += err * err;
+      ref_squares += want * want;
       r.worst_ratio = std::max(r.worst_ratio, err / tol);
     } else {
       ++r.non_finite;
@@ -45,6 +55,7 @@ OutputCheckResult CheckOutput(const float* got, const float* ref, const float* a
       }
     }
   }
+  r.max_rel_error = ref_squares > 0 ? std::sqrt(error_squares / ref_squares) : std::sqrt(error_squares);
   r.passed = r.bad_elements == 0;
   if (!r.passed) {
     r.detail = fmt::format("{} of {} elements wrong ({} not finite); first: {}", r.bad_elements, rows * n,

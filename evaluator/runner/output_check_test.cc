@@ -94,6 +94,23 @@ TEST(OutputCheckTest, FaultsAreCaughtAndDescribed) {
   }
 }
 
+TEST(OutputCheckTest, ResultsInTheFp16SubnormalRangeAllowTheirAbsoluteRounding) {
+  // One product of two small values: exact in fp32, a subnormal in fp16 (seen on the H200).
+  const float ref = -6.924383342266083e-07f, abs_sum = 6.924383342266083e-07f;
+  const float got = RoundToDtype(ref, v1::DTYPE_FP16);
+  ASSERT_NE(got, ref);
+  const auto r = CheckOutput(&got, &ref, &abs_sum, 1, 1, v1::DTYPE_FP16, 33);
+  EXPECT_TRUE(r.passed) << r.detail;
+  const float off_by_a_step = got + 0x1.0p-24f;
+  EXPECT_FALSE(CheckOutput(&off_by_a_step, &ref, &abs_sum, 1, 1, v1::DTYPE_FP16, 33).passed);
+}
+
+TEST(OutputCheckTest, RelativeErrorIsNormWise) {
+  const float ref[2] = {3, 4}, got[2] = {3, 4.5}, abs_sum[2] = {100, 100};
+  const auto r = CheckOutput(got, ref, abs_sum, 1, 2, v1::DTYPE_FP32, 1);
+  EXPECT_NEAR(r.max_rel_error, 0.5 / 5.0, 1e-9);
+}
+
 TEST(OutputCheckTest, ToleranceGrowsWithKAndOutputPrecision) {
   EXPECT_LT(AccumulationEpsilon(16), AccumulationEpsilon(16384));
   EXPECT_LT(ElementTolerance(1, 10, v1::DTYPE_FP32, 512), ElementTolerance(1, 10, v1::DTYPE_FP16, 512));

@@ -17,6 +17,7 @@
 #include "evaluator/runner/candidate_library.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/task_context.h"
+#include "evaluator/runner/task_key.h"
 #include "evaluator/runner/timing.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
@@ -101,8 +102,8 @@ class Runner {
     };
     auto context = ContextFor(request.task());
     if (!context.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(context.status().message()));
-    std::map<int64_t, v1::BaselineList> baselines;
-    if (!request.options().skip_baselines() && !request.small_only()) {
+    std::map<int64_t, v1::BaselineList> baselines(request.baselines().begin(), request.baselines().end());
+    if (baselines.empty() && !request.options().skip_baselines() && !request.small_only()) {
       auto timed = (*context)->Baselines(request.options(), flusher_, device_.name);
       if (!timed.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(timed.status().message()));
       baselines = *timed;

@@ -43,17 +43,6 @@ void WriteCachedBaseline(const std::string& dir, const std::string& key, const v
 
 }  // namespace
 
-std::string TaskContextKey(const v1::Task& task) {
-  v1::Task key = task;
-  key.clear_budget();
-  key.clear_mutators();
-  key.clear_source_file();
-  key.clear_source_line();
-  std::string bytes;
-  key.SerializeToString(&bytes);
-  return bytes;
-}
-
 absl::StatusOr<std::unique_ptr<TaskContext>> TaskContext::Create(const v1::Task& task) {
   auto context = std::unique_ptr<TaskContext>(new TaskContext);
   context->task_ = task;

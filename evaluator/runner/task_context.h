@@ -44,7 +44,4 @@ class TaskContext {
   std::optional<std::map<int64_t, v1::BaselineList>> baselines_;
 };
 
-// A task's identity for caching contexts: its serialized message.
-std::string TaskContextKey(const v1::Task& task);
-
 }  // namespace sparseditto
