@@ -128,6 +128,7 @@ v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& ca
       RunSanitizer(tool, task, candidate, compiled->library_path, check_seed, &result);
       if (!Passed(result)) break;
     }
+    if (Passed(result)) result.set_stage_reached(v1::EVAL_STAGE_DONE);
   }
   return result;
 }
