@@ -114,6 +114,7 @@ absl::StatusOr<CompileResult> NvccCompiler::Compile(std::string_view source, con
   for (std::string& flag : key_flags) {
     if (flag == "-I" + options.abi_include_dir) flag = std::string("-I") + kAbiDirPlaceholder;
   }
+  key_flags.insert(key_flags.end(), kCandidateLibraries.begin(), kCandidateLibraries.end());
   const std::string key = CompileCacheKey(source, key_flags, toolchain_identity_, abi_header);
 
   // One compile per key at a time in this process: a twin waits, then finds the cache entry.
@@ -150,6 +151,9 @@ absl::StatusOr<CompileResult> NvccCompiler::CompileUncached(std::string_view sou
   // Relative paths, run in the scratch folder: the log then says "candidate.cu(3): error", the same
   // for every compile, and shows no folder of ours to the mutators.
   spawn.argv.insert(spawn.argv.end(), {"-o", "candidate.so", "candidate.cu"});
+  // Libraries a candidate may call, after the source so the linker keeps them: cuBLAS (the dense
+  // fallback seed). The runner has it loaded already, so this costs nothing at load time.
+  spawn.argv.insert(spawn.argv.end(), kCandidateLibraries.begin(), kCandidateLibraries.end());
   spawn.environment = {{"PATH", NvccPath()}, {"TMPDIR", scratch.path}};
   spawn.working_directory = scratch.path;
   spawn.merge_stderr_into_stdout = true;

@@ -7,9 +7,10 @@
 //
 // Flags: nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Xptxas -v
 // -lineinfo -I<abi dir> -gencode arch=compute_NN,code=sm_NN (per arch; sm_90a -> compute_90a/sm_90a)
-// [extra flags] -o <scratch>/candidate.so <scratch>/candidate.cu
+// [extra flags] -o <scratch>/candidate.so <scratch>/candidate.cu -lcublas
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +43,9 @@ struct CompileOptions {
 // "-gencode arch=compute_90a,code=sm_90a" as two argv entries, for "sm_<digits>[a|f]".
 // InvalidArgument for anything else.
 absl::StatusOr<std::vector<std::string>> GencodeFlags(std::string_view arch);
+
+// Libraries every candidate is linked with, placed after the source: cuBLAS, for the dense fallback.
+inline constexpr std::array<std::string_view, 1> kCandidateLibraries = {"-lcublas"};
 
 // The project's flags for `options`, without -o and the source (see the file comment).
 // InvalidArgument for an empty arch list or a bad arch.
