@@ -1,0 +1,41 @@
+// The seed kernel library: every .cu in kernels/seeds/ with its metadata line, and which seeds apply
+// to a task. The metadata line of a seed reads
+//   // sparseditto:seed families=[block] dtypes=[fp16, bf16] archs=[sm_80, sm_90] block_sizes=[16, 32, 64]
+// keys: families, dtypes, archs (required); block_sizes (square BLOCK sizes), nm (e.g. [2:4]) optional.
+// Pure parsing and file reads; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "task.pb.h"
+
+namespace sparseditto {
+
+inline constexpr std::string_view kSeedMarker = "sparseditto:seed";
+
+struct SeedKernel {
+  std::string name;    // file stem, e.g. "bsr_mma"
+  std::string path;
+  std::string source;
+  std::vector<v1::PatternFamily> families;
+  std::vector<v1::Dtype> dtypes;
+  std::vector<std::string> archs;
+  std::vector<int> block_sizes;                 // empty: any
+  std::vector<std::pair<int, int>> nm;          // empty: any
+};
+
+// Parses a seed's metadata line. InvalidArgument naming `name`, the line and the fault when the marker
+// is missing or twice, a key is unknown or required and absent, or a value does not parse.
+absl::StatusOr<SeedKernel> ParseSeed(std::string name, std::string source);
+
+// Every *.cu in `dir`, sorted by name. Errors: NotFound (no such folder), or the first ParseSeed error.
+absl::StatusOr<std::vector<SeedKernel>> LoadSeedLibrary(const std::string& dir);
+
+// True when the seed declares the task's family, dtype, every arch of the task, and (for BLOCK and
+// N:M) its block size and n:m. A FILE task matches seeds that list `file`.
+bool SeedAppliesTo(const SeedKernel& seed, const v1::Task& task);
+
+}  // namespace sparseditto

@@ -1,0 +1,75 @@
+#include "kernels/seed_library.h"
+
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+v1::Task MakeTask(v1::PatternFamily family, v1::Dtype dtype, std::vector<std::string> archs) {
+  v1::Task task;
+  task.mutable_pattern()->set_family(family);
+  task.set_dtype(dtype);
+  for (auto& a : archs) task.add_arch(a);
+  return task;
+}
+
+TEST(SeedLibraryTest, ParsesMetadataAndMatchesTasks) {
+  auto seed = ParseSeed("bsr", "// x\n// sparseditto:seed families=[block] dtypes=[fp16, bf16] archs=[sm_80, sm_90] "
+                               "block_sizes=[16, 32]\n__global__ void k() {}\n");
+  ASSERT_TRUE(seed.ok()) << seed.status();
+  v1::Task task = MakeTask(v1::PATTERN_FAMILY_BLOCK, v1::DTYPE_FP16, {"sm_90"});
+  task.mutable_pattern()->set_block_rows(32);
+  task.mutable_pattern()->set_block_cols(32);
+  EXPECT_TRUE(SeedAppliesTo(*seed, task));
+  task.mutable_pattern()->set_block_cols(16);
+  EXPECT_FALSE(SeedAppliesTo(*seed, task)) << "rectangular blocks";
+  task.mutable_pattern()->set_block_rows(64);
+  task.mutable_pattern()->set_block_cols(64);
+  EXPECT_FALSE(SeedAppliesTo(*seed, task)) << "block size not declared";
+  EXPECT_FALSE(SeedAppliesTo(*seed, MakeTask(v1::PATTERN_FAMILY_BLOCK, v1::DTYPE_FP32, {"sm_90"})));
+  EXPECT_FALSE(SeedAppliesTo(*seed, MakeTask(v1::PATTERN_FAMILY_UNSTRUCTURED, v1::DTYPE_FP16, {"sm_90"})));
+  v1::Task hopper = MakeTask(v1::PATTERN_FAMILY_BLOCK, v1::DTYPE_BF16, {"sm_90a"});
+  hopper.mutable_pattern()->set_block_rows(16);
+  hopper.mutable_pattern()->set_block_cols(16);
+  EXPECT_FALSE(SeedAppliesTo(*seed, hopper)) << "arch not declared";
+}
+
+TEST(SeedLibraryTest, NmSeedsMatchOnlyTheirRatio) {
+  auto seed = ParseSeed("sp", "// sparseditto:seed families=[n_m] dtypes=[fp16] archs=[sm_90] nm=[2:4]\n");
+  ASSERT_TRUE(seed.ok()) << seed.status();
+  v1::Task task = MakeTask(v1::PATTERN_FAMILY_N_M, v1::DTYPE_FP16, {"sm_90"});
+  task.mutable_pattern()->set_n(2);
+  task.mutable_pattern()->set_m(4);
+  EXPECT_TRUE(SeedAppliesTo(*seed, task));
+  task.mutable_pattern()->set_m(8);
+  EXPECT_FALSE(SeedAppliesTo(*seed, task));
+}
+
+TEST(SeedLibraryTest, BadMetadataNamesTheSeedAndLine) {
+  struct Case { const char* source; const char* want; };
+  for (const Case& c : {Case{"int x;\n", "no '// sparseditto:seed"},
+                        Case{"\n// sparseditto:seed families=[block] dtypes=[fp16]\n", "line 2: 'archs' is required"},
+                        Case{"// sparseditto:seed families=[blocky] dtypes=[fp16] archs=[sm_90]\n", "unknown family"},
+                        Case{"// sparseditto:seed families=[block] dtypes=[fp8] archs=[sm_90]\n", "fp8"},
+                        Case{"// sparseditto:seed families=[block] dtypes=[fp16] archs=[sm_90] colour=[red]\n",
+                             "unknown key 'colour'"},
+                        Case{"// sparseditto:seed families=[block dtypes=[fp16] archs=[sm_90]\n", "key=[v1, v2]"},
+                        Case{"// sparseditto:seed families=[n_m] dtypes=[fp16] archs=[sm_90] nm=[4:2]\n", "bad n:m"},
+                        Case{"// sparseditto:seed families=[dense] dtypes=[fp16] archs=[sm_90]\n"
+                             "// sparseditto:seed families=[dense] dtypes=[fp16] archs=[sm_90]\n",
+                             "line 2: second"}}) {
+    auto seed = ParseSeed("s", c.source);
+    ASSERT_FALSE(seed.ok()) << c.source;
+    EXPECT_NE(seed.status().message().find("seed s"), std::string::npos);
+    EXPECT_NE(seed.status().message().find(c.want), std::string::npos) << seed.status();
+  }
+}
+
+TEST(SeedLibraryTest, TheShippedLibraryParses) {
+  auto seeds = LoadSeedLibrary(SPARSEDITTO_SOURCE_DIR "/kernels/seeds");
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  for (const auto& seed : *seeds) EXPECT_FALSE(seed.families.empty()) << seed.name;
+}
+
+}  // namespace
+}  // namespace sparseditto
