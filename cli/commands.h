@@ -18,4 +18,8 @@ void RegisterValidateCommand(CLI::App& app, int* exit_code);
 // when a kernel fails a check (or is rejected, does not compile, crashes or times out).
 void RegisterEvalCommand(CLI::App& app, int* exit_code);
 
+// `sparseditto bench --suite FILE`: the seeds of each task's family against the baselines, as a table
+// and bench.{txt,json,csv}. Exit 1 when the suite or the seed library cannot be read.
+void RegisterBenchCommand(CLI::App& app, int* exit_code);
+
 }  // namespace sparseditto

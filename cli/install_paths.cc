@@ -31,6 +31,13 @@ std::string AbiIncludeDir() {
   return SPARSEDITTO_SOURCE_DIR "/kernel_abi";
 }
 
+std::string SeedLibraryDir() {
+  if (const char* env = Env("SPARSEDITTO_SEEDS")) return env;
+  const auto packaged = ExecutableDir().parent_path() / "share" / "sparseditto" / "seeds";
+  if (std::filesystem::is_directory(packaged)) return packaged.string();
+  return SPARSEDITTO_SOURCE_DIR "/kernels/seeds";
+}
+
 std::string DefaultCacheDir() {
   if (const char* env = Env("SPARSEDITTO_CACHE")) return env;
   if (const char* xdg = Env("XDG_CACHE_HOME")) return std::string(xdg) + "/sparseditto";

@@ -14,6 +14,10 @@ std::string RunnerPath();
 // the source tree's kernel_abi/ the binary was built from.
 std::string AbiIncludeDir();
 
+// $SPARSEDITTO_SEEDS, else <exe dir>/../share/sparseditto/seeds when present, else the source tree's
+// kernels/seeds.
+std::string SeedLibraryDir();
+
 // $SPARSEDITTO_CACHE, else $XDG_CACHE_HOME/sparseditto, else ~/.cache/sparseditto.
 std::string DefaultCacheDir();
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   RegisterAnalyzeCommand(app, &exit_code);
   RegisterValidateCommand(app, &exit_code);
   RegisterEvalCommand(app, &exit_code);
+  RegisterBenchCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -27,4 +27,7 @@ for lib in "$out"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$lib"; done
 # Candidates compile against the ABI header at run time (cli/install_paths.h looks here).
 mkdir -p "$out/share/sparseditto"
 cp -f "$(dirname "$0")/../kernel_abi/sparseditto_kernel.h" "$out/share/sparseditto/"
+mkdir -p "$out/share/sparseditto/seeds"
+cp -f "$(dirname "$0")"/../kernels/seeds/*.cu "$out/share/sparseditto/seeds/" 2>/dev/null || true
+rm -f "$out"/share/sparseditto/seeds/*_test.cu
 echo "package_gpu: $(ls "$out/bin" | wc -l) binaries, $(ls "$out/lib" | wc -l) libraries, $(du -sh "$out" | cut -f1) in $out"

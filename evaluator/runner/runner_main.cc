@@ -11,8 +11,10 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "evaluator/gpu/device_limits.h"
 #include "evaluator/runner/candidate_evaluation.h"
 #include "evaluator/runner/candidate_library.h"
 #include "evaluator/runner/framing.h"
@@ -77,6 +79,21 @@ class Runner {
       return reply;
     }
     reply.set_matrix_nnz((*context)->matrix().nnz());
+    reply.set_matrix_rows((*context)->matrix().rows);
+    reply.set_matrix_cols((*context)->matrix().cols);
+    if (request.options().measure_device_limits()) {
+      if (!limits_) {
+        auto measured = gpu::MeasureDeviceLimits();
+        if (!measured.ok()) {
+          reply.set_error(std::string(measured.status().message()));
+          return reply;
+        }
+        limits_ = *measured;
+      }
+      reply.set_copy_bandwidth_gbs(limits_->copy_bandwidth_gbs);
+      reply.set_tensor_tflops(limits_->tensor_tflops);
+      reply.set_fp32_tflops(limits_->fp32_tflops);
+    }
     if (!request.options().skip_baselines()) {
       auto baselines = (*context)->Baselines(request.options(), flusher_, device_.name);
       if (!baselines.ok()) {
@@ -128,6 +145,7 @@ class Runner {
   Device device_;
   L2Flusher flusher_;
   std::map<std::string, std::unique_ptr<TaskContext>> contexts_;
+  std::optional<gpu::DeviceLimits> limits_;  // measured once per process
 };
 
 int Main(int argc, char** argv) {

@@ -1,0 +1,49 @@
+// The benchmark table of `sparseditto bench`: one row per (task, n) with the best correct kernel, its
+// time, every baseline's time, the speedup over the best baseline and the fraction of the physical
+// limit reached; printed as text and written as JSON and CSV. Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "eval_result.pb.h"
+#include "nlohmann/json.hpp"
+#include "runner.pb.h"
+#include "task.pb.h"
+
+namespace sparseditto {
+
+// The least time the product can take on this device: the larger of moving the fewest bytes (A's
+// nonzero values once, B once, C once; indices not counted) at the measured copy bandwidth, and doing
+// 2 * nnz * n flops at the measured dense rate (tensor cores for fp16/bf16, plain fp32 for fp32).
+// 0 when the limits were not measured.
+double PhysicalLimitMs(v1::Dtype dtype, int64_t rows, int64_t cols, int64_t nnz, int64_t n,
+                       const v1::SetupTaskReply& device);
+
+struct BenchRow {
+  std::string task;
+  std::string dtype;
+  int64_t n = 0;
+  std::string best_kernel;           // empty: no seed was correct
+  double kernel_ms = 0;
+  std::vector<std::pair<std::string, double>> baselines_ms;  // name, ms (< 0: absent)
+  double speedup_over_best_baseline = 0;
+  double speedup_over_dense = 0;
+  double fraction_of_limit = 0;      // limit time / kernel time
+  std::string failures;              // seeds that failed, with their category
+};
+
+// Rows for one task from the evaluations of its seeds (any order). The best kernel per n is the
+// fastest correct seed at that n (a seed that was only SLOWER is correct).
+std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskReply& setup,
+                                    const std::vector<v1::EvalResult>& results, int64_t rows, int64_t cols);
+
+std::string FormatBenchTable(const std::vector<BenchRow>& rows);
+std::string BenchCsv(const std::vector<BenchRow>& rows);
+nlohmann::json BenchJson(const std::vector<BenchRow>& rows);
+
+// Geometric mean of speedup_over_best_baseline (or over a named baseline when `baseline` is set),
+// over rows with a correct kernel; 0 when none.
+double GeomeanSpeedup(const std::vector<BenchRow>& rows, const std::string& baseline = "");
+
+}  // namespace sparseditto

@@ -1,0 +1,92 @@
+#include "bench/bench_table.h"
+
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+v1::EvalResult Result(const std::string& id, v1::FailureCategory failure, std::vector<std::pair<int64_t, double>> ms) {
+  v1::EvalResult r;
+  r.set_candidate_id(id);
+  r.set_failure(failure);
+  for (auto [n, t] : ms) {
+    auto* timing = r.add_timings();
+    timing->set_n(n);
+    timing->set_median_ms(t);
+  }
+  return r;
+}
+
+v1::SetupTaskReply FakeSetup() {
+  v1::SetupTaskReply s;
+  s.set_matrix_nnz(1000000);
+  s.set_copy_bandwidth_gbs(4000);
+  s.set_tensor_tflops(800);
+  s.set_fp32_tflops(50);
+  for (int64_t n : {16, 2048}) {
+    auto& list = (*s.mutable_baselines())[n];
+    auto* dense = list.add_baselines();
+    dense->set_name("cublas_dense");
+    dense->set_available(true);
+    dense->mutable_timing()->set_median_ms(n == 16 ? 0.02 : 0.1);
+    auto* csr = list.add_baselines();
+    csr->set_name("cusparse_csr");
+    csr->set_available(true);
+    csr->mutable_timing()->set_median_ms(n == 16 ? 0.04 : 0.05);
+    auto* lt = list.add_baselines();
+    lt->set_name("cusparselt_2to4");
+    lt->set_available(false);
+  }
+  return s;
+}
+
+TEST(BenchTableTest, PhysicalLimitIsTheLargerOfBytesAndFlops) {
+  const v1::SetupTaskReply s = FakeSetup();
+  // fp16, 4096x4096, 1M nonzeros, n=16: bytes (1M + 2*65536) * 2 = 2.26 MB -> 0.000566 ms at 4 TB/s;
+  // flops 32M at 800 TFLOP/s -> 0.00004 ms: memory bound.
+  EXPECT_NEAR(PhysicalLimitMs(v1::DTYPE_FP16, 4096, 4096, 1000000, 16, s), 2.0 * (1e6 + 2 * 65536) / 4e12 * 1e3, 1e-9);
+  // fp32 at n = 2048: flops 4.1e9 at 50 TFLOP/s = 0.0819 ms > bytes 0.0349 ms.
+  EXPECT_NEAR(PhysicalLimitMs(v1::DTYPE_FP32, 4096, 4096, 1000000, 2048, s), 2.0 * 1e6 * 2048 / 50e12 * 1e3, 1e-9);
+  EXPECT_EQ(PhysicalLimitMs(v1::DTYPE_FP16, 1, 1, 1, 1, v1::SetupTaskReply()), 0);
+}
+
+TEST(BenchTableTest, RowsTakeTheFastestCorrectSeedPerNAndListFailures) {
+  v1::Task task;
+  task.set_name("t");
+  task.set_dtype(v1::DTYPE_FP16);
+  task.add_n(16);
+  task.add_n(2048);
+  const std::vector<v1::EvalResult> results = {
+      Result("fast_but_wrong", v1::FAILURE_CATEGORY_WRONG, {{16, 0.001}, {2048, 0.001}}),
+      Result("a", v1::FAILURE_CATEGORY_NONE, {{16, 0.01}, {2048, 0.2}}),
+      Result("b", v1::FAILURE_CATEGORY_SLOWER, {{16, 0.03}, {2048, 0.08}}),
+  };
+  const auto rows = MakeBenchRows(task, FakeSetup(), results, 4096, 4096);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].best_kernel, "a");
+  EXPECT_DOUBLE_EQ(rows[0].speedup_over_best_baseline, 0.02 / 0.01);
+  EXPECT_DOUBLE_EQ(rows[0].speedup_over_dense, 0.02 / 0.01);
+  EXPECT_EQ(rows[1].best_kernel, "b");
+  EXPECT_DOUBLE_EQ(rows[1].speedup_over_best_baseline, 0.05 / 0.08);
+  EXPECT_NE(rows[0].failures.find("fast_but_wrong:WRONG"), std::string::npos);
+  EXPECT_GT(rows[0].fraction_of_limit, 0);
+  EXPECT_NEAR(GeomeanSpeedup(rows), std::sqrt(2.0 * 0.625), 1e-12);
+  EXPECT_NEAR(GeomeanSpeedup(rows, "cusparse_csr"), std::sqrt(4.0 * 0.625), 1e-12);
+  const std::string table = FormatBenchTable(rows);
+  EXPECT_NE(table.find("cusparselt_2to4 absent"), std::string::npos);
+  EXPECT_NE(BenchCsv(rows).find("t,fp16,2048,b,"), std::string::npos);
+  EXPECT_EQ(BenchJson(rows)[1]["best_kernel"], "b");
+}
+
+TEST(BenchTableTest, NoCorrectSeedLeavesTheRowEmpty) {
+  v1::Task task;
+  task.add_n(16);
+  const auto rows = MakeBenchRows(task, FakeSetup(), {Result("x", v1::FAILURE_CATEGORY_CRASH, {})}, 10, 10);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].best_kernel.empty());
+  EXPECT_NE(FormatBenchTable(rows).find("(none correct)"), std::string::npos);
+  EXPECT_EQ(GeomeanSpeedup(rows), 0);
+}
+
+}  // namespace
+}  // namespace sparseditto

@@ -1,0 +1,147 @@
+// `sparseditto bench --suite FILE`: every seed that applies to each task of a suite, through the full
+// evaluator, against the baselines; a table (task, n, best kernel, time, baselines, speedups, fraction
+// of the physical limit) printed as it goes and written as bench.txt, bench.json and bench.csv.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+#include "bench/bench_table.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/install_paths.h"
+#include "common/status_format.h"
+#include "evaluator/compile/compile_pool.h"
+#include "evaluator/evaluator.h"
+#include "fmt/format.h"
+#include "kernels/seed_library.h"
+#include "task/task_loader.h"
+
+namespace sparseditto {
+namespace {
+
+struct BenchOptions {
+  std::string suite;
+  std::string name_filter;
+  std::string seeds_dir;
+  std::string out_dir;
+  std::string cache_dir;
+  double timing_seconds = 1.0;
+  int min_trials = 20;
+  int correctness_trials = 2;
+  bool finalist = false;
+};
+
+int RunBench(const BenchOptions& o) {
+  auto suite = LoadTaskFile(o.suite);
+  if (!suite.ok()) {
+    std::cerr << "sparseditto bench: " << suite.status().message() << "\n";
+    return kExitFailure;
+  }
+  auto seeds = LoadSeedLibrary(o.seeds_dir.empty() ? SeedLibraryDir() : o.seeds_dir);
+  if (!seeds.ok()) {
+    std::cerr << "sparseditto bench: " << seeds.status().message() << "\n";
+    return kExitFailure;
+  }
+  EvaluatorOptions options;
+  const std::string cache = o.cache_dir.empty() ? DefaultCacheDir() : o.cache_dir;
+  options.compiler.cache_directory = cache + "/compile";
+  options.baseline_cache_dir = cache + "/baselines";
+  options.compile.abi_include_dir = AbiIncludeDir();
+  options.runner.runner_path = RunnerPath();
+  options.runner_options.set_max_timing_seconds(o.timing_seconds);
+  options.runner_options.set_min_trials(o.min_trials);
+  options.runner_options.set_correctness_trials(o.correctness_trials);
+  options.runner_options.set_measure_device_limits(true);
+  auto evaluator = Evaluator::Create(options);
+  if (!evaluator.ok()) {
+    std::cerr << "sparseditto bench: " << evaluator.status().message() << "\n";
+    return kExitFailure;
+  }
+  const std::regex filter(o.name_filter.empty() ? ".*" : o.name_filter);
+  std::vector<v1::Task> tasks;
+  for (const auto& task : suite->tasks()) {
+    if (std::regex_search(task.name(), filter)) tasks.push_back(task);
+  }
+  // Every (task, seed) compile up front, on every core; the cache folds identical ones.
+  CompilePool pool(&(*evaluator)->compiler());
+  std::vector<std::vector<std::pair<const SeedKernel*, std::future<absl::StatusOr<CompileResult>>>>> compiles(tasks.size());
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    for (const SeedKernel& seed : *seeds) {
+      if (SeedAppliesTo(seed, tasks[t])) {
+        compiles[t].emplace_back(&seed, pool.Submit(seed.source, (*evaluator)->CompileOptionsFor(tasks[t])));
+      }
+    }
+  }
+  const std::string out_dir = o.out_dir.empty() ? "bench-" + std::filesystem::path(o.suite).stem().string() : o.out_dir;
+  std::filesystem::create_directories(out_dir);
+  std::vector<BenchRow> all_rows;
+  uint64_t check_seed = 1;
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const v1::Task& task = tasks[t];
+    auto setup = (*evaluator)->SetupTask(task);
+    if (!setup.ok()) {
+      std::cerr << fmt::format("{}: set-up failed: {}\n", task.name(), setup.status().message());
+      continue;
+    }
+    std::vector<v1::EvalResult> results;
+    for (auto& [seed, future] : compiles[t]) {
+      auto compiled = future.get();
+      v1::Candidate candidate;
+      candidate.set_id(seed->name);
+      candidate.set_task_name(task.name());
+      candidate.set_source(seed->source);
+      candidate.set_seed_name(seed->name);
+      if (!compiled.ok()) {
+        std::cerr << fmt::format("{}: {}: compiler: {}\n", task.name(), seed->name, compiled.status().message());
+        continue;
+      }
+      results.push_back((*evaluator)->Evaluate(task, candidate, o.finalist, check_seed++, &*compiled));
+      const auto& r = results.back();
+      if (r.failure() != v1::FAILURE_CATEGORY_NONE && r.failure() != v1::FAILURE_CATEGORY_SLOWER) {
+        std::cerr << fmt::format("  {} on {}: {}: {}\n", seed->name, task.name(), v1::FailureCategory_Name(r.failure()),
+                                 r.failure_detail().substr(0, 300));
+      }
+    }
+    const auto rows = MakeBenchRows(task, *setup, results, setup->matrix_rows(), setup->matrix_cols());
+    std::cout << FormatBenchTable(rows) << std::flush;
+    all_rows.insert(all_rows.end(), rows.begin(), rows.end());
+  }
+  std::string summary;
+  for (const char* dtype : {"fp32", "fp16", "bf16"}) {
+    std::vector<BenchRow> of_dtype;
+    for (const auto& r : all_rows) {
+      if (r.dtype == dtype) of_dtype.push_back(r);
+    }
+    if (of_dtype.empty()) continue;
+    summary += fmt::format("{}: geomean speedup of the best seed over the best baseline {:.2f}x, over cuSPARSE CSR "
+                           "{:.2f}x, over cuBLAS dense {:.2f}x ({} rows)\n",
+                           dtype, GeomeanSpeedup(of_dtype), GeomeanSpeedup(of_dtype, "cusparse_csr"),
+                           GeomeanSpeedup(of_dtype, "cublas_dense"), of_dtype.size());
+  }
+  std::cout << "\n" << summary;
+  std::ofstream(out_dir + "/bench.txt") << FormatBenchTable(all_rows) << "\n" << summary;
+  std::ofstream(out_dir + "/bench.csv") << BenchCsv(all_rows);
+  std::ofstream(out_dir + "/bench.json") << BenchJson(all_rows).dump(2) << "\n";
+  std::cout << "wrote " << out_dir << "/bench.{txt,json,csv}\n";
+  return kExitSuccess;
+}
+
+}  // namespace
+
+void RegisterBenchCommand(CLI::App& app, int* exit_code) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand("bench", "Evaluate the seed kernels of each suite task against the baselines");
+  cmd->add_option("--suite", o->suite, "Suite file: a task batch (configs/suites/*.yaml)")->required();
+  cmd->add_option("--name", o->name_filter, "Only tasks whose name matches this regular expression");
+  cmd->add_option("--seeds", o->seeds_dir, "Seed library folder (default: the installed kernels/seeds)");
+  cmd->add_option("--out", o->out_dir, "Folder for bench.txt, bench.json, bench.csv (default bench-<suite>)");
+  cmd->add_option("--cache", o->cache_dir, "Compile and baseline cache folder (default ~/.cache/sparseditto)");
+  cmd->add_option("--timing-seconds", o->timing_seconds, "Timing budget per n")->capture_default_str();
+  cmd->add_option("--min-trials", o->min_trials, "Timed trials at least")->capture_default_str();
+  cmd->add_option("--correctness-trials", o->correctness_trials, "Fresh-B checks per n")->capture_default_str();
+  cmd->add_flag("--finalist", o->finalist, "Run every seed through the finalist checks (sanitizers) too");
+  cmd->callback([o, exit_code] { *exit_code = RunBench(*o); });
+}
+
+}  // namespace sparseditto
