@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <regex>
 
 #include "bench/bench_table.h"
@@ -30,7 +31,16 @@ struct BenchOptions {
   int min_trials = 20;
   int correctness_trials = 2;
   bool finalist = false;
+  double stage_timeout = 60;
+  int max_faults = 2;  // a seed that crashes or hangs this often is skipped for the rest of the suite
 };
+
+// Writes the table so far (after every task, so an interrupted run still leaves its rows).
+void WriteBenchFiles(const std::string& dir, const std::vector<BenchRow>& rows, const std::string& summary) {
+  std::ofstream(dir + "/bench.txt") << FormatBenchTable(rows) << "\n" << summary;
+  std::ofstream(dir + "/bench.csv") << BenchCsv(rows);
+  std::ofstream(dir + "/bench.json") << BenchJson(rows).dump(2) << "\n";
+}
 
 int RunBench(const BenchOptions& o) {
   auto suite = LoadTaskFile(o.suite);
@@ -49,6 +59,7 @@ int RunBench(const BenchOptions& o) {
   options.baseline_cache_dir = cache + "/baselines";
   options.compile.abi_include_dir = AbiIncludeDir();
   options.runner.runner_path = RunnerPath();
+  options.runner.stage_timeout_seconds = o.stage_timeout;
   options.runner_options.set_max_timing_seconds(o.timing_seconds);
   options.runner_options.set_min_trials(o.min_trials);
   options.runner_options.set_correctness_trials(o.correctness_trials);
@@ -76,6 +87,7 @@ int RunBench(const BenchOptions& o) {
   const std::string out_dir = o.out_dir.empty() ? "bench-" + std::filesystem::path(o.suite).stem().string() : o.out_dir;
   std::filesystem::create_directories(out_dir);
   std::vector<BenchRow> all_rows;
+  std::map<std::string, int> faults;  // by seed
   uint64_t check_seed = 1;
   for (size_t t = 0; t < tasks.size(); ++t) {
     const v1::Task& task = tasks[t];
@@ -92,12 +104,18 @@ int RunBench(const BenchOptions& o) {
       candidate.set_task_name(task.name());
       candidate.set_source(seed->source);
       candidate.set_seed_name(seed->name);
+      if (faults[seed->name] >= o.max_faults) {
+        std::cerr << fmt::format("  {} on {}: skipped after {} crashes or timeouts\n", seed->name, task.name(),
+                                 faults[seed->name]);
+        continue;
+      }
       if (!compiled.ok()) {
         std::cerr << fmt::format("{}: {}: compiler: {}\n", task.name(), seed->name, compiled.status().message());
         continue;
       }
       results.push_back((*evaluator)->Evaluate(task, candidate, o.finalist, check_seed++, &*compiled));
       const auto& r = results.back();
+      if (r.failure() == v1::FAILURE_CATEGORY_CRASH || r.failure() == v1::FAILURE_CATEGORY_TIMEOUT) ++faults[seed->name];
       if (r.failure() != v1::FAILURE_CATEGORY_NONE && r.failure() != v1::FAILURE_CATEGORY_SLOWER) {
         std::cerr << fmt::format("  {} on {}: {}: {}\n", seed->name, task.name(), v1::FailureCategory_Name(r.failure()),
                                  r.failure_detail().substr(0, 300));
@@ -106,6 +124,7 @@ int RunBench(const BenchOptions& o) {
     const auto rows = MakeBenchRows(task, *setup, results, setup->matrix_rows(), setup->matrix_cols());
     std::cout << FormatBenchTable(rows) << std::flush;
     all_rows.insert(all_rows.end(), rows.begin(), rows.end());
+    WriteBenchFiles(out_dir, all_rows, "");
   }
   std::string summary;
   for (const char* dtype : {"fp32", "fp16", "bf16"}) {
@@ -120,9 +139,7 @@ int RunBench(const BenchOptions& o) {
                            GeomeanSpeedup(of_dtype, "cublas_dense"), of_dtype.size());
   }
   std::cout << "\n" << summary;
-  std::ofstream(out_dir + "/bench.txt") << FormatBenchTable(all_rows) << "\n" << summary;
-  std::ofstream(out_dir + "/bench.csv") << BenchCsv(all_rows);
-  std::ofstream(out_dir + "/bench.json") << BenchJson(all_rows).dump(2) << "\n";
+  WriteBenchFiles(out_dir, all_rows, summary);
   std::cout << "wrote " << out_dir << "/bench.{txt,json,csv}\n";
   return kExitSuccess;
 }
@@ -141,6 +158,9 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--min-trials", o->min_trials, "Timed trials at least")->capture_default_str();
   cmd->add_option("--correctness-trials", o->correctness_trials, "Fresh-B checks per n")->capture_default_str();
   cmd->add_flag("--finalist", o->finalist, "Run every seed through the finalist checks (sanitizers) too");
+  cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
+  cmd->add_option("--max-faults", o->max_faults, "Skip a seed after this many crashes or timeouts")
+      ->capture_default_str();
   cmd->callback([o, exit_code] { *exit_code = RunBench(*o); });
 }
 
