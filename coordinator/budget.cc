@@ -1,0 +1,85 @@
+#include "coordinator/budget.h"
+
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+constexpr int64_t kDefaultMaxEvaluations = 200;  // task/task_loader.h's default
+
+}  // namespace
+
+std::string_view StopReasonName(StopReason reason) {
+  switch (reason) {
+    case StopReason::kNone: return "none";
+    case StopReason::kEvaluations: return "evaluations";
+    case StopReason::kWallTime: return "wall_time";
+    case StopReason::kTokens: return "tokens";
+    case StopReason::kMoney: return "money";
+    case StopReason::kStagnation: return "stagnation";
+    case StopReason::kExhausted: return "exhausted";
+  }
+  return "unknown";
+}
+
+BudgetTracker::BudgetTracker(const v1::Budget& limits, int64_t max_wasted_in_a_row)
+    : limits_(limits), max_wasted_in_a_row_(max_wasted_in_a_row) {
+  if (limits_.max_evaluations() <= 0) limits_.set_max_evaluations(kDefaultMaxEvaluations);
+}
+
+void BudgetTracker::AddCost(const Cost& cost) {
+  spent_.set_wall_seconds(spent_.wall_seconds() + cost.wall_seconds);
+  spent_.set_tokens(spent_.tokens() + cost.tokens);
+  spent_.set_money_usd(spent_.money_usd() + cost.money_usd);
+}
+
+void BudgetTracker::RecordEvaluation(bool improved_best) {
+  spent_.set_evaluations(spent_.evaluations() + 1);
+  spent_.set_evaluations_since_improvement(improved_best ? 0 : spent_.evaluations_since_improvement() + 1);
+}
+
+void BudgetTracker::RecordNewCandidate() { spent_.set_wasted_in_a_row(0); }
+
+void BudgetTracker::RecordWasted(bool duplicate) {
+  if (duplicate) spent_.set_duplicates(spent_.duplicates() + 1);
+  spent_.set_wasted_in_a_row(spent_.wasted_in_a_row() + 1);
+}
+
+StopReason BudgetTracker::Check() const {
+  if (spent_.evaluations() >= limits_.max_evaluations()) return StopReason::kEvaluations;
+  if (limits_.max_wall_seconds() > 0 && spent_.wall_seconds() >= limits_.max_wall_seconds()) {
+    return StopReason::kWallTime;
+  }
+  if (limits_.max_tokens() > 0 && spent_.tokens() >= limits_.max_tokens()) return StopReason::kTokens;
+  if (limits_.max_money_usd() > 0 && spent_.money_usd() >= limits_.max_money_usd()) return StopReason::kMoney;
+  if (limits_.stagnation_evaluations() > 0 &&
+      spent_.evaluations_since_improvement() >= limits_.stagnation_evaluations()) {
+    return StopReason::kStagnation;
+  }
+  if (max_wasted_in_a_row_ > 0 && spent_.wasted_in_a_row() >= max_wasted_in_a_row_) return StopReason::kExhausted;
+  return StopReason::kNone;
+}
+
+std::string BudgetTracker::Explain(StopReason reason) const {
+  switch (reason) {
+    case StopReason::kNone: return "";
+    case StopReason::kEvaluations:
+      return fmt::format("max_evaluations {} reached", limits_.max_evaluations());
+    case StopReason::kWallTime:
+      return fmt::format("max_wall_seconds {} reached ({:.1f} s spent)", limits_.max_wall_seconds(),
+                         spent_.wall_seconds());
+    case StopReason::kTokens:
+      return fmt::format("max_tokens {} reached ({} spent)", limits_.max_tokens(), spent_.tokens());
+    case StopReason::kMoney:
+      return fmt::format("max_money_usd {} reached ({:.2f} spent)", limits_.max_money_usd(), spent_.money_usd());
+    case StopReason::kStagnation:
+      return fmt::format("no improvement of the best in {} evaluations (stagnation_evaluations)",
+                         spent_.evaluations_since_improvement());
+    case StopReason::kExhausted:
+      return fmt::format("{} proposals in a row brought no new candidate (duplicates or refused mutations)",
+                         spent_.wasted_in_a_row());
+  }
+  return "";
+}
+
+}  // namespace sparseditto

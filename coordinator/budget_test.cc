@@ -1,0 +1,63 @@
+#include "coordinator/budget.h"
+
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+TEST(BudgetTrackerTest, StopsAtTheFirstLimitReached) {
+  struct Case {
+    const char* name;
+    v1::Budget limits;
+    int evaluations, improving_at;  // evaluations recorded; the one (1-based) that improves, 0: none
+    Cost cost;
+    int wasted;
+    StopReason want;
+  };
+  auto budget = [](int64_t evals, double wall, int64_t tokens, double money, int stagnation) {
+    v1::Budget b;
+    b.set_max_evaluations(evals);
+    b.set_max_wall_seconds(wall);
+    b.set_max_tokens(tokens);
+    b.set_max_money_usd(money);
+    b.set_stagnation_evaluations(stagnation);
+    return b;
+  };
+  const Case cases[] = {
+      {"fresh", budget(10, 0, 0, 0, 0), 0, 0, {}, 0, StopReason::kNone},
+      {"evaluations", budget(10, 0, 0, 0, 0), 10, 1, {}, 0, StopReason::kEvaluations},
+      {"default_evaluations", budget(0, 0, 0, 0, 0), 199, 1, {}, 0, StopReason::kNone},
+      {"default_evaluations_reached", budget(0, 0, 0, 0, 0), 200, 1, {}, 0, StopReason::kEvaluations},
+      {"wall", budget(10, 60, 0, 0, 0), 1, 1, {.wall_seconds = 60}, 0, StopReason::kWallTime},
+      {"wall_no_limit", budget(10, 0, 0, 0, 0), 1, 1, {.wall_seconds = 1e9}, 0, StopReason::kNone},
+      {"tokens", budget(10, 0, 1000, 0, 0), 1, 1, {.tokens = 1000}, 0, StopReason::kTokens},
+      {"money", budget(10, 0, 0, 2.5, 0), 1, 1, {.money_usd = 2.6}, 0, StopReason::kMoney},
+      {"stagnation", budget(100, 0, 0, 0, 5), 6, 1, {}, 0, StopReason::kStagnation},
+      {"improved_recently", budget(100, 0, 0, 0, 5), 6, 2, {}, 0, StopReason::kNone},
+      {"exhausted", budget(100, 0, 0, 0, 0), 0, 0, {}, 4, StopReason::kExhausted},
+      {"evaluations_first", budget(5, 1, 0, 0, 0), 5, 1, {.wall_seconds = 2}, 4, StopReason::kEvaluations},
+  };
+  for (const Case& c : cases) {
+    BudgetTracker tracker(c.limits, /*max_wasted_in_a_row=*/4);
+    tracker.AddCost(c.cost);
+    for (int i = 1; i <= c.evaluations; ++i) tracker.RecordEvaluation(i == c.improving_at);
+    for (int i = 0; i < c.wasted; ++i) tracker.RecordWasted(i % 2 == 0);
+    EXPECT_EQ(tracker.Check(), c.want) << c.name << ": " << tracker.Explain(tracker.Check());
+    EXPECT_EQ(tracker.Explain(tracker.Check()).empty(), c.want == StopReason::kNone) << c.name;
+  }
+}
+
+TEST(BudgetTrackerTest, WastedRunsResetOnANewCandidate) {
+  BudgetTracker tracker(v1::Budget(), 3);
+  tracker.RecordWasted(true);
+  tracker.RecordWasted(false);
+  tracker.RecordNewCandidate();
+  tracker.RecordWasted(true);
+  EXPECT_EQ(tracker.spent().duplicates(), 2);
+  EXPECT_EQ(tracker.spent().wasted_in_a_row(), 1);
+  EXPECT_EQ(tracker.Check(), StopReason::kNone);
+  EXPECT_EQ(StopReasonName(StopReason::kExhausted), "exhausted");
+}
+
+}  // namespace
+}  // namespace sparseditto

@@ -1,0 +1,273 @@
+#include "coordinator/coordinator.h"
+
+#include <set>
+
+#include "common/status_macros.h"
+#include "coordinator/step_rng.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+constexpr uint32_t kStateFormatVersion = 1;
+
+std::string DefaultMutatorName(v1::MutatorKind kind) {
+  switch (kind) {
+    case v1::MUTATOR_KIND_OPENAI_COMPATIBLE: return "openai";
+    case v1::MUTATOR_KIND_ANTHROPIC: return "anthropic";
+    case v1::MUTATOR_KIND_COMMAND: return "command";
+    default: return "builtin";
+  }
+}
+
+// The task's mutators by weight; a task without any gets the built-in one.
+v1::MutatorSpec ChooseMutator(const v1::Task& task, Rng& rng) {
+  v1::MutatorSpec builtin;
+  builtin.set_kind(v1::MUTATOR_KIND_BUILTIN);
+  builtin.set_weight(1);
+  double total = 0;
+  for (const auto& m : task.mutators()) total += m.weight() > 0 ? m.weight() : 0;
+  const double u = rng.Uniform();
+  if (task.mutators().empty()) return builtin;
+  if (!(total > 0)) return task.mutators(0);
+  double target = u * total;
+  for (const auto& m : task.mutators()) {
+    const double w = m.weight() > 0 ? m.weight() : 0;
+    if (target < w) return m;
+    target -= w;
+  }
+  for (int i = task.mutators_size(); i-- > 0;) {
+    if (task.mutators(i).weight() > 0) return task.mutators(i);
+  }
+  return task.mutators(0);
+}
+
+}  // namespace
+
+absl::StatusOr<coordinator::SearchState> ParseSearchState(const std::string& bytes) {
+  coordinator::SearchState state;
+  if (!state.ParseFromString(bytes)) return absl::InvalidArgumentError("bytes are not a serialised SearchState");
+  return state;
+}
+
+absl::Status CoordinatorOptions::Validate() const {
+  auto bad = [](std::string what) { return absl::InvalidArgumentError("coordinator options: " + what); };
+  if (num_islands < 1) return bad(fmt::format("num_islands must be >= 1, got {}", num_islands));
+  if (island_capacity < 1) return bad(fmt::format("island_capacity must be >= 1, got {}", island_capacity));
+  if (evaluations_per_generation < 1) {
+    return bad(fmt::format("evaluations_per_generation must be >= 1, got {}", evaluations_per_generation));
+  }
+  if (migration_interval < 1) return bad(fmt::format("migration_interval must be >= 1, got {}", migration_interval));
+  if (!(migration_fraction > 0 && migration_fraction <= 1)) {
+    return bad(fmt::format("migration_fraction must be in (0, 1], got {}", migration_fraction));
+  }
+  if (!(selection.exploration_ratio >= 0 && selection.exploration_ratio <= 1)) {
+    return bad(fmt::format("exploration_ratio must be in [0, 1], got {}", selection.exploration_ratio));
+  }
+  if (!(selection.child_penalty_alpha >= 0)) {
+    return bad(fmt::format("child_penalty_alpha must be >= 0, got {}", selection.child_penalty_alpha));
+  }
+  if (!(crossover_probability >= 0 && crossover_probability <= 1)) {
+    return bad(fmt::format("crossover_probability must be in [0, 1], got {}", crossover_probability));
+  }
+  if (inspiration_top_k < 0 || inspiration_diverse_k < 0 || max_wasted_in_a_row < 0) {
+    return bad("inspiration counts and max_wasted_in_a_row must be >= 0");
+  }
+  std::set<std::string> names;
+  for (const auto& f : features) {
+    if (!names.insert(f.Name()).second) return bad(fmt::format("feature dimension '{}' given twice", f.Name()));
+  }
+  return absl::OkStatus();
+}
+
+std::string CoordinatorOptions::Fingerprint() const {
+  std::vector<std::string> specs;
+  for (const auto& f : features) specs.push_back(f.Spec());
+  return fmt::format(
+      "islands={} capacity={} evaluations_per_generation={} migration_interval={} migration_fraction={} "
+      "features=[{}] exploration={} alpha={} crossover={} inspirations={}+{} max_wasted_in_a_row={}",
+      num_islands, island_capacity, evaluations_per_generation, migration_interval, migration_fraction,
+      fmt::join(specs, ";"), selection.exploration_ratio, selection.child_penalty_alpha, crossover_probability,
+      inspiration_top_k, inspiration_diverse_k, max_wasted_in_a_row);
+}
+
+Coordinator::Coordinator(const v1::Task& task, CoordinatorOptions options)
+    : task_(task),
+      options_(std::move(options)),
+      archive_(options_.features),
+      islands_(options_.num_islands, options_.island_capacity),
+      budget_(task.budget(), options_.max_wasted_in_a_row) {}
+
+absl::StatusOr<Coordinator> Coordinator::Create(const v1::Task& task, CoordinatorOptions options) {
+  SD_RETURN_IF_ERROR(options.Validate());
+  return Coordinator(task, std::move(options));
+}
+
+absl::StatusOr<Coordinator> Coordinator::Restore(const v1::Task& task, CoordinatorOptions options,
+                                                 const coordinator::SearchState& state) {
+  SD_RETURN_IF_ERROR(options.Validate());
+  if (state.format_version() != kStateFormatVersion) {
+    return absl::InvalidArgumentError(fmt::format("search state format {} is not {}", state.format_version(),
+                                                  kStateFormatVersion));
+  }
+  if (state.task_name() != task.name() || state.run_seed() != task.seed()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "search state is of task '{}' seed {}, not task '{}' seed {}", state.task_name(), state.run_seed(),
+        task.name(), task.seed()));
+  }
+  if (state.config() != options.Fingerprint()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "search state was saved under other coordinator options:\n  saved: {}\n  now:   {}", state.config(),
+        options.Fingerprint()));
+  }
+  if (state.generation() < 0 || state.evaluations_in_generation() < 0 || state.next_candidate_number() < 1) {
+    return absl::InvalidArgumentError("search state holds negative counters");
+  }
+  Coordinator c(task, std::move(options));
+  SD_RETURN_IF_ERROR(c.archive_.LoadFrom(state));
+  SD_RETURN_IF_ERROR(c.islands_.LoadFrom(state));
+  SD_RETURN_IF_ERROR(c.hashes_.LoadFrom(state));
+  for (const auto& entry : state.children()) {
+    if (!c.children_.emplace(entry.candidate_id(), entry.children()).second) {
+      return absl::InvalidArgumentError(
+          fmt::format("child count of '{}' appears twice in the search state", entry.candidate_id()));
+    }
+  }
+  c.budget_.Load(state.spent());
+  c.step_ = state.step();
+  c.generation_ = state.generation();
+  c.evaluations_in_generation_ = state.evaluations_in_generation();
+  c.next_candidate_number_ = state.next_candidate_number();
+  return c;
+}
+
+coordinator::SearchState Coordinator::SaveState() const {
+  coordinator::SearchState state;
+  state.set_format_version(kStateFormatVersion);
+  state.set_task_name(task_.name());
+  state.set_run_seed(task_.seed());
+  state.set_config(options_.Fingerprint());
+  state.set_step(step_);
+  state.set_generation(generation_);
+  state.set_evaluations_in_generation(evaluations_in_generation_);
+  state.set_next_candidate_number(next_candidate_number_);
+  *state.mutable_spent() = budget_.spent();
+  archive_.SaveTo(&state);
+  islands_.SaveTo(&state);
+  hashes_.SaveTo(&state);
+  for (const auto& [id, count] : children_) {
+    coordinator::ChildCount* entry = state.add_children();
+    entry->set_candidate_id(id);
+    entry->set_children(count);
+  }
+  return state;
+}
+
+std::string Coordinator::NextCandidateId() {
+  return fmt::format("{}.{:06d}", task_.name(), next_candidate_number_++);
+}
+
+void Coordinator::StampSeed(size_t seed_index, v1::Candidate* seed) {
+  seed->set_id(NextCandidateId());
+  seed->set_island(static_cast<int32_t>(seed_index % islands_.size()));
+}
+
+void Coordinator::StampChild(const MutationPlan& plan, v1::Candidate* child) {
+  child->set_id(NextCandidateId());
+  child->set_island(plan.island);
+}
+
+absl::StatusOr<std::optional<std::string>> Coordinator::RegisterCandidate(const v1::Candidate& candidate) {
+  if (candidate.task_name() != task_.name()) {
+    return absl::InvalidArgumentError(fmt::format("candidate '{}' is of task '{}', not '{}'", candidate.id(),
+                                                  candidate.task_name(), task_.name()));
+  }
+  if (candidate.id().empty() || candidate.source_hash().empty()) {
+    return absl::InvalidArgumentError("a registered candidate needs an id and a source hash");
+  }
+  std::optional<std::string> earlier = hashes_.FindOrAdd(candidate.source_hash(), candidate.id());
+  if (earlier) {
+    budget_.RecordWasted(/*duplicate=*/true);
+  } else {
+    budget_.RecordNewCandidate();
+  }
+  return earlier;
+}
+
+void Coordinator::RecordFailedMutation() { budget_.RecordWasted(/*duplicate=*/false); }
+
+absl::StatusOr<MutationPlan> Coordinator::PlanMutation() {
+  if (archive_.cells().empty()) {
+    return absl::FailedPreconditionError("no correct candidate yet: nothing to mutate");
+  }
+  MutationPlan plan;
+  plan.step = step_++;
+  Rng rng = StepRng(task_.seed(), task_.name(), "plan", plan.step);
+  plan.mutator_seed = rng.Next();
+  plan.island = static_cast<int>(plan.step % static_cast<uint64_t>(islands_.size()));
+  const v1::MutatorSpec spec = ChooseMutator(task_, rng);
+  plan.mutator = spec.name().empty() ? DefaultMutatorName(spec.kind()) : spec.name();
+  plan.mutator_kind = spec.kind();
+  const bool builtin = spec.kind() == v1::MUTATOR_KIND_BUILTIN;
+  const auto& island = islands_.members(plan.island);
+  std::optional<ParentPick> parent = SelectParent(archive_, island, children_, options_.selection, builtin, rng);
+  if (!parent) {
+    budget_.RecordWasted(/*duplicate=*/false);
+    return absl::FailedPreconditionError(
+        fmt::format("plan {}: no candidate has a tunable the {} mutator can change", plan.step, plan.mutator));
+  }
+  plan.parent_id = parent->member.candidate_id();
+  plan.explored = parent->explored;
+  std::optional<coordinator::IslandMember> mate;
+  if (rng.Uniform() < options_.crossover_probability) {
+    mate = SelectMate(archive_, island, children_, options_.selection, parent->member, builtin, rng);
+  }
+  if (mate) plan.mate_id = mate->candidate_id();
+  if (builtin) {
+    plan.op = mate ? v1::MUTATION_OPERATOR_TUNE_CROSSOVER : v1::MUTATION_OPERATOR_TUNE;
+  } else {
+    plan.op = mate ? v1::MUTATION_OPERATOR_LLM_CROSSOVER : v1::MUTATION_OPERATOR_LLM_DIFF;
+    plan.inspiration_ids = SelectInspirations(archive_, plan.parent_id, options_.inspiration_top_k,
+                                              options_.inspiration_diverse_k, rng);
+  }
+  ++children_[plan.parent_id];
+  if (mate) ++children_[plan.mate_id];
+  return plan;
+}
+
+absl::StatusOr<ReportOutcome> Coordinator::ReportResult(const v1::Candidate& candidate,
+                                                        const v1::EvalResult& result, const Cost& cost) {
+  if (candidate.task_name() != task_.name() || result.candidate_id() != candidate.id()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "result of '{}' for candidate '{}' of task '{}' does not belong to this search of task '{}'",
+        result.candidate_id(), candidate.id(), candidate.task_name(), task_.name()));
+  }
+  if (candidate.island() < 0 || candidate.island() >= islands_.size()) {
+    return absl::InvalidArgumentError(fmt::format("candidate '{}': island {} is not in [0, {})", candidate.id(),
+                                                  candidate.island(), islands_.size()));
+  }
+  SD_RETURN_IF_ERROR(hashes_.MarkEvaluated(candidate.source_hash(), candidate.id()));
+  ReportOutcome outcome;
+  budget_.AddCost(cost);
+  outcome.archive = archive_.Insert(candidate, result);
+  if (outcome.archive.accepted) {
+    coordinator::IslandMember member;
+    member.set_candidate_id(candidate.id());
+    member.set_fitness(result.fitness());
+    member.set_seed_name(candidate.seed_name());
+    member.set_movable_tunables(MovableTunables(candidate));
+    outcome.joined_island = islands_.Add(candidate.island(), member);
+  }
+  budget_.RecordEvaluation(outcome.archive.improved_best);
+  if (++evaluations_in_generation_ >= options_.evaluations_per_generation) {
+    evaluations_in_generation_ = 0;
+    ++generation_;
+    if (generation_ % options_.migration_interval == 0) {
+      outcome.migrations = islands_.Migrate(options_.migration_fraction);
+    }
+  }
+  outcome.stop = budget_.Check();
+  return outcome;
+}
+
+}  // namespace sparseditto

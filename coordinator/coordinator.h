@@ -1,0 +1,144 @@
+// The coordinator's search logic for one task: which parent to mutate next and how, what to keep,
+// when to stop. No storage, no network, no clock: the search loop (embedded or distributed) feeds it
+// candidates and results and persists SaveState() beside them (e.g. in store::RunState.rng_state).
+//
+// A search loop over it:
+//   seeds = SeedCandidates(task, library)                  (mutators/builtin/builtin_mutator.h)
+//   for i, seed: coordinator.StampSeed(i, &seed); RegisterCandidate; evaluate; ReportResult
+//   while coordinator.CheckStop() == kNone:
+//     plan = PlanMutation()                                (FailedPrecondition: nothing to mutate now)
+//     child = mutator(plan)  with Rng(plan.mutator_seed);  refused: RecordFailedMutation()
+//     StampChild(plan, &child)
+//     if RegisterCandidate(child) names an earlier id: reuse that id's result; do not evaluate
+//     else evaluate; ReportResult(child, result, cost)
+//
+// Determinism: plan i draws only from StepRng(task.seed, task.name, "plan", i); ids, islands and
+// generations are counters; every container is ordered. The same task, options and sequence of
+// results give the same plans, and Restore(SaveState()) at any point continues identically.
+// Errors: InvalidArgument for bad options, a candidate or result of another task, an island out of
+// range, or a state that does not parse; FailedPrecondition for a state saved under other options or
+// another task, a result reported twice or for a duplicate, and a plan with no eligible parent.
+// Thread-safety: none; one thread drives a coordinator (one per task).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "candidate.pb.h"
+#include "coordinator.pb.h"
+#include "coordinator/budget.h"
+#include "coordinator/duplicate_index.h"
+#include "coordinator/islands.h"
+#include "coordinator/map_elites.h"
+#include "coordinator/parent_selection.h"
+#include "eval_result.pb.h"
+#include "task.pb.h"
+
+namespace sparseditto {
+
+// InvalidArgument when `bytes` is not a serialised SearchState.
+absl::StatusOr<coordinator::SearchState> ParseSearchState(const std::string& bytes);
+
+struct CoordinatorOptions {
+  int num_islands = 4;
+  int island_capacity = 32;
+  int evaluations_per_generation = 8;  // a generation ends after this many reported results
+  int migration_interval = 4;          // migrate when the generation count is a multiple of this
+  double migration_fraction = 0.25;    // top fraction of each island copied to the next
+  std::vector<FeatureDimension> features = DefaultFeatureDimensions();
+  SelectionOptions selection;
+  double crossover_probability = 0.2;  // of a plan being a crossover (when a mate exists)
+  int inspiration_top_k = 3;
+  int inspiration_diverse_k = 2;
+  int64_t max_wasted_in_a_row = 200;   // StopReason::kExhausted; 0: never
+
+  absl::Status Validate() const;
+  // Every option in one line; a state records it and Restore refuses a different one.
+  std::string Fingerprint() const;
+};
+
+struct MutationPlan {
+  uint64_t step = 0;
+  int island = 0;                       // the child's island
+  std::string mutator;                  // MutatorSpec.name
+  v1::MutatorKind mutator_kind = v1::MUTATOR_KIND_BUILTIN;
+  v1::MutationOperator op = v1::MUTATION_OPERATOR_TUNE;  // TUNE, TUNE_CROSSOVER, LLM_DIFF, LLM_CROSSOVER
+  std::string parent_id;
+  std::string mate_id;                  // crossover only
+  std::vector<std::string> inspiration_ids;
+  bool explored = false;                // parent drawn uniformly among archive cells
+  uint64_t mutator_seed = 0;            // seed of the mutator's Rng for this plan
+};
+
+struct ReportOutcome {
+  InsertOutcome archive;
+  bool joined_island = false;
+  std::vector<Migration> migrations;  // when this result ended a migrating generation
+  StopReason stop = StopReason::kNone;
+};
+
+class Coordinator {
+ public:
+  static absl::StatusOr<Coordinator> Create(const v1::Task& task, CoordinatorOptions options);
+  static absl::StatusOr<Coordinator> Restore(const v1::Task& task, CoordinatorOptions options,
+                                             const coordinator::SearchState& state);
+  // The state holds no map fields, so SaveState().SerializeAsString() is deterministic: equal states
+  // give equal bytes. ParseSearchState reads them back.
+  coordinator::SearchState SaveState() const;
+
+  // "<task>.000001", "<task>.000002", ...: unique within a run (the task name is unique in a batch).
+  std::string NextCandidateId();
+  // Sets id and island (round robin over islands by seed index) of a seed candidate.
+  void StampSeed(size_t seed_index, v1::Candidate* seed);
+  // Sets id and island (plan.island) of a child made from `plan`.
+  void StampChild(const MutationPlan& plan, v1::Candidate* child);
+
+  // Registers a proposal's source hash. Returns the id of an earlier candidate with the same normalised
+  // source (the caller reuses its result and does not evaluate this one), or nullopt for a new source.
+  // InvalidArgument for a candidate of another task, without an id or without a source hash.
+  absl::StatusOr<std::optional<std::string>> RegisterCandidate(const v1::Candidate& candidate);
+  // The mutator refused a plan (e.g. crossover parents that differ too little).
+  void RecordFailedMutation();
+
+  // The next mutation. FailedPrecondition while the archive is empty (no step is used), or when the
+  // mutator drawn needs a parent with movable tunables and none exists (the step is used and counted
+  // as wasted, so a later plan draws anew).
+  absl::StatusOr<MutationPlan> PlanMutation();
+
+  // Takes an evaluated candidate (registered, not a duplicate, not reported before) into the archive
+  // and its island, and spends the budget.
+  absl::StatusOr<ReportOutcome> ReportResult(const v1::Candidate& candidate, const v1::EvalResult& result,
+                                             const Cost& cost);
+  // Costs outside evaluations (tokens of an LLM proposal that came to nothing).
+  void AddCost(const Cost& cost) { budget_.AddCost(cost); }
+
+  StopReason CheckStop() const { return budget_.Check(); }
+  std::string ExplainStop() const { return budget_.Explain(budget_.Check()); }
+
+  const MapElitesArchive& archive() const { return archive_; }
+  const IslandModel& islands() const { return islands_; }
+  const coordinator::Spent& spent() const { return budget_.spent(); }
+  const ChildCounts& children() const { return children_; }
+  uint64_t step() const { return step_; }
+  int64_t generation() const { return generation_; }
+
+ private:
+  Coordinator(const v1::Task& task, CoordinatorOptions options);
+
+  v1::Task task_;
+  CoordinatorOptions options_;
+  MapElitesArchive archive_;
+  IslandModel islands_;
+  DuplicateIndex hashes_;
+  BudgetTracker budget_;
+  ChildCounts children_;
+  uint64_t step_ = 0;
+  int64_t generation_ = 0;
+  int64_t evaluations_in_generation_ = 0;
+  int64_t next_candidate_number_ = 1;
+};
+
+}  // namespace sparseditto

@@ -1,0 +1,79 @@
+#include "coordinator/testing/fake_evaluator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernel_abi/tunables.h"
+
+namespace sparseditto::testing {
+
+v1::EvalResult FakeEvaluator::Score(const v1::Candidate& candidate) const {
+  v1::EvalResult r;
+  r.set_candidate_id(candidate.id());
+  r.set_task_name(candidate.task_name());
+  auto tunables = ParseTunables(candidate.source());
+  if (!tunables.ok()) {
+    r.set_stage_reached(v1::EVAL_STAGE_COMPILE);
+    r.set_failure(v1::FAILURE_CATEGORY_COMPILE);
+    r.set_failure_detail(std::string(tunables.status().message()));
+    return r;
+  }
+  std::map<std::string, std::string> values;
+  int index_sum = 0;
+  for (const v1::Tunable& t : *tunables) {
+    values[t.name()] = t.value();
+    const auto& allowed = t.allowed_values();
+    index_sum += static_cast<int>(std::find(allowed.begin(), allowed.end(), t.value()) - allowed.begin());
+  }
+  for (const FakeFailureRule& rule : landscape_.failures) {
+    const bool matches = std::all_of(rule.when.begin(), rule.when.end(), [&](const auto& kv) {
+      auto it = values.find(kv.first);
+      return it != values.end() && it->second == kv.second;
+    });
+    if (matches) {
+      r.set_failure(rule.category);
+      r.set_stage_reached(rule.category == v1::FAILURE_CATEGORY_COMPILE ? v1::EVAL_STAGE_COMPILE
+                                                                         : v1::EVAL_STAGE_FULL_CORRECTNESS);
+      r.set_failure_detail("fake failure rule");
+      return r;
+    }
+  }
+  v1::KernelResources* resources = r.add_resources();
+  resources->set_arch("sm_90");
+  resources->set_kernel_name("fake");
+  resources->set_registers(24 + 8 * index_sum);
+  double distance2 = 0;
+  auto optimum = landscape_.optimum.find(candidate.seed_name());
+  if (optimum != landscape_.optimum.end()) {
+    for (const v1::Tunable& t : *tunables) {
+      auto best = optimum->second.find(t.name());
+      if (best == optimum->second.end() || t.allowed_values_size() < 2) continue;
+      const auto& allowed = t.allowed_values();
+      const double at = std::find(allowed.begin(), allowed.end(), t.value()) - allowed.begin();
+      const double want = std::find(allowed.begin(), allowed.end(), best->second) - allowed.begin();
+      const double d = (at - want) / (allowed.size() - 1);
+      distance2 += d * d;
+    }
+  }
+  auto peak = landscape_.peak.find(candidate.seed_name());
+  const double fitness = (peak == landscape_.peak.end() ? 1.0 : peak->second) *
+                         std::exp(-distance2 / (2 * landscape_.width * landscape_.width));
+  r.set_fitness(fitness);
+  r.set_stage_reached(v1::EVAL_STAGE_DONE);
+  r.set_failure(fitness < landscape_.slower_below ? v1::FAILURE_CATEGORY_SLOWER : v1::FAILURE_CATEGORY_NONE);
+  return r;
+}
+
+v1::EvalResult FakeEvaluator::Evaluate(const v1::Candidate& candidate) {
+  ++calls_;
+  ++calls_by_hash_[candidate.source_hash()];
+  return Score(candidate);
+}
+
+double FakeEvaluator::BestPossible() const {
+  double best = 0;
+  for (const auto& [seed, peak] : landscape_.peak) best = std::max(best, peak);
+  return best;
+}
+
+}  // namespace sparseditto::testing
