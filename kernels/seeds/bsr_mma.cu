@@ -1,0 +1,396 @@
+// Block-sparse (BSR) SpMM on tensor cores: mma.sync.m16n8k16, fp16/bf16 operands, fp32 accumulators.
+//
+// Strategy: the block-sparse GEMM of Triton/OpenAI blocksparse and cuSPARSE bsrmm. A is re-blocked into
+// BSR with square BLOCK x BLOCK dense blocks (BLOCK = the task's block size: 16, 32 or 64). One CTA owns
+// one block-row x N_TILE columns of C and walks the nonzero blocks of its block-row: for each it stages
+// the A block and the BLOCK x N_TILE slab of B (the rows of the block's column) into XOR-swizzled shared
+// memory through a STAGES-deep cp.async pipeline, reads fragments with ldmatrix (.trans for B) and
+// issues mma.sync with fp32 accumulators; C is stored once, converted to the dtype. Block-rows are
+// launched heaviest first (longest-processing-time order). For n <= SMALL_N_MAX a second instance with
+// a 16-column tile and BLOCK/16 warps is used.
+// prepare builds: block-row pointers, block-column indices, dense zero-padded blocks in the dtype (M and
+// K padded up to a multiple of BLOCK), and the heaviest-first block-row order.
+// Edges: B rows >= K and columns >= n are zero-filled in shared memory (cp.async src-size 0); when
+// n % 8 != 0 or B is not 16-byte aligned the B slab goes through a guarded scalar path; C stores are
+// guarded at M and n (pairs when n is even).
+// sparseditto:seed families=[block] dtypes=[fp16, bf16] archs=[sm_80, sm_90] block_sizes=[16, 32, 64]
+#include "sparseditto_kernel.h"
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+#define N_TILE 128       // sparseditto:tunable values=[64, 128, 256]
+#define WARPS 4          // sparseditto:tunable values=[4, 8]
+#define STAGES 3         // sparseditto:tunable values=[2, 3, 4]
+#define SMALL_N_MAX 32   // sparseditto:tunable values=[0, 16, 32, 64]
+static_assert(STAGES >= 2, "double buffering at least");
+
+namespace {
+// ---- tiling -------------------------------------------------------------------------------------
+// CTA tile BLOCK x NT, warps WM x WN, warp tile (BLOCK/WM) x (NT/WN) of MI x NI mma tiles (16 x 8).
+template <int BLOCK_, int NT_, int WM_, int WN_>
+struct Tile {
+  static constexpr int kBlock = BLOCK_, kNt = NT_, kWn = WN_, kThreads = 32 * WM_ * WN_;
+  static constexpr int kWtm = BLOCK_ / WM_, kWtn = NT_ / WN_, kMi = kWtm / 16, kNi = kWtn / 8;
+  static constexpr int kAElems = BLOCK_ * BLOCK_, kBElems = BLOCK_ * NT_;
+  static_assert(kWtm % 16 == 0 && kWtn % 8 == 0 && kMi >= 1 && kNi >= 1, "warp tile of whole mma tiles");
+  static_assert(NT_ % 8 == 0 && BLOCK_ % 16 == 0, "16-byte chunks");
+};
+template <int BLOCK> using BigTile = Tile<BLOCK, N_TILE, (BLOCK == 64 ? 2 : 1), WARPS / (BLOCK == 64 ? 2 : 1)>;
+template <int BLOCK> using SmallTile = Tile<BLOCK, 16, BLOCK / 16, 1>;
+
+// Swizzled index of 16-byte chunk c of row r in a tile with CPR chunks per row: eight consecutive rows
+// at one logical chunk land in eight different 128-byte bank groups (conflict-free ldmatrix).
+template <int CPR>
+__host__ __device__ __forceinline__ int SwzChunk(int r, int c) {
+  if constexpr (CPR >= 8) return r * CPR + (c ^ (r & 7));
+  const int lin = r * CPR + c;  // rows shorter than 128 bytes: swizzle within each 128-byte line
+  return lin ^ ((lin >> 3) & 7);
+}
+
+// Per-lane shared-memory offsets (elements) a warp's ldmatrix.x4 reads, and where an accumulator lands
+// in the CTA tile; host + device so the CPU test replays them against the PTX definitions. Lanes 0-15
+// address rows 0..15 of a 16x16 sub-tile at its first 8-column chunk, lanes 16-31 at the second. A:
+// regs = {rows 0-7 k 0-7, rows 8-15 k 0-7, rows 0-7 k 8-15, rows 8-15 k 8-15} = a0..a3. B (.trans, rows
+// = k): regs = {k 0-7, k 8-15} x {n-tile ni, ni+1} = b0, b1 of ni then b0, b1 of ni+1.
+template <class TL> __host__ __device__ __forceinline__ int AFragOffset(int warp, int mi, int kk, int lane) {
+  return SwzChunk<TL::kBlock / 8>((warp / TL::kWn) * TL::kWtm + mi * 16 + (lane & 15), kk * 2 + (lane >> 4)) * 8;
+}
+template <class TL> __host__ __device__ __forceinline__ int BFragOffset(int warp, int ni, int kk, int lane) {
+  return SwzChunk<TL::kNt / 8>(kk * 16 + (lane & 15), ((warp % TL::kWn) * TL::kWtn + ni * 8) / 8 + (lane >> 4)) * 8;
+}
+// ldmatrix.x4.trans registers -> {b0, b1} of n-tile ni and of ni + 1.
+template <typename R> __host__ __device__ __forceinline__ void SplitX4(const R (&r)[4], R (&lo)[2], R (&hi)[2]) {
+  lo[0] = r[0], lo[1] = r[1], hi[0] = r[2], hi[1] = r[3];
+}
+// Accumulator 2h + {0,1} of mma tile (mi, ni): C row lane/4 + 8h, columns 2*(lane%4) + {0,1}.
+template <class TL> __host__ __device__ __forceinline__ void AccCoord(int warp, int lane, int mi, int ni, int h, int* r, int* c) {
+  *r = (warp / TL::kWn) * TL::kWtm + mi * 16 + (lane >> 2) + 8 * h;
+  *c = (warp % TL::kWn) * TL::kWtn + ni * 8 + 2 * (lane & 3);
+}
+// ---- device primitives --------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void CpAsync16(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void CpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+#define SD_LDM_X4(SUFFIX, r, p)                                                                   \
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4" SUFFIX ".shared.b16 {%0,%1,%2,%3}, [%4];\n"             \
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory")
+__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], const void* p) { SD_LDM_X4("", r, p); }
+__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) { SD_LDM_X4(".trans", r, p); }
+__device__ __forceinline__ void LdmX2T(uint32_t (&r)[2], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(SmemAddr(p)) : "memory");
+}
+#define SD_MMA16816(TY, d, a, b)                                                                   \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, " \
+               "{%8,%9}, {%0,%1,%2,%3};\n"                                                            \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                        \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+template <typename T>
+__device__ __forceinline__ void Mma16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  if constexpr (std::is_same<T, __half>::value) SD_MMA16816("f16", d, a, b);
+  else SD_MMA16816("bf16", d, a, b);
+}
+template <typename T> __device__ __forceinline__ T FromF(float x);
+template <> __device__ __forceinline__ __half FromF<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 FromF<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ uint32_t Bits(__half x) { return __half_as_ushort(x); }
+__device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
+template <typename T> __device__ __forceinline__ uint32_t PackF2(float lo, float hi) { return Bits(FromF<T>(lo)) | (Bits(FromF<T>(hi)) << 16); }
+struct BsrArgs {
+  const int32_t* row_ptr;
+  const int32_t* col_idx;
+  const void* vals;      // nnzb blocks of BLOCK*BLOCK, row-major inside a block
+  const int32_t* order;  // block-rows, heaviest first
+  const void* b;
+  void* c;
+  int64_t m, k, n;
+  int pair_store;  // n even and C 4-byte aligned
+  int vec;         // n % 8 == 0 and B 16-byte aligned: cp.async B chunks
+};
+// ---- roles --------------------------------------------------------------------------------------
+template <typename T, class TL>
+__device__ __forceinline__ void LoadABlock(T* dst, const T* src) {
+  constexpr int CPR = TL::kBlock / 8;
+  for (int i = threadIdx.x; i < TL::kBlock * CPR; i += TL::kThreads) {
+    CpAsync16(dst + SwzChunk<CPR>(i / CPR, i % CPR) * 8, src + i * 8, 16);
+  }
+}
+
+// B rows k0 .. k0+BLOCK-1, columns n0 .. n0+NT-1; zero outside K x n.
+template <typename T, class TL>
+__device__ __forceinline__ void LoadBSlab(T* dst, const BsrArgs& p, int64_t k0, int64_t n0) {
+  constexpr int CPR = TL::kNt / 8;
+  const T* b = static_cast<const T*>(p.b);
+  for (int i = threadIdx.x; i < TL::kBlock * CPR; i += TL::kThreads) {
+    const int r = i / CPR, c = i % CPR;
+    const int64_t k = k0 + r, col = n0 + c * 8;
+    T* d = dst + SwzChunk<CPR>(r, c) * 8;
+    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
+      const bool in = k < p.k && col < p.n;
+      CpAsync16(d, in ? b + k * p.n + col : b, in ? 16 : 0);
+    } else {
+      const uint16_t* bs = reinterpret_cast<const uint16_t*>(b);
+      uint32_t w[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t c0 = col + 2 * e;
+        const uint32_t lo = (k < p.k && c0 < p.n) ? __ldg(bs + k * p.n + c0) : 0u;
+        const uint32_t hi = (k < p.k && c0 + 1 < p.n) ? __ldg(bs + k * p.n + c0 + 1) : 0u;
+        w[e] = lo | (hi << 16);
+      }
+      *reinterpret_cast<uint4*>(d) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
+template <typename T, class TL>
+__device__ __forceinline__ void ComputeBlock(const T* sa, const T* sb, float (&acc)[TL::kMi][TL::kNi][4]) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int kk = 0; kk < TL::kBlock / 16; ++kk) {
+    uint32_t a[TL::kMi][4], bf[TL::kNi][2];
+#pragma unroll
+    for (int mi = 0; mi < TL::kMi; ++mi) LdmX4(a[mi], sa + AFragOffset<TL>(warp, mi, kk, lane));
+#pragma unroll
+    for (int ni = 0; ni + 1 < TL::kNi; ni += 2) {
+      uint32_t r[4];
+      LdmX4T(r, sb + BFragOffset<TL>(warp, ni, kk, lane));
+      SplitX4(r, bf[ni], bf[ni + 1]);
+    }
+    if constexpr (TL::kNi % 2 == 1) LdmX2T(bf[TL::kNi - 1], sb + BFragOffset<TL>(warp, TL::kNi - 1, kk, lane & 15));
+#pragma unroll
+    for (int mi = 0; mi < TL::kMi; ++mi) {
+#pragma unroll
+      for (int ni = 0; ni < TL::kNi; ++ni) Mma16816<T>(acc[mi][ni], a[mi], bf[ni]);
+    }
+  }
+}
+
+template <typename T, class TL>
+__device__ __forceinline__ void StoreTile(const BsrArgs& p, int64_t row_base, int64_t n0,
+                                          const float (&acc)[TL::kMi][TL::kNi][4]) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  T* c = static_cast<T*>(p.c);
+#pragma unroll
+  for (int t = 0; t < TL::kMi * TL::kNi * 2; ++t) {
+    const int mi = t / (TL::kNi * 2), ni = (t / 2) % TL::kNi, h = t % 2;
+    int r, cc;
+    AccCoord<TL>(warp, lane, mi, ni, h, &r, &cc);
+    const int64_t row = row_base + r, col = n0 + cc;
+    if (row >= p.m || col >= p.n) continue;
+    T* out = c + row * p.n + col;
+    const float x = acc[mi][ni][2 * h], y = acc[mi][ni][2 * h + 1];
+    if (p.pair_store) { *reinterpret_cast<uint32_t*>(out) = PackF2<T>(x, y); continue; }
+    out[0] = FromF<T>(x);
+    if (col + 1 < p.n) out[1] = FromF<T>(y);
+  }
+}
+
+template <typename T, class TL>
+__global__ void __launch_bounds__(TL::kThreads) BsrMmaKernel(BsrArgs p) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  T* sa = reinterpret_cast<T*>(smem);
+  T* sb = sa + STAGES * TL::kAElems;
+  const int brow = p.order[blockIdx.x];
+  const int64_t n0 = static_cast<int64_t>(blockIdx.y) * TL::kNt;
+  const int first = p.row_ptr[brow], count = p.row_ptr[brow + 1] - first;
+  const T* vals = static_cast<const T*>(p.vals);
+  float acc[TL::kMi][TL::kNi][4] = {};
+  auto load = [&](int j) {  // nonzero block j of this block-row into stage j % STAGES
+    const int s = j % STAGES;
+    LoadABlock<T, TL>(sa + s * TL::kAElems, vals + static_cast<int64_t>(first + j) * TL::kAElems);
+    LoadBSlab<T, TL>(sb + s * TL::kBElems, p, static_cast<int64_t>(p.col_idx[first + j]) * TL::kBlock, n0);
+  };
+#pragma unroll
+  for (int j = 0; j < STAGES - 1; ++j) { if (j < count) load(j); CpAsyncCommit(); }
+  for (int j = 0; j < count; ++j) {
+    CpAsyncWait<STAGES - 2>();
+    __syncthreads();  // stage j landed for all; stage j-1 fully consumed, so it may be refilled
+    if (j + STAGES - 1 < count) load(j + STAGES - 1);
+    CpAsyncCommit();
+    ComputeBlock<T, TL>(sa + (j % STAGES) * TL::kAElems, sb + (j % STAGES) * TL::kBElems, acc);
+  }
+  StoreTile<T, TL>(p, static_cast<int64_t>(brow) * TL::kBlock, n0, acc);
+}
+
+template <class TL> constexpr size_t SmemBytes() { return STAGES * (TL::kAElems + TL::kBElems) * 2; }
+
+// ---- host: BSR builder (unit tested) -------------------------------------------------------------
+struct BsrHost {
+  int block = 0;
+  int64_t block_rows = 0, block_cols = 0;
+  std::vector<int32_t> row_ptr;  // block_rows + 1
+  std::vector<int32_t> col_idx;  // nnzb, increasing within a block-row
+  std::vector<float> values;     // nnzb * block * block, zero-padded
+  std::vector<int32_t> order;    // block-rows by decreasing block count (stable)
+};
+
+// Builds BSR from canonical CSR; any entry anywhere is placed (blocks need not be full). False with a
+// reason on malformed input or sizes beyond int32 block indices.
+bool BuildBsr(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, int block,
+              BsrHost* out, std::string* why) {
+  why->clear();
+  if (block <= 0 || rows <= 0 || cols <= 0) { *why = "bad shape or block"; return false; }
+  out->block = block;
+  out->block_rows = (rows + block - 1) / block;
+  out->block_cols = (cols + block - 1) / block;
+  if (out->block_rows > INT32_MAX - 1 || out->block_cols > INT32_MAX) { *why = "too many blocks"; return false; }
+  out->row_ptr.assign(out->block_rows + 1, 0);
+  out->col_idx.clear();
+  out->values.clear();
+  std::vector<int64_t> mark(out->block_cols, -1), slot(out->block_cols, 0);
+  std::vector<int32_t> here;
+  const int64_t bb = static_cast<int64_t>(block) * block;
+  for (int64_t br = 0; br < out->block_rows; ++br) {
+    const int64_t r0 = br * block, r1 = std::min(rows, r0 + block);
+    here.clear();
+    for (int64_t r = r0; r < r1; ++r) {
+      if (ro[r] > ro[r + 1]) { *why = "row offsets decrease"; return false; }
+      for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
+        if (ci[e] < 0 || ci[e] >= cols) { *why = "column index out of range"; return false; }
+        const int32_t bc = ci[e] / block;
+        if (mark[bc] != br) { mark[bc] = br; here.push_back(bc); }
+      }
+    }
+    std::sort(here.begin(), here.end());
+    const int64_t base = static_cast<int64_t>(out->col_idx.size());
+    if (base + static_cast<int64_t>(here.size()) > INT32_MAX) { *why = "too many nonzero blocks"; return false; }
+    for (size_t i = 0; i < here.size(); ++i) slot[here[i]] = base + static_cast<int64_t>(i);
+    out->col_idx.insert(out->col_idx.end(), here.begin(), here.end());
+    out->values.resize(out->col_idx.size() * bb, 0.0f);
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
+        const int32_t bc = ci[e] / block;
+        out->values[slot[bc] * bb + (r - r0) * block + (ci[e] - static_cast<int64_t>(bc) * block)] = v[e];
+      }
+    }
+    out->row_ptr[br + 1] = static_cast<int32_t>(out->col_idx.size());
+  }
+  out->order.resize(out->block_rows);
+  for (int64_t i = 0; i < out->block_rows; ++i) out->order[i] = static_cast<int32_t>(i);
+  std::stable_sort(out->order.begin(), out->order.end(), [&](int32_t x, int32_t y) {
+    return out->row_ptr[x + 1] - out->row_ptr[x] > out->row_ptr[y + 1] - out->row_ptr[y];
+  });
+  return true;
+}
+
+// ---- host: state, launch -------------------------------------------------------------------------
+struct State {
+  int dtype = 0, block = 0;
+  int64_t m = 0, k = 0, block_rows = 0;
+  int32_t *row_ptr = nullptr, *col_idx = nullptr, *order = nullptr;
+  void* vals = nullptr;
+};
+
+template <typename T, class TL>
+cudaError_t Configure(int optin) {
+  if (SmemBytes<TL>() > static_cast<size_t>(optin)) return cudaErrorInvalidConfiguration;
+  return cudaFuncSetAttribute(reinterpret_cast<const void*>(&BsrMmaKernel<T, TL>),
+                              cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(SmemBytes<TL>()));
+}
+template <typename T, int BLOCK>
+cudaError_t ConfigureBoth(int optin) {
+  const cudaError_t e = Configure<T, BigTile<BLOCK>>(optin);
+  return e == cudaSuccess ? Configure<T, SmallTile<BLOCK>>(optin) : e;
+}
+template <typename T>
+cudaError_t ConfigureAll(int block, int optin) {
+  return block == 16 ? ConfigureBoth<T, 16>(optin) : block == 32 ? ConfigureBoth<T, 32>(optin) : ConfigureBoth<T, 64>(optin);
+}
+
+template <typename T, class TL>
+void LaunchTile(const BsrArgs& a, int64_t block_rows, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(block_rows), static_cast<unsigned>((a.n + TL::kNt - 1) / TL::kNt));
+  BsrMmaKernel<T, TL><<<grid, TL::kThreads, SmemBytes<TL>(), stream>>>(a);
+}
+template <typename T, int BLOCK>
+void LaunchBlock(const State* s, const BsrArgs& a, cudaStream_t stream) {
+  if (a.n <= SMALL_N_MAX) LaunchTile<T, SmallTile<BLOCK>>(a, s->block_rows, stream);
+  else LaunchTile<T, BigTile<BLOCK>>(a, s->block_rows, stream);
+}
+template <typename T>
+void Launch(const State* s, const BsrArgs& a, cudaStream_t stream) {
+  if (s->block == 16) LaunchBlock<T, 16>(s, a, stream);
+  else if (s->block == 32) LaunchBlock<T, 32>(s, a, stream);
+  else LaunchBlock<T, 64>(s, a, stream);
+}
+
+template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
+  cudaError_t e = cudaMalloc(d, sizeof(T) * std::max<size_t>(h.size(), 1));
+  if (e == cudaSuccess && !h.empty()) e = cudaMemcpy(*d, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice);
+  return e;
+}
+
+template <typename T> cudaError_t UploadValues(const std::vector<float>& v, void** d) {
+  std::vector<T> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = T(v[i]);  // round to nearest; exact for the harness's values
+  return Upload(h, d);
+}
+
+}  // namespace
+
+SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
+  State* s = static_cast<State*>(state);
+  if (s == nullptr) return;
+  cudaFree(s->row_ptr);
+  cudaFree(s->col_idx);
+  cudaFree(s->order);
+  cudaFree(s->vals);
+  delete s;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
+  const int block = p->pattern.block_rows;
+  BsrHost h;
+  std::string why;
+  if (p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
+    why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  } else if (block != p->pattern.block_cols || (block != 16 && block != 32 && block != 64)) {
+    why = "needs square blocks of 16, 32 or 64";
+  } else {
+    BuildBsr(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, block, &h, &why);
+  }
+  if (!why.empty()) {
+    snprintf(error, cap, "bsr_mma: %s", why.c_str());
+    return 1;
+  }
+  State* s = new State{p->dtype, block, p->rows, p->cols, h.block_rows};
+  int optin = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
+  if (e == cudaSuccess) e = Upload(h.row_ptr, reinterpret_cast<void**>(&s->row_ptr));
+  if (e == cudaSuccess) e = Upload(h.col_idx, reinterpret_cast<void**>(&s->col_idx));
+  if (e == cudaSuccess) e = Upload(h.order, reinterpret_cast<void**>(&s->order));
+  if (e == cudaSuccess) {
+    e = p->dtype == SD_DTYPE_FP16 ? UploadValues<__half>(h.values, &s->vals) : UploadValues<__nv_bfloat16>(h.values, &s->vals);
+  }
+  if (e == cudaSuccess) {
+    e = p->dtype == SD_DTYPE_FP16 ? ConfigureAll<__half>(block, optin) : ConfigureAll<__nv_bfloat16>(block, optin);
+  }
+  if (e != cudaSuccess) {
+    snprintf(error, cap, "bsr_mma prepare: %s", cudaGetErrorString(e));
+    sparseditto_release(s);
+    return 1;
+  }
+  *state = s;
+  return 0;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  const State* s = static_cast<const State*>(state);
+  if (n < 1) return 1;
+  BsrArgs a{s->row_ptr, s->col_idx, s->vals, s->order, b, c, s->m, s->k, n,
+            (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
+            (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0};
+  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, stream);
+  else Launch<__nv_bfloat16>(s, a, stream);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
