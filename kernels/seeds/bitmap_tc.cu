@@ -27,7 +27,7 @@
 #include <vector>
 
 #define TILE_K 64   // sparseditto:tunable values=[32, 64]
-#define N_TILE 64   // sparseditto:tunable values=[16, 32, 64, 128]
+#define N_TILE 128  // sparseditto:tunable values=[16, 32, 64, 128]
 #define WARPS_M 2   // sparseditto:tunable values=[1, 2, 4]
 #define WARPS_K 4   // sparseditto:tunable values=[1, 2, 4]
 #define STAGES 3    // sparseditto:tunable values=[2, 3, 4]
