@@ -81,6 +81,11 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
     out += fmt::format("  fitness (geomean of best baseline / kernel): {:.3f}\n", result.fitness());
   }
   if (result.gpu_seconds() > 0) out += fmt::format("  GPU stage wall time: {:.1f} s\n", result.gpu_seconds());
+  // Finalist sanitizer verdicts ("[compute-sanitizer memcheck: exited with code 0]") from the run log.
+  for (size_t at = result.run_log().find("[compute-sanitizer"); at != std::string::npos;
+       at = result.run_log().find("[compute-sanitizer", at + 1)) {
+    out += "  " + result.run_log().substr(at, result.run_log().find('\n', at) - at) + "\n";
+  }
   return out;
 }
 
