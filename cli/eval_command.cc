@@ -59,15 +59,7 @@ int RunEval(const EvalOptions& o) {
     std::cerr << "sparseditto eval: " << task.status().message() << "\n";
     return kExitFailure;
   }
-  EvaluatorOptions options;
-  const std::string cache = o.cache_dir.empty() ? DefaultCacheDir() : o.cache_dir;
-  options.compiler.cache_directory = cache + "/compile";
-  options.baseline_cache_dir = cache + "/baselines";
-  options.compile.abi_include_dir = AbiIncludeDir();
-  options.runner.runner_path = RunnerPath();
-  options.runner.stage_timeout_seconds = o.stage_timeout;
-  options.runner_options.set_max_timing_seconds(o.timing_seconds);
-  options.runner_options.set_min_trials(o.min_trials);
+  EvaluatorOptions options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, o.min_trials);
   auto evaluator = Evaluator::Create(options);
   if (!evaluator.ok()) {
     std::cerr << "sparseditto eval: " << evaluator.status().message() << "\n";

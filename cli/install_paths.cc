@@ -45,4 +45,18 @@ std::string DefaultCacheDir() {
   return "/tmp/sparseditto-cache";
 }
 
+EvaluatorOptions InstalledEvaluatorOptions(const std::string& cache_dir, double stage_timeout_seconds,
+                                           double timing_seconds_per_n, int min_trials) {
+  EvaluatorOptions options;
+  const std::string cache = cache_dir.empty() ? DefaultCacheDir() : cache_dir;
+  options.compiler.cache_directory = cache + "/compile";
+  options.baseline_cache_dir = cache + "/baselines";
+  options.compile.abi_include_dir = AbiIncludeDir();
+  options.runner.runner_path = RunnerPath();
+  options.runner.stage_timeout_seconds = stage_timeout_seconds;
+  options.runner_options.set_max_timing_seconds(timing_seconds_per_n);
+  options.runner_options.set_min_trials(min_trials);
+  return options;
+}
+
 }  // namespace sparseditto

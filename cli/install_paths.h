@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "evaluator/evaluator.h"
+
 namespace sparseditto {
 
 // $SPARSEDITTO_RUNNER, else sparseditto-runner beside this executable.
@@ -20,5 +22,10 @@ std::string SeedLibraryDir();
 
 // $SPARSEDITTO_CACHE, else $XDG_CACHE_HOME/sparseditto, else ~/.cache/sparseditto.
 std::string DefaultCacheDir();
+
+// Evaluator options for this installation: caches under `cache_dir` (DefaultCacheDir() when empty),
+// the ABI header and runner found as above, and the command line's timing choices.
+EvaluatorOptions InstalledEvaluatorOptions(const std::string& cache_dir, double stage_timeout_seconds,
+                                           double timing_seconds_per_n, int min_trials);
 
 }  // namespace sparseditto
