@@ -133,6 +133,10 @@ int RunBench(const BenchOptions& o) {
   std::cout << "\n" << summary;
   WriteBenchFiles(out_dir, all_rows, summary);
   std::cout << "wrote " << out_dir << "/bench.{txt,json,csv}\n";
+  if (all_rows.empty() && !tasks.empty()) {
+    std::cerr << "sparseditto bench: no task could be set up (no GPU?); nothing was measured\n";
+    return kExitFailure;
+  }
   return kExitSuccess;
 }
 

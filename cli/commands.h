@@ -19,7 +19,8 @@ void RegisterValidateCommand(CLI::App& app, int* exit_code);
 void RegisterEvalCommand(CLI::App& app, int* exit_code);
 
 // `sparseditto bench --suite FILE`: the seeds of each task's family against the baselines, as a table
-// and bench.{txt,json,csv}. Exit 1 when the suite or the seed library cannot be read.
+// and bench.{txt,json,csv}. Exit 1 when the suite or the seed library cannot be read, or when no task
+// could be set up (no GPU).
 void RegisterBenchCommand(CLI::App& app, int* exit_code);
 
 }  // namespace sparseditto

@@ -123,6 +123,11 @@ TEST_F(CliTest, ExitCodesFollowTheConvention) {
       {"analyze x.smtx --dtype fp64", 2},   // bad option value
       {"analyze /nonexistent/m.smtx", 1},   // well-formed command, missing input
       {"validate /nonexistent/t.yaml", 1},
+      {"eval --task /nonexistent/t.yaml --kernel k.cu", 1},
+      {"eval --task t.yaml", 2},                // --kernel missing
+      {"bench --suite /nonexistent/s.yaml", 1},
+      {"bench", 2},                             // --suite missing
+      {"bench --help", 0},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(Run(c.args).exit_code, c.want) << "sparseditto " << c.args;
