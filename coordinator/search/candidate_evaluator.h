@@ -1,0 +1,22 @@
+// The seam between the search loop and whatever scores a candidate. The real implementation will wrap
+// evaluator/Evaluator (compile, check, time on a GPU); the tests adapt coordinator/testing/fake_evaluator.
+// An implementation reports every outcome, failures included, inside the EvalResult (failure category,
+// fitness 0); it has no error channel because a candidate that fails is a result, not an error.
+#pragma once
+
+#include <cstdint>
+
+#include "candidate.pb.h"
+#include "eval_result.pb.h"
+#include "task.pb.h"
+
+namespace sparseditto {
+
+class CandidateEvaluator {
+ public:
+  virtual ~CandidateEvaluator() = default;
+  // Scores `candidate` (a candidate of `task`). `check_seed` seeds the correctness check's inputs.
+  virtual v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) = 0;
+};
+
+}  // namespace sparseditto
