@@ -23,4 +23,9 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code);
 // could be set up (no GPU).
 void RegisterBenchCommand(CLI::App& app, int* exit_code);
 
+// `sparseditto search TASKS.yaml`: the embedded search per task (coordinator/search/search_loop.h), its
+// store under runs/<run>/store; the same command on an existing run resumes it. Exit 1 when the task
+// file, the seed library or the store cannot be opened, or a task's search fails.
+void RegisterSearchCommand(CLI::App& app, int* exit_code);
+
 }  // namespace sparseditto

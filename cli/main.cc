@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   RegisterValidateCommand(app, &exit_code);
   RegisterEvalCommand(app, &exit_code);
   RegisterBenchCommand(app, &exit_code);
+  RegisterSearchCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -128,6 +128,9 @@ TEST_F(CliTest, ExitCodesFollowTheConvention) {
       {"bench --suite /nonexistent/s.yaml", 1},
       {"bench", 2},                             // --suite missing
       {"bench --help", 0},
+      {"search", 2},                            // the task file is required
+      {"search /nonexistent/t.yaml", 1},
+      {"search --help", 0},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(Run(c.args).exit_code, c.want) << "sparseditto " << c.args;
