@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/dtype.h"
+#include "common/eval_outcome.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -24,7 +25,7 @@ std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskRep
                                     const std::vector<v1::EvalResult>& results, int64_t rows, int64_t cols) {
   std::string failures;
   for (const auto& r : results) {
-    if (r.failure() != v1::FAILURE_CATEGORY_NONE && r.failure() != v1::FAILURE_CATEGORY_SLOWER) {
+    if (!IsCorrect(r)) {
       const std::string category = v1::FailureCategory_Name(r.failure());
       failures += fmt::format("{}{}:{}", failures.empty() ? "" : " ", r.candidate_id(),
                               category.substr(category.find("CATEGORY_") + 9));
@@ -38,7 +39,7 @@ std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskRep
     row.n = n;
     row.failures = failures;
     for (const auto& r : results) {
-      if (r.failure() != v1::FAILURE_CATEGORY_NONE && r.failure() != v1::FAILURE_CATEGORY_SLOWER) continue;
+      if (!IsCorrect(r)) continue;
       for (const auto& t : r.timings()) {
         if (t.n() == n && t.median_ms() > 0 && (row.best_kernel.empty() || t.median_ms() < row.kernel_ms)) {
           row.best_kernel = r.candidate_id();

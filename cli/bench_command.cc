@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
+#include "common/eval_outcome.h"
 #include "common/status_format.h"
 #include "evaluator/compile/compile_pool.h"
 #include "evaluator/evaluator.h"
@@ -108,7 +109,7 @@ int RunBench(const BenchOptions& o) {
       results.push_back((*evaluator)->Evaluate(task, candidate, o.finalist, check_seed++, &*compiled));
       const auto& r = results.back();
       if (r.failure() == v1::FAILURE_CATEGORY_CRASH || r.failure() == v1::FAILURE_CATEGORY_TIMEOUT) ++faults[seed->name];
-      if (r.failure() != v1::FAILURE_CATEGORY_NONE && r.failure() != v1::FAILURE_CATEGORY_SLOWER) {
+      if (!IsCorrect(r)) {
         std::cerr << fmt::format("  {} on {}: {}: {}\n", seed->name, task.name(), v1::FailureCategory_Name(r.failure()),
                                  r.failure_detail().substr(0, 300));
       }

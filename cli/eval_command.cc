@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
+#include "common/eval_outcome.h"
 #include "common/status_format.h"
 #include "evaluator/compile/compile_pool.h"
 #include "evaluator/evaluator.h"
@@ -114,7 +115,7 @@ int RunEval(const EvalOptions& o) {
     compile_seconds += result.compile_seconds();
     gpu_seconds += result.gpu_seconds();
     std::cout << FormatReport(*task, result) << "\n";
-    failures += !(result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER);
+    failures += !IsCorrect(result);
     json += ResultToJson(result) + (i + 1 < candidates.size() ? ",\n" : "\n");
     if (!o.out_dir.empty()) {
       const std::string dir = candidates.size() == 1

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "common/eval_outcome.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -131,9 +132,7 @@ std::vector<FeatureDimension> DefaultFeatureDimensions() {
 }
 
 bool IsCorrectResult(const v1::EvalResult& result) {
-  const bool category_ok =
-      result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER;
-  return category_ok && std::isfinite(result.fitness()) && result.fitness() > 0 && !result.flagged_implausible();
+  return IsCorrect(result) && std::isfinite(result.fitness()) && result.fitness() > 0 && !result.flagged_implausible();
 }
 
 int32_t MovableTunables(const v1::Candidate& candidate) {

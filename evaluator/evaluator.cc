@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/eval_outcome.h"
 #include "common/status_format.h"
+#include "common/text_tail.h"
 #include "evaluator/compile/static_screen.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/task_key.h"
@@ -12,13 +14,6 @@
 namespace sparseditto {
 namespace {
 
-std::string Tail(const std::string& text, size_t limit) {
-  return text.size() <= limit ? text : "...\n" + text.substr(text.size() - limit);
-}
-
-bool Passed(const v1::EvalResult& result) {
-  return result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER;
-}
 
 }  // namespace
 
@@ -123,12 +118,12 @@ v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& ca
   *gpu.mutable_resources() = result.resources();
   result = std::move(gpu);
 
-  if (finalist && Passed(result) && !options_.compute_sanitizer.empty()) {
+  if (finalist && IsCorrect(result) && !options_.compute_sanitizer.empty()) {
     for (const char* tool : {"memcheck", "racecheck", "initcheck"}) {
       RunSanitizer(tool, task, candidate, compiled->library_path, check_seed, &result);
-      if (!Passed(result)) break;
+      if (!IsCorrect(result)) break;
     }
-    if (Passed(result)) result.set_stage_reached(v1::EVAL_STAGE_DONE);
+    if (IsCorrect(result)) result.set_stage_reached(v1::EVAL_STAGE_DONE);
   }
   return result;
 }
@@ -165,7 +160,7 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
     result->set_run_log(result->run_log() + fmt::format("\n[{}] could not run: {}", tool, run.status().message()));
     return;  // the tool is missing or broken: not the candidate's fault, recorded in the log
   }
-  const std::string output = Tail(run->stdout_output.bytes, 8 << 10);
+  const std::string output = TextTail(run->stdout_output.bytes, 8 << 10);
   result->set_run_log(result->run_log() + fmt::format("\n[compute-sanitizer {}: {}]\n{}", tool,
                                                       run->outcome.ToString(), output));
   if (run->outcome.kind == ExitOutcome::Kind::kTimedOut) {

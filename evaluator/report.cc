@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 
+#include "common/eval_outcome.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 #include "google/protobuf/util/json_util.h"
@@ -45,7 +46,7 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
                                 result.gpu_name().empty() ? "no GPU" : result.gpu_name(),
                                 result.arch().empty() ? "" : ", " + result.arch(),
                                 result.flagged_implausible() ? " [FLAGGED: faster than the pattern allows]" : "");
-  const bool passed = result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER;
+  const bool passed = IsCorrect(result);
   out += fmt::format("  verdict: {}  (stage reached: {})\n", passed && result.failure() == v1::FAILURE_CATEGORY_NONE
                                                                  ? "CORRECT"
                                                                  : FailureName(result.failure()),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/text_tail.h"
 #include "evaluator/runner/framing.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
@@ -12,10 +13,6 @@ namespace {
 constexpr int kRequestFd = 3;
 constexpr int kEventFd = 4;
 constexpr double kMemoryPollSeconds = 0.25;
-
-std::string Tail(const std::string& text, size_t limit) {
-  return text.size() <= limit ? text : "...\n" + text.substr(text.size() - limit);
-}
 
 }  // namespace
 
@@ -76,8 +73,8 @@ std::string RunnerClient::ChildLogSince(size_t stdout_offset, size_t stderr_offs
   const std::string& out = child_->captured_stdout().bytes;
   const std::string& err = child_->captured_stderr().bytes;
   std::string log;
-  if (out.size() > stdout_offset) log += "[stdout]\n" + Tail(out.substr(stdout_offset), 16 << 10);
-  if (err.size() > stderr_offset) log += "[stderr]\n" + Tail(err.substr(stderr_offset), 16 << 10);
+  if (out.size() > stdout_offset) log += "[stdout]\n" + TextTail(out.substr(stdout_offset), 16 << 10);
+  if (err.size() > stderr_offset) log += "[stderr]\n" + TextTail(err.substr(stderr_offset), 16 << 10);
   if (child_->captured_stdout().truncated || child_->captured_stderr().truncated) log += "\n[output truncated]";
   return log;
 }
