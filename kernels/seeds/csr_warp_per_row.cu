@@ -1,9 +1,8 @@
 // Seed: vector CSR SpMM, one sub-warp of ROW_THREADS lanes per row of A ("CSR-vector", Bell & Garland,
 // SC'09, extended to SpMM the way Sputnik/cuSPARSE ALG2-style kernels do it).
-// - The lanes of a row load NNZ_REGS x ROW_THREADS (column, value) pairs of the row at once into registers
-//   (the next chunk's while the current one is multiplied) and broadcast them with __shfl_sync; each lane
-//   then loads its VEC-wide slice of the matching B rows, NNZ_REGS loads in flight (16-byte loads where n
-//   and the B/C pointers allow, a scalar path otherwise), and accumulates in fp32.
+// - The lanes of a row load ROW_THREADS (column, value) pairs of the row at once into registers and
+//   broadcast them with __shfl_sync; each lane then loads its VEC-wide slice of the matching B row
+//   (16-byte loads where n and the B/C pointers allow, a scalar path otherwise) and accumulates in fp32.
 // - For small n the lanes of a row are split at run time into COL lanes (over n) x K slices (over the
 //   row's nonzeros); the K slices are summed with __shfl_xor_sync in a fixed order (deterministic).
 //   The split is chosen so that enough sub-warps exist to fill the GPU (COL_LANES=0), or fixed.
@@ -27,13 +26,13 @@
 #define VEC_BYTES 16             // sparseditto:tunable values=[4, 8, 16]
 #define VECS_PER_LANE 1          // sparseditto:tunable values=[1, 2, 4]
 #define COL_LANES 0              // sparseditto:tunable values=[0, 1, 2, 4, 8, 16, 32]
-#define NNZ_REGS 4               // sparseditto:tunable values=[1, 2, 4, 8]
+#define UNROLL 4                 // sparseditto:tunable values=[1, 2, 4, 8]
 #define TARGET_WARPS_PER_SM 16   // sparseditto:tunable values=[4, 8, 16, 32, 64]
 
 static_assert(ROW_THREADS <= 32 && (ROW_THREADS & (ROW_THREADS - 1)) == 0, "a row is a power-of-two sub-warp");
 static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS % ROW_THREADS == 0, "whole warps, whole rows");
 static_assert(VEC_BYTES == 4 || VEC_BYTES == 8 || VEC_BYTES == 16, "vector loads of 4, 8 or 16 bytes");
-static_assert(NNZ_REGS >= 1 && VECS_PER_LANE >= 1, "positive");
+static_assert(UNROLL >= 1 && VECS_PER_LANE >= 1, "positive");
 
 namespace {
 
@@ -87,74 +86,51 @@ struct LaneTile {
   int slice, slice_count, first_col, col_stride;
 };
 
-// Load sparse tile: the next NNZ_REGS * ROW_THREADS (column, value) pairs of the row, NNZ_REGS per
-// lane (coalesced). Pairs past the row end hold column 0 and value 0, so the tail needs no branch.
-struct SparseChunk {
-  int col[NNZ_REGS];
-  float val[NNZ_REGS];
-};
-template <typename T>
-__device__ __forceinline__ void LoadSparseChunk(int base, int end, int lane, const int* __restrict__ col_indices,
-                                                const T* __restrict__ values, SparseChunk& s) {
+// Compute: U nonzeros (broadcast from lanes (t + u) * slice_count + slice) times the lane's B slices.
+template <typename T, int V, int U>
+__device__ __forceinline__ void MultiplyNonzeros(int t, int col, float val, unsigned mask, int n, const LaneTile& lt,
+                                                 const T* __restrict__ b, float (&acc)[VECS_PER_LANE][V]) {
+  float a[U];
+  float bv[U][VECS_PER_LANE][V];
 #pragma unroll
-  for (int r = 0; r < NNZ_REGS; ++r) {
-    const int k = base + r * ROW_THREADS + lane;
-    s.col[r] = k < end ? __ldg(col_indices + k) : 0;
-    s.val[r] = k < end ? ToFloat(values[k]) : 0.0f;
-  }
-}
-
-// Load dense + compute: this lane's K slice of a chunk. Pair (r, t) is held by lane t * slice_count +
-// slice of register r; each trip broadcasts one pair per register and issues the NNZ_REGS B loads
-// together (independent, so they overlap), then accumulates them in a fixed order (deterministic).
-template <typename T, int V>
-__device__ __forceinline__ void MultiplyChunk(const SparseChunk& s, int remaining, unsigned mask, int n,
-                                              const LaneTile& lt, const T* __restrict__ b,
-                                              float (&acc)[VECS_PER_LANE][V]) {
-  const int trips = (min(ROW_THREADS, remaining) + lt.slice_count - 1) / lt.slice_count;
-  for (int t = 0; t < trips; ++t) {
-    const int src = t * lt.slice_count + lt.slice;
-    float a[NNZ_REGS];
-    float bv[NNZ_REGS][VECS_PER_LANE][V];
+  for (int u = 0; u < U; ++u) {
+    const int src = (t + u) * lt.slice_count + lt.slice;
+    const int c = __shfl_sync(mask, col, src, ROW_THREADS);
+    a[u] = __shfl_sync(mask, val, src, ROW_THREADS);
+    const T* b_row = b + static_cast<int64_t>(c) * n;
 #pragma unroll
-    for (int r = 0; r < NNZ_REGS; ++r) {
-      const int c = __shfl_sync(mask, s.col[r], src, ROW_THREADS);
-      a[r] = __shfl_sync(mask, s.val[r], src, ROW_THREADS);
-      const T* b_row = b + static_cast<int64_t>(c) * n;
+    for (int i = 0; i < VECS_PER_LANE; ++i) {
+      const int column = lt.first_col + i * lt.col_stride;
+      if (column < n) {
+        LoadVec<T, V>(b_row + column, bv[u][i]);
+      } else {
 #pragma unroll
-      for (int i = 0; i < VECS_PER_LANE; ++i) {
-        const int column = lt.first_col + i * lt.col_stride;
-        if (r * ROW_THREADS < remaining && column < n) {  // r * ROW_THREADS < remaining: same for the group
-          LoadVec<T, V>(b_row + column, bv[r][i]);
-        } else {
-#pragma unroll
-          for (int v = 0; v < V; ++v) bv[r][i][v] = 0.0f;
-        }
+        for (int v = 0; v < V; ++v) bv[u][i][v] = 0.0f;
       }
     }
-#pragma unroll
-    for (int r = 0; r < NNZ_REGS; ++r)
-#pragma unroll
-      for (int i = 0; i < VECS_PER_LANE; ++i)
-#pragma unroll
-        for (int v = 0; v < V; ++v) acc[i][v] = fmaf(a[r], bv[r][i][v], acc[i][v]);
   }
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int i = 0; i < VECS_PER_LANE; ++i)
+#pragma unroll
+      for (int v = 0; v < V; ++v) acc[i][v] = fmaf(a[u], bv[u][i][v], acc[i][v]);
 }
 
-// The row's nonzeros a chunk at a time; the next chunk's pairs are loaded before this chunk is
-// multiplied, so the index/value latency hides behind the B loads.
+// Load sparse tile + compute: the row's nonzeros ROW_THREADS at a time (lanes past the row end hold
+// column 0 and value 0, so the tail needs no branch: it adds 0 * B[0, :]).
 template <typename T, int V>
 __device__ __forceinline__ void AccumulateRow(int start, int end, int lane, unsigned mask, int n, const LaneTile& lt,
                                               const int* __restrict__ col_indices, const T* __restrict__ values,
                                               const T* __restrict__ b, float (&acc)[VECS_PER_LANE][V]) {
-  constexpr int kChunk = NNZ_REGS * ROW_THREADS;
-  if (start >= end) return;
-  SparseChunk cur, next;
-  LoadSparseChunk(start, end, lane, col_indices, values, cur);
-  for (int base = start; base < end; base += kChunk) {
-    if (base + kChunk < end) LoadSparseChunk(base + kChunk, end, lane, col_indices, values, next);
-    MultiplyChunk<T, V>(cur, end - base, mask, n, lt, b, acc);
-    cur = next;
+  for (int base = start; base < end; base += ROW_THREADS) {
+    const int k = base + lane;
+    const int col = k < end ? col_indices[k] : 0;
+    const float val = k < end ? ToFloat(values[k]) : 0.0f;
+    const int trips = (min(ROW_THREADS, end - base) + lt.slice_count - 1) / lt.slice_count;
+    int t = 0;
+    for (; t + UNROLL <= trips; t += UNROLL) MultiplyNonzeros<T, V, UNROLL>(t, col, val, mask, n, lt, b, acc);
+    for (; t < trips; ++t) MultiplyNonzeros<T, V, 1>(t, col, val, mask, n, lt, b, acc);
   }
 }
 
