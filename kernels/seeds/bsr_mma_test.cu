@@ -262,16 +262,17 @@ void ExpectReplayMatches(int64_t rows, int64_t cols, double keep, int64_t n) {
 }
 
 template <int BLOCK>
-void ReplayBothTiles(int64_t rows, int64_t cols) {
+void ReplayAllTiles(int64_t rows, int64_t cols) {
   for (int64_t n : {1, 7, 16, 20, 130}) {
     ExpectReplayMatches<SmallTile<BLOCK>>(rows, cols, 0.5, n);
+    ExpectReplayMatches<MidTile<BLOCK>>(rows, cols, 0.5, n);
     ExpectReplayMatches<BigTile<BLOCK>>(rows, cols, 0.5, n);
   }
 }
 
-TEST(BsrMmaReplay, Block16) { ReplayBothTiles<16>(33, 70); }
-TEST(BsrMmaReplay, Block32) { ReplayBothTiles<32>(65, 96); }
-TEST(BsrMmaReplay, Block64) { ReplayBothTiles<64>(100, 130); }
+TEST(BsrMmaReplay, Block16) { ReplayAllTiles<16>(33, 70); }
+TEST(BsrMmaReplay, Block32) { ReplayAllTiles<32>(65, 96); }
+TEST(BsrMmaReplay, Block64) { ReplayAllTiles<64>(100, 130); }
 TEST(BsrMmaReplay, OddWarpTileWidth) {  // 8 columns per warp: the ldmatrix.x2 path
   ExpectReplayMatches<Tile<16, 64, 1, 8>>(20, 40, 0.7, 70);
   ExpectReplayMatches<Tile<64, 192, 2, 8>>(70, 64, 0.7, 200);  // 24 columns: x4 then x2
