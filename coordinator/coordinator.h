@@ -121,6 +121,8 @@ class Coordinator {
   const MapElitesArchive& archive() const { return archive_; }
   const IslandModel& islands() const { return islands_; }
   const coordinator::Spent& spent() const { return budget_.spent(); }
+  // The task's evaluation budget, its default (200) applied when the task leaves it 0.
+  int64_t max_evaluations() const { return budget_.limits().max_evaluations(); }
   const ChildCounts& children() const { return children_; }
   uint64_t step() const { return step_; }
   int64_t generation() const { return generation_; }
