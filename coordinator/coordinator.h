@@ -1,6 +1,6 @@
 // The coordinator's search logic for one task: which parent to mutate next and how, what to keep,
 // when to stop. No storage, no network, no clock: the search loop (embedded or distributed) feeds it
-// candidates and results and persists SaveState() beside them (e.g. in store::RunState.rng_state).
+// candidates and results and persists SaveState() beside them (store::RunState.search_state, the one record of what the search spent and found).
 //
 // A search loop over it:
 //   seeds = SeedCandidates(task, library)                  (mutators/builtin/builtin_mutator.h)

@@ -1,10 +1,12 @@
 #include "coordinator/search/batch_search.h"
 
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "common/status_format.h"
 #include "coordinator/search/run_artifacts.h"
+#include "coordinator/search/stored_search.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
 
@@ -74,6 +76,27 @@ absl::Status MarkFailed(PopulationStore& store, const std::string& run_id, const
   return store.PutRunState(run_id, *state);
 }
 
+// The summary of a task whose search ended in an earlier call (DONE or BUDGET_EXHAUSTED: final, as a
+// stored task cannot change), or nullopt when it is still to run.
+absl::StatusOr<std::optional<SearchSummary>> FinishedEarlier(const PopulationStore& store, const std::string& run_id,
+                                                             const std::string& task_name) {
+  absl::StatusOr<StoredSearch> stored = ReadStoredSearch(store, run_id, task_name);
+  if (!stored.ok()) return stored.status();
+  if (!stored->state || (stored->state->status() != store::TASK_RUN_STATUS_DONE &&
+                         stored->state->status() != store::TASK_RUN_STATUS_BUDGET_EXHAUSTED)) {
+    return std::nullopt;
+  }
+  SearchSummary summary;
+  summary.best_candidate_id = stored->search.best_candidate_id();
+  summary.best_fitness = stored->search.best_fitness();
+  summary.evaluations = stored->search.spent().evaluations();
+  summary.duplicates = stored->search.spent().duplicates();
+  summary.stop_reason = "finished earlier";
+  summary.stop_detail = stored->state->status_detail();
+  summary.resumed = true;
+  return summary;
+}
+
 }  // namespace
 
 int BatchOutcome::failed() const {
@@ -105,6 +128,11 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
       }
       if (options.on_progress) options.on_progress(progress);
     };
+    absl::StatusOr<std::optional<SearchSummary>> finished = FinishedEarlier(store, run_id, task.name());
+    if (finished.ok() && finished->has_value()) {
+      result.ok = true;
+      result.summary = **finished;
+    }
     const int retries = options.max_retries >= 0 ? options.max_retries : task.budget().max_retries();
     for (int attempt = 0; attempt <= retries && !result.ok; ++attempt) {
       ++result.attempts;

@@ -2,6 +2,9 @@
 // own budget and time limit (its Budget: max_evaluations, max_wall_seconds, ...), with the run's files
 // (run_artifacts.h) kept up to date from the store.
 //
+// A task whose search ended in an earlier call (done, or its budget spent) is final: it is reported
+// from the store (stop_reason "finished earlier") without setting up the evaluator or an attempt.
+//
 // Failures: a task whose search returns an error (the store failed, the evaluator could not set the
 // task up, no seed is correct, ...) is retried, resuming from the store, up to its retry count; then it
 // is recorded FAILED in the store (status_detail: the last error) and reported, and the batch goes on
@@ -10,7 +13,7 @@
 // again) gives a failed task a new set of attempts. RunState.attempts counts every attempt ever begun.
 //
 // Errors of the batch as a whole (the returned status, before any task is searched): InvalidArgument
-// for two tasks of one name, or a task the run holds with other content (store::SameTaskContent); the
+// for two tasks of one name, or a task the run holds with other content (SameTaskContent, population_store.h); the
 // store's errors while creating the run record or storing the tasks.
 // Thread-safety: none; one thread runs a batch.
 #pragma once

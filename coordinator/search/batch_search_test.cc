@@ -101,6 +101,17 @@ TEST_F(BatchSearchTest, EachTaskKeepsItsOwnBudgetAndTheRunFolderIsWritten) {
   EXPECT_EQ(progress.back().evaluations, 13);
   EXPECT_EQ(progress.back().max_evaluations, 13);
 
+  // Finished tasks are final: the same batch again is answered from the store.
+  auto again = RunBatchSearch(*store, "run", {SmallTask(9, "nine", 1), SmallTask(13, "thirteen", 2)}, seeds_,
+                              evaluator, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(evaluator.fake.calls(), 22);
+  EXPECT_EQ(again->tasks[1].summary.stop_reason, "finished earlier");
+  EXPECT_EQ(again->tasks[1].summary.best_candidate_id, outcome->tasks[1].summary.best_candidate_id);
+  EXPECT_EQ(again->tasks[1].summary.evaluations, 13);
+  EXPECT_EQ(again->tasks[1].attempts, 0);
+  EXPECT_EQ(store->GetRunState("run", "thirteen")->attempts(), 1);
+
   const fs::path run = root_ / "run";
   const std::string provenance = ReadFile(run / "provenance.json");
   EXPECT_THAT(provenance, HasSubstr("\"Fake GPU\""));

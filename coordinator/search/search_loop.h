@@ -20,7 +20,7 @@
 // never reach the evaluator; they are not stored.
 //
 // Errors: absl::Status from the store, the coordinator or the mutator's seeding; InvalidArgument when the
-// run holds a task of this name with other content (store::SameTaskContent: a moved task file is the
+// run holds a task of this name with other content (SameTaskContent, population_store.h: a moved task file is the
 // same task); FailedPrecondition when no seed applies to the task, or none is correct.
 // Thread-safety: none; one thread per task.
 #pragma once
