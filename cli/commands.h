@@ -23,9 +23,21 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code);
 // could be set up (no GPU).
 void RegisterBenchCommand(CLI::App& app, int* exit_code);
 
-// `sparseditto search TASKS.yaml`: the embedded search per task (coordinator/search/search_loop.h), its
-// store under runs/<run>/store; the same command on an existing run resumes it. Exit 1 when the task
-// file, the seed library or the store cannot be opened, or a task's search fails.
+// `sparseditto search TASKS.yaml`: the embedded search of each task of the file, a batch
+// (coordinator/search/batch_search.h), its store under runs/<run>/store and its artifacts in runs/<run>/;
+// the same command on an existing run resumes it. A failed task is retried (--retries, default each
+// task's budget.max_retries) and reported; the others go on. Exit 1 when the task file, the seed library
+// or the store cannot be opened, or a task failed after its retries.
 void RegisterSearchCommand(CLI::App& app, int* exit_code);
+
+// `sparseditto status RUN`: per task of a run, from its store (read-only, alongside a running search):
+// state, attempts, evaluations against the budget, outcomes by category, spent, best. Exit 1 when the
+// run cannot be found or read.
+void RegisterStatusCommand(CLI::App& app, int* exit_code);
+
+// `sparseditto export RUN [--out DIR]`: the best kernel of each task as DIR/<task>.cu (default
+// runs/<run>/export) with a header comment and a usage example. Exit 1 when the run cannot be read or
+// a task has no correct candidate (the others are still written).
+void RegisterExportCommand(CLI::App& app, int* exit_code);
 
 }  // namespace sparseditto

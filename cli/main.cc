@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   RegisterEvalCommand(app, &exit_code);
   RegisterBenchCommand(app, &exit_code);
   RegisterSearchCommand(app, &exit_code);
+  RegisterStatusCommand(app, &exit_code);
+  RegisterExportCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,14 +1,20 @@
-// `sparseditto search TASKS.yaml`: the embedded search, task by task, with the built-in mutator and the
-// evaluator on the local GPU; the store under runs/<run>/store makes the same command resume a run.
+// `sparseditto search TASKS.yaml`: the embedded search of every task of a file (a batch), with the
+// built-in mutator and the evaluator on the local GPU; the store under runs/<run>/store makes the same
+// command resume a run, and runs/<run>/ holds the artifacts (coordinator/search/run_artifacts.h).
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
+#include "cli/provenance.h"
 #include "common/status_format.h"
+#include "coordinator/search/batch_search.h"
 #include "coordinator/search/gpu_candidate_evaluator.h"
-#include "coordinator/search/search_loop.h"
+#include "coordinator/search/search_progress.h"
 #include "fmt/format.h"
 #include "kernels/seed_library.h"
 #include "population_store/population_store.h"
@@ -25,52 +31,70 @@ struct SearchOptions {
   std::string cache_dir;
   double timing_seconds = 1.0;
   double stage_timeout = 60;
+  int retries = -1;
+  double log_interval_seconds = 30;
 };
+
+int Fail(const absl::Status& status) {
+  std::cerr << "sparseditto search: " << status.message() << "\n";
+  return kExitFailure;
+}
 
 int RunSearch(const SearchOptions& o) {
   auto batch = LoadTaskFile(o.task_file);
-  if (!batch.ok()) {
-    std::cerr << "sparseditto search: " << batch.status().message() << "\n";
-    return kExitFailure;
+  if (!batch.ok()) return Fail(batch.status());
+  std::vector<v1::Task> tasks;
+  for (const v1::Task& task : batch->tasks()) {
+    if (o.task_name.empty() || task.name() == o.task_name) tasks.push_back(task);
   }
+  if (tasks.empty()) return Fail(absl::NotFoundError(fmt::format("{} has no task named {}", o.task_file, o.task_name)));
   auto seeds = LoadSeedLibrary(SeedLibraryDir());
-  if (!seeds.ok()) {
-    std::cerr << "sparseditto search: " << seeds.status().message() << "\n";
-    return kExitFailure;
-  }
+  if (!seeds.ok()) return Fail(seeds.status());
   const std::string run = o.run.empty() ? std::filesystem::path(o.task_file).stem().string() : o.run;
+  const std::string run_dir = o.runs_dir + "/" + run;
   PopulationStoreOptions store_options;
   store_options.create_if_missing = true;
-  auto store = PopulationStore::Open(o.runs_dir + "/" + run + "/store", store_options);
-  if (!store.ok()) {
-    std::cerr << "sparseditto search: " << store.status().message() << "\n";
-    return kExitFailure;
-  }
-  auto evaluator = Evaluator::Create(InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20));
-  if (!evaluator.ok()) {
-    std::cerr << "sparseditto search: " << evaluator.status().message() << "\n";
-    return kExitFailure;
-  }
+  auto store = PopulationStore::Open(run_dir + "/store", store_options);
+  if (!store.ok()) return Fail(store.status());
+  const EvaluatorOptions evaluator_options =
+      InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20);
+  auto evaluator = Evaluator::Create(evaluator_options);
+  if (!evaluator.ok()) return Fail(evaluator.status());
   GpuCandidateEvaluator gpu(evaluator->get());
-  int failures = 0;
-  for (const v1::Task& task : batch->tasks()) {
-    if (!o.task_name.empty() && task.name() != o.task_name) continue;
-    if (auto setup = (*evaluator)->SetupTask(task); !setup.ok()) {
-      std::cerr << fmt::format("{}: set-up: {}\n", task.name(), setup.status().message());
+
+  ProgressPrinter progress(stderr, isatty(STDERR_FILENO) != 0, o.log_interval_seconds);
+  BatchSearchOptions options;
+  options.max_retries = o.retries;
+  options.run_dir = run_dir;
+  options.project_revision = ProjectRevision();
+  options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
+  std::string current_task;
+  options.on_progress = [&](const SearchProgress& p) {
+    if (!current_task.empty() && current_task != p.task_name) progress.EndTask();
+    current_task = p.task_name;
+    progress.Update(p);
+  };
+  auto outcome = RunBatchSearch(**store, run, tasks, *seeds, gpu, options);
+  progress.EndTask();
+  if (!outcome.ok()) return Fail(outcome.status());
+  for (const TaskOutcome& t : outcome->tasks) {
+    for (size_t i = 0; i < t.errors.size(); ++i) {
+      std::cerr << fmt::format("{}: attempt {} failed: {}\n", t.task_name, i + 1, t.errors[i]);
     }
-    auto summary = RunTaskSearch(**store, run, task, *seeds, gpu, SearchLoopOptions());
-    if (!summary.ok()) {
-      std::cerr << fmt::format("{}: {}\n", task.name(), summary.status().message());
-      ++failures;
+    if (!t.artifact_error.empty()) std::cerr << fmt::format("{}: artifacts: {}\n", t.task_name, t.artifact_error);
+    if (!t.ok) {
+      std::cout << fmt::format("{}: FAILED after {} attempts\n", t.task_name, t.attempts);
       continue;
     }
-    std::cout << fmt::format("{}: {} evaluations ({} now{}), best {} fitness {:.3f}, stopped: {}\n", task.name(),
-                             summary->evaluations, summary->evaluations_this_call,
-                             summary->resumed ? ", resumed" : "",
-                             summary->best_candidate_id.empty() ? "(none correct)" : summary->best_candidate_id,
-                             summary->best_fitness, summary->stop_reason);
+    const SearchSummary& s = t.summary;
+    std::cout << fmt::format("{}: {} evaluations ({} now{}), best {} fitness {:.3f}, stopped: {}\n", t.task_name,
+                             s.evaluations, s.evaluations_this_call, s.resumed ? ", resumed" : "",
+                             s.best_candidate_id.empty() ? "(none correct)" : s.best_candidate_id, s.best_fitness,
+                             s.stop_detail.empty() ? s.stop_reason : s.stop_detail);
   }
-  return failures == 0 ? kExitSuccess : kExitFailure;
+  std::cout << fmt::format("run {}: {} (status: sparseditto status {}, best kernels: sparseditto export {})\n",
+                           run, run_dir, run_dir, run_dir);
+  return outcome->failed() == 0 ? kExitSuccess : kExitFailure;
 }
 
 }  // namespace
@@ -79,13 +103,20 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<SearchOptions>();
   CLI::App* cmd = app.add_subcommand("search", "Evolve kernels for each task of a file from the seed library "
                                                "(embedded: built-in mutator, local GPU); resumes an existing run");
-  cmd->add_option("tasks", o->task_file, "Task file (YAML)")->required();
+  cmd->add_option("tasks", o->task_file, "Task file (YAML); several tasks form a batch")->required();
   cmd->add_option("--run", o->run, "Run name (default: the task file's name)");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder of runs")->capture_default_str();
   cmd->add_option("--name", o->task_name, "Only this task of the file");
+  cmd->add_option("--retries", o->retries,
+                  "Retries of a failed task in this command (default: each task's budget.max_retries, 1 "
+                  "unless the task file says otherwise)")
+      ->check(CLI::Range(0, 100));
   cmd->add_option("--cache", o->cache_dir, "Compile and baseline cache folder (default ~/.cache/sparseditto)");
   cmd->add_option("--timing-seconds", o->timing_seconds, "Timing budget per n")->capture_default_str();
   cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
+  cmd->add_option("--log-interval", o->log_interval_seconds,
+                  "Seconds between progress lines when stderr is not a terminal")
+      ->capture_default_str();
   cmd->callback([o, exit_code] { *exit_code = RunSearch(*o); });
 }
 

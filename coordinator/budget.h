@@ -44,6 +44,8 @@ class BudgetTracker {
   std::string Explain(StopReason reason) const;
 
   const coordinator::Spent& spent() const { return spent_; }
+  // The limits in force (max_evaluations with its default applied).
+  const v1::Budget& limits() const { return limits_; }
   void Load(const coordinator::Spent& spent) { spent_ = spent; }
 
  private:

@@ -1,6 +1,6 @@
 // The coordinator's search logic for one task: which parent to mutate next and how, what to keep,
 // when to stop. No storage, no network, no clock: the search loop (embedded or distributed) feeds it
-// candidates and results and persists SaveState() beside them (e.g. in store::RunState.rng_state).
+// candidates and results and persists SaveState() beside them (store::RunState.search_state, the one record of what the search spent and found).
 //
 // A search loop over it:
 //   seeds = SeedCandidates(task, library)                  (mutators/builtin/builtin_mutator.h)
@@ -121,6 +121,8 @@ class Coordinator {
   const MapElitesArchive& archive() const { return archive_; }
   const IslandModel& islands() const { return islands_; }
   const coordinator::Spent& spent() const { return budget_.spent(); }
+  // The task's evaluation budget, its default (200) applied when the task leaves it 0.
+  int64_t max_evaluations() const { return budget_.limits().max_evaluations(); }
   const ChildCounts& children() const { return children_; }
   uint64_t step() const { return step_; }
   int64_t generation() const { return generation_; }

@@ -3,7 +3,8 @@
 // It holds, per run: the run record, the tasks (v1::Task by name), the candidates (v1::Candidate by id,
 // listed in creation order, with an index by (task, source_hash) for duplicate detection and a
 // parent -> children index for lineage), the evaluations (v1::EvalResult by candidate id) and the state
-// of each task's search (store::RunState: counters, budgets spent, best, RNG state, status). It stores;
+// of each task's search (store::RunState: status, attempts, the candidate in flight, and the
+// coordinator's state as opaque bytes, which alone holds budgets spent, best and RNG position). It stores;
 // it never selects, judges novelty or calls an LLM (coordinator/ does).
 //
 // Durability: every method that writes makes ONE RocksDB WriteBatch with sync=true, so each logical write
@@ -78,6 +79,10 @@ struct PopulationStoreOptions {
   rocksdb::Env* env = nullptr;
 };
 
+// True when `a` and `b` ask for the same search: equal in every field but source_file and source_line
+// (where the loader read them). Thread-safe.
+bool SameTaskContent(const v1::Task& a, const v1::Task& b);
+
 class PopulationStore {
  public:
   // Opens the store in directory `path`. Errors:
@@ -117,7 +122,9 @@ class PopulationStore {
   absl::StatusOr<std::vector<store::RunRecord>> ListRuns() const;
 
   // --- Tasks (the run must exist) ---
-  // Idempotent for an identical task; kAlreadyExists when the name is stored with other content.
+  // Idempotent for a task of the same content (SameTaskContent: where its file lives does not count, so
+  // a run resumes from a moved task file; the record stored first is kept); kAlreadyExists when the
+  // name is stored with other content.
   absl::Status PutTask(std::string_view run_id, const v1::Task& task);
   absl::StatusOr<v1::Task> GetTask(std::string_view run_id, std::string_view task_name) const;
   // The run's tasks ordered by name; empty for an unknown run.
@@ -127,7 +134,7 @@ class PopulationStore {
   // Stores candidates and, when given, the task's new run state, in one atomic write (a mutation's
   // children together with the advanced RNG state). Each candidate needs a non-empty id unique in the
   // run, a stored task (task_name), and parents that are stored or earlier in `candidates`; new_state
-  // needs a stored task, and its best_candidate_id, when set, may be one of `candidates`. A candidate
+  // needs a stored task, and its in_flight_candidate_id, when set, may be one of `candidates`. A candidate
   // already stored with identical content is skipped (so a write replayed after a crash is harmless);
   // with other content it is kAlreadyExists. The first candidate stored with a given (task,
   // source_hash) is the one FindBySourceHash returns; an empty source_hash is not indexed.
@@ -151,17 +158,17 @@ class PopulationStore {
 
   // --- Evaluations and run state ---
   // One atomic write: the evaluation (replacing an earlier one of the same candidate, e.g. when a
-  // finalist is re-evaluated under the sanitizers) and the task's new run state (counters, budgets
-  // spent, best, RNG state), both computed by the caller. The candidate must be stored, and
+  // finalist is re-evaluated under the sanitizers) and the task's new run state (status, the
+  // coordinator's state), both computed by the caller. The candidate must be stored, and
   // result.task_name, the candidate's task and new_state.task_name must agree; a non-empty
-  // new_state.best_candidate_id must be a stored candidate of the task.
+  // new_state.in_flight_candidate_id must be a stored candidate of the task.
   absl::Status CommitEvaluation(std::string_view run_id, const v1::EvalResult& result,
                                 const store::RunState& new_state);
   absl::StatusOr<v1::EvalResult> GetEvaluation(std::string_view run_id, std::string_view candidate_id) const;
   // kNotFound until a state is stored for the task.
   absl::StatusOr<store::RunState> GetRunState(std::string_view run_id, std::string_view task_name) const;
-  // Replaces the task's run state (status changes, wall time, ...). The task must be stored; the same
-  // checks on best_candidate_id as CommitEvaluation.
+  // Replaces the task's run state (status changes, the candidate now in flight, ...). The task must be
+  // stored; the same checks on in_flight_candidate_id as CommitEvaluation.
   absl::Status PutRunState(std::string_view run_id, const store::RunState& state);
 
  private:
@@ -176,8 +183,8 @@ class PopulationStore {
   // The value at `key` (as of `snapshot`, or now when null), nullopt when absent.
   absl::StatusOr<std::optional<std::string>> ReadRaw(int column_family, const std::string& key,
                                                      const rocksdb::Snapshot* snapshot = nullptr) const;
-  // Checks (write lock held) that `state` may be stored in `run_id`: its task is stored and its best
-  // candidate, if any, is a candidate of that task, stored or in `batch` (may be null).
+  // Checks (write lock held) that `state` may be stored in `run_id`: its task is stored and its
+  // in-flight candidate, if any, is a candidate of that task, stored or in `batch` (may be null).
   absl::Status CheckRunState(std::string_view run_id, const store::RunState& state,
                              const std::vector<v1::Candidate>* batch) const;
 

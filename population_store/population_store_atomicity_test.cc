@@ -63,7 +63,7 @@ absl::Status Populate(PopulationStore& store) {
   if (auto s = store.PutTask(kRun, SampleTask(kTask)); !s.ok()) return s;
   if (auto s = store.PutCandidate(kRun, SampleCandidate("c1", kTask)); !s.ok()) return s;
   return store.CommitEvaluation(kRun, SampleEvaluation("c1", kTask, 1.0),
-                                SampleRunState(kTask, 1, "c1", 1.0));
+                                SampleRunState(kTask, 1, "c1"));
 }
 
 struct WriteCase {
@@ -77,15 +77,15 @@ std::vector<WriteCase> WriteCases() {
       {"CommitEvaluation",
        [](PopulationStore& s) {
          return s.CommitEvaluation(kRun, SampleEvaluation("c1", kTask, 2.0),
-                                   SampleRunState(kTask, 2, "c1", 2.0));
+                                   SampleRunState(kTask, 2, "c1"));
        },
        {"evaluations", "run_states"}},
       {"CommitCandidates",
        [](PopulationStore& s) {
-         // A crossover of c1 and a sibling stored in the same commit, with the state naming it best.
+         // A crossover of c1 and a sibling stored in the same commit, with the state naming one in flight.
          return s.CommitCandidates(
              kRun, {SampleCandidate("c2", kTask, {"c1"}), SampleCandidate("c3", kTask, {"c1", "c2"})},
-             SampleRunState(kTask, 7, "c3", 1.0));
+             SampleRunState(kTask, 7, "c3"));
        },
        {"candidates", "creation_order", "source_hashes", "lineage", "meta", "run_states"}},
       {"CommitCandidates",

@@ -71,7 +71,7 @@ int64_t CheckSurvivors(const std::string& path, int64_t acknowledged) {
   if (acknowledged == 0 && absl::IsNotFound(state.status())) return 0;
   EXPECT_TRUE(state.ok()) << state.status();
   if (!state.ok()) return -1;
-  const int64_t stored = state->spent().evaluations();
+  const int64_t stored = CrashEvaluationsIn(*state);
   EXPECT_GE(stored, acknowledged) << "an acknowledged write is lost";
   EXPECT_TRUE(MessageDifferencer::Equals(*state, CrashRunState(stored))) << state->DebugString();
   // Every write up to the run state's count is whole: candidate, evaluation, lineage, hash index.

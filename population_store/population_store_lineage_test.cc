@@ -122,14 +122,14 @@ TEST_F(LineageTest, OneCommitStoresAMutationsChildrenWithTheRunState) {
       SampleCandidate("grandkid", "t1", {"kid1"}),      // a parent earlier in the same commit
   };
   store::RunState state = SampleRunState("t1", 0);
-  state.set_candidates_created(4);
+  state.set_in_flight_candidate_id("grandkid");  // one of this commit
   const absl::Status status = store_->CommitCandidates("r1", children, state);
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_THAT(Ids("r1", "t1"), ElementsAre("parent", "kid1", "kid2", "grandkid"));
   EXPECT_THAT(*store_->Children("r1", "parent"), ElementsAre("kid1", "kid2"));
   EXPECT_THAT(*store_->Children("r1", "kid1"), ElementsAre("grandkid"));
   EXPECT_EQ((*store_->FindBySourceHash("r1", "t1", "hk"))->id(), "kid1");
-  EXPECT_EQ(store_->GetRunState("r1", "t1")->candidates_created(), 4);
+  EXPECT_EQ(store_->GetRunState("r1", "t1")->in_flight_candidate_id(), "grandkid");
   // Replaying the same commit (a crash before the caller saw the answer) changes nothing.
   ASSERT_TRUE(store_->CommitCandidates("r1", children, state).ok());
   EXPECT_THAT(Ids("r1", "t1"), ElementsAre("parent", "kid1", "kid2", "grandkid"));

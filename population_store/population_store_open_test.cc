@@ -121,13 +121,13 @@ std::vector<OpenCase> OpenCases() {
          MakeStore(p);
          PutMeta(p, "schema_version", "3");
        },
-       How::kOpen, C::kFailedPrecondition, "has schema version 3; this build reads version 1"},
+       How::kOpen, C::kFailedPrecondition, "has schema version 3; this build reads version 2"},
       {"newer schema version, read-only",
        [](const std::string& p) {
          MakeStore(p);
          PutMeta(p, "schema_version", "3");
        },
-       How::kReadOnly, C::kFailedPrecondition, "has schema version 3; this build reads version 1"},
+       How::kReadOnly, C::kFailedPrecondition, "has schema version 3; this build reads version 2"},
       {"unreadable schema version",
        [](const std::string& p) {
          MakeStore(p);

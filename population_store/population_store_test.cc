@@ -77,7 +77,7 @@ std::vector<RoundTripCase> RoundTripCases() {
   const auto task = std::make_shared<v1::Task>(SampleTask("bsr_64"));
   const auto seed = std::make_shared<v1::Candidate>(SampleCandidate("c1", kTask));
   const auto eval = std::make_shared<v1::EvalResult>(SampleEvaluation("c1", kTask, 1.5));
-  const auto state = std::make_shared<store::RunState>(SampleRunState(kTask, 1, "c1", 1.5));
+  const auto state = std::make_shared<store::RunState>(SampleRunState(kTask, 1, "c1"));
   const auto status = std::make_shared<store::RunState>(SampleRunState(kTask, 0));
   return {
       {"run", [=](PopulationStore& s) { return s.CreateRun(*run); },
@@ -152,7 +152,7 @@ struct ErrorCase {
 std::vector<ErrorCase> ErrorCases() {
   using C = absl::StatusCode;
   auto c1 = SampleCandidate("c1", kTask);
-  auto state_for = [](std::string_view best) { return SampleRunState(kTask, 1, best, 1.0); };
+  auto state_for = [](std::string_view in_flight) { return SampleRunState(kTask, 1, in_flight); };
   return {
       {"empty run id", [](PopulationStore& s) { return s.CreateRun(SampleRun("")); }, C::kInvalidArgument,
        "run id is empty"},
@@ -217,11 +217,11 @@ std::vector<ErrorCase> ErrorCases() {
          return s.CommitEvaluation(kRun, SampleEvaluation("c1", "other", 1), SampleRunState("other", 1));
        },
        C::kInvalidArgument, "belongs to 'spmm_90'"},
-      {"best candidate not stored",
+      {"in-flight candidate not stored",
        [=](PopulationStore& s) {
          return s.CommitEvaluation(kRun, SampleEvaluation("c1", kTask, 1), state_for("ghost"));
        },
-       C::kFailedPrecondition, "best candidate ghost is not a stored candidate"},
+       C::kFailedPrecondition, "in-flight candidate ghost is not a stored candidate"},
       {"run state of an unknown task",
        [](PopulationStore& s) { return s.PutRunState(kRun, SampleRunState("nope", 0)); },
        C::kFailedPrecondition, "task nope is not stored"},
@@ -255,6 +255,35 @@ TEST_F(StoreTest, IdenticalWritesReplayedAfterACrashAreHarmless) {
   EXPECT_TRUE(store_->PutTask(kRun, SampleTask(kTask)).ok());
   EXPECT_TRUE(store_->PutCandidate(kRun, c1).ok());
   EXPECT_EQ(store_->ListCandidates(kRun, kTask)->size(), 1u);
+}
+
+// A run resumes from a task file that moved or was edited around the task: where the task was read
+// from is not its content. Anything else that differs is another task.
+TEST_F(StoreTest, PutTaskComparesContentNotWhereTheFileLives) {
+  const struct {
+    std::string name;
+    std::function<void(v1::Task*)> change;
+    bool accepted;
+  } cases[] = {
+      {"moved file", [](v1::Task* t) { t->set_source_file("/elsewhere/tasks.yaml"); }, true},
+      {"task further down the file", [](v1::Task* t) { t->set_source_line(t->source_line() + 7); }, true},
+      {"other seed", [](v1::Task* t) { t->set_seed(t->seed() + 1); }, false},
+      {"other n list", [](v1::Task* t) { t->add_n(4096); }, false},
+      {"other budget", [](v1::Task* t) { t->mutable_budget()->set_max_evaluations(3); }, false},
+  };
+  v1::Task stored = SampleTask("moving");
+  stored.set_source_file("/work/a/tasks.yaml");
+  stored.set_source_line(3);
+  ASSERT_TRUE(store_->PutTask(kRun, stored).ok());
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    v1::Task task = stored;
+    c.change(&task);
+    EXPECT_EQ(SameTaskContent(stored, task), c.accepted);
+    const absl::Status status = store_->PutTask(kRun, task);
+    EXPECT_EQ(status.code(), c.accepted ? absl::StatusCode::kOk : absl::StatusCode::kAlreadyExists) << status;
+    EXPECT_EQ(store_->GetTask(kRun, "moving")->source_file(), "/work/a/tasks.yaml") << "the first record is kept";
+  }
 }
 
 TEST_F(StoreTest, ReadOnlyStoreReadsAlongsideTheWriterAndRefusesWrites) {
@@ -293,7 +322,7 @@ TEST_F(StoreTest, ConcurrentWritersAndReadersLoseNothing) {
         auto candidate = i == 0 ? SampleCandidate(id, kTask) : SampleCandidate(id, kTask, {parent});
         if (!store_->PutCandidate(kRun, candidate).ok()) ++failures;
         if (!store_->ListCandidates(kRun, kTask).ok()) ++failures;
-        if (!store_->CommitEvaluation(kRun, SampleEvaluation(id, kTask, i), SampleRunState(kTask, i, id, i))
+        if (!store_->CommitEvaluation(kRun, SampleEvaluation(id, kTask, i), SampleRunState(kTask, i, id))
                  .ok()) {
           ++failures;
         }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/status_macros.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "population_store/population_store_internal.h"
 #include "population_store/rocksdb_status.h"
 #include "rocksdb/write_batch.h"
@@ -20,6 +21,16 @@ void Put(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* column_family,
 }
 
 }  // namespace
+
+bool SameTaskContent(const v1::Task& a, const v1::Task& b) {
+  v1::Task a_content = a;
+  v1::Task b_content = b;
+  for (v1::Task* t : {&a_content, &b_content}) {
+    t->clear_source_file();
+    t->clear_source_line();
+  }
+  return google::protobuf::util::MessageDifferencer::Equals(a_content, b_content);
+}
 
 absl::Status PopulationStore::CheckWritable(std::string_view operation) const {
   if (options_.read_only) {
@@ -67,7 +78,8 @@ absl::Status PopulationStore::PutTask(std::string_view run_id, const v1::Task& t
   }
   SD_ASSIGN_OR_RETURN(std::optional<std::string> stored, ReadRaw(layout::kTasks, key));
   if (stored) {
-    if (*stored == bytes) return absl::OkStatus();
+    SD_ASSIGN_OR_RETURN(v1::Task stored_task, ParseRecord<v1::Task>(*stored, "task " + task.name()));
+    if (SameTaskContent(stored_task, task)) return absl::OkStatus();
     return absl::AlreadyExistsError(
         fmt::format("task {} is stored in run {} already, with different content", task.name(), run_id));
   }
@@ -85,32 +97,32 @@ absl::Status PopulationStore::CheckRunState(std::string_view run_id, const store
     return absl::FailedPreconditionError(fmt::format("run state of task {}: task {} is not stored in run {}",
                                                      state.task_name(), state.task_name(), run_id));
   }
-  const std::string& best = state.best_candidate_id();
-  if (best.empty()) return absl::OkStatus();
-  SD_RETURN_IF_ERROR(layout::CheckId("best candidate id", best));
-  std::string best_task;
+  const std::string& in_flight = state.in_flight_candidate_id();
+  if (in_flight.empty()) return absl::OkStatus();
+  SD_RETURN_IF_ERROR(layout::CheckId("in-flight candidate id", in_flight));
+  std::string in_flight_task;
   bool found = false;
   if (batch != nullptr) {
     for (const v1::Candidate& candidate : *batch) {
-      if (candidate.id() == best) {
-        best_task = candidate.task_name();
+      if (candidate.id() == in_flight) {
+        in_flight_task = candidate.task_name();
         found = true;
       }
     }
   }
   if (!found) {
     SD_ASSIGN_OR_RETURN(std::optional<std::string> bytes,
-                        ReadRaw(layout::kCandidates, layout::Key({run_id, best})));
+                        ReadRaw(layout::kCandidates, layout::Key({run_id, in_flight})));
     if (bytes) {
-      SD_ASSIGN_OR_RETURN(v1::Candidate candidate, ParseRecord<v1::Candidate>(*bytes, "candidate " + best));
-      best_task = candidate.task_name();
+      SD_ASSIGN_OR_RETURN(v1::Candidate candidate, ParseRecord<v1::Candidate>(*bytes, "candidate " + in_flight));
+      in_flight_task = candidate.task_name();
       found = true;
     }
   }
-  if (!found || best_task != state.task_name()) {
+  if (!found || in_flight_task != state.task_name()) {
     return absl::FailedPreconditionError(
-        fmt::format("run state of task {}: best candidate {} is not a stored candidate of the task",
-                    state.task_name(), best));
+        fmt::format("run state of task {}: in-flight candidate {} is not a stored candidate of the task",
+                    state.task_name(), in_flight));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "fmt/format.h"
@@ -41,10 +42,15 @@ inline v1::EvalResult CrashEvaluation(int64_t i) {
 }
 
 inline store::RunState CrashRunState(int64_t i) {
-  store::RunState state = SampleRunState(kCrashTask, i, CrashCandidateId(i), 1.0 + static_cast<double>(i));
-  state.set_candidates_created(i);
-  state.set_rng_state(fmt::format("rng-after-{}", i));
+  store::RunState state = SampleRunState(kCrashTask, i);
+  state.set_search_state(fmt::format("state-after-{}", i));
   return state;
+}
+
+// The i of the CrashRunState(i) `state` is, or -1.
+inline int64_t CrashEvaluationsIn(const store::RunState& state) {
+  long long i = -1;
+  return std::sscanf(state.search_state().c_str(), "state-after-%lld", &i) == 1 ? i : -1;
 }
 
 }  // namespace sparseditto::store_testing

@@ -34,7 +34,7 @@
 namespace sparseditto::store_layout {
 
 // What this build writes and reads. Bump on any incompatible change to the layout above.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: RunState keeps the coordinator state alone (no copies)
 inline constexpr std::string_view kFormatName = "sparseditto.population_store";
 
 inline constexpr std::string_view kMetaFormatKey = "format";

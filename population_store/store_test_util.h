@@ -108,18 +108,15 @@ inline v1::EvalResult SampleEvaluation(std::string_view candidate_id, std::strin
   return result;
 }
 
-inline store::RunState SampleRunState(std::string_view task, int64_t evaluations,
-                                      std::string_view best_id = "", double best_fitness = 0) {
+// A run state after `evaluations` evaluations; the coordinator's state is opaque bytes to the store.
+inline store::RunState SampleRunState(std::string_view task, int64_t evaluations, std::string_view in_flight_id = "") {
   store::RunState state;
   state.set_task_name(std::string(task));
   state.set_status(store::TASK_RUN_STATUS_RUNNING);
-  state.set_generation(static_cast<int>(evaluations / 10));
-  state.mutable_spent()->set_evaluations(evaluations);
-  state.mutable_spent()->set_prompt_tokens(100 * evaluations);
-  state.mutable_spent()->set_money_usd(0.01 * static_cast<double>(evaluations));
-  state.set_best_candidate_id(std::string(best_id));
-  state.set_best_fitness(best_fitness);
-  state.set_rng_state(std::string("\x01\x00\xff rng ", 8) + std::to_string(evaluations));
+  state.set_status_detail(std::to_string(evaluations) + " evaluations");
+  state.set_search_state(std::string("\x01\x00\xff state ", 10) + std::to_string(evaluations));
+  state.set_in_flight_candidate_id(std::string(in_flight_id));
+  state.set_attempts(1);
   return state;
 }
 

@@ -131,9 +131,40 @@ TEST_F(CliTest, ExitCodesFollowTheConvention) {
       {"search", 2},                            // the task file is required
       {"search /nonexistent/t.yaml", 1},
       {"search --help", 0},
+      {"search t.yaml --retries -1", 2},        // out of range
+      {"status", 2},                            // RUN is required
+      {"status /nonexistent/run", 1},
+      {"export", 2},
+      {"export /nonexistent/run", 1},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(Run(c.args).exit_code, c.want) << "sparseditto " << c.args;
+  }
+}
+
+// status and export over a real run: search_kill_child runs a two-task batch search with the fake
+// evaluator into a store and a run folder, as `sparseditto search` does with the GPU.
+TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
+  const fs::path run = dir_ / "runs" / "run";
+  const std::string make_run = std::string("'") + SEARCH_KILL_CHILD + "' '" + (run / "store").string() + "' '" +
+                               run.string() + "' '" + (dir_ / "calls.log").string() + "' >/dev/null";
+  ASSERT_EQ(std::system(make_run.c_str()), 0) << make_run;
+
+  const Outcome status = Run("status run --runs-dir '" + (dir_ / "runs").string() + "'");
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  for (const char* words : {"run run (", "2 task(s)", "task alpha: done (budget spent) — max_evaluations 26 reached",
+                            "evaluations 26/26", "task beta:", "evaluations 14/14", "in flight: none",
+                            "outcomes: correct ", "best: alpha.0000"}) {
+    EXPECT_NE(status.out.find(words), std::string::npos) << words << "\n" << status.out;
+  }
+
+  const Outcome exported = Run("export '" + run.string() + "' --out '" + (dir_ / "out").string() + "'");
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  for (const char* task : {"alpha", "beta"}) {
+    const std::string file = Slurp(dir_ / "out" / (std::string(task) + ".cu"));
+    EXPECT_NE(file.find(std::string("the best kernel found for task ") + task), std::string::npos) << file;
+    EXPECT_NE(file.find("sparseditto_prepare(&problem"), std::string::npos);
+    EXPECT_NE(file.find("#include"), std::string::npos) << "the kernel's source follows";
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "candidate.pb.h"
 #include "eval_result.pb.h"
 #include "task.pb.h"
@@ -15,6 +16,12 @@ namespace sparseditto {
 class CandidateEvaluator {
  public:
   virtual ~CandidateEvaluator() = default;
+  // Prepares for the candidates of `task` (the real evaluator materialises the matrix and times the
+  // baselines). An error fails this attempt at the task's search (batch_search.h retries it).
+  virtual absl::Status SetUp(const v1::Task& task) {
+    (void)task;
+    return absl::OkStatus();
+  }
   // Scores `candidate` (a candidate of `task`). `check_seed` seeds the correctness check's inputs.
   virtual v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) = 0;
 };

@@ -1,5 +1,6 @@
 #include "coordinator/search/search_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -7,16 +8,11 @@
 
 #include "common/rng.h"
 #include "common/status_format.h"
+#include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
-#include "google/protobuf/util/message_differencer.h"
 
 namespace sparseditto {
 namespace {
-
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 store::TaskRunStatus StatusOf(StopReason reason) {
   switch (reason) {
@@ -39,14 +35,22 @@ class Loop {
   absl::StatusOr<SearchSummary> Run(const std::vector<SeedKernel>& seeds) {
     absl::StatusOr<store::RunState> stored = store_.GetRunState(run_id_, task_.name());
     if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
+    // A state without a coordinator state was written before the search began (a failed first attempt).
     std::vector<v1::Candidate> pending_seeds;
-    if (stored.ok()) {
+    if (stored.ok() && !stored->search_state().empty()) {
+      attempts_ = std::max(stored->attempts(), 1);
       if (absl::Status s = Resume(*stored, &pending_seeds); !s.ok()) return s;
+      if (!in_flight_.empty()) {
+        summary_in_flight_ = in_flight_;
+        if (absl::Status s = EvaluateAndCommit(candidates_.at(in_flight_)); !s.ok()) return s;
+      }
     } else {
+      attempts_ = stored.ok() ? std::max(stored->attempts(), 1) : 1;
       if (absl::Status s = Start(seeds, &pending_seeds); !s.ok()) return s;
     }
     for (const v1::Candidate& seed : pending_seeds) {
-      absl::StatusOr<bool> go_on = Offer(seed, /*commit=*/false);
+      if (coordinator_->CheckStop() != StopReason::kNone) break;
+      absl::StatusOr<bool> go_on = Offer(seed, /*is_new=*/false);
       if (!go_on.ok()) return go_on.status();
       if (!*go_on) return Summary("interrupted");
     }
@@ -61,37 +65,26 @@ class Loop {
       absl::StatusOr<MutationPlan> plan = coordinator_->PlanMutation();
       if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
       if (!plan.ok()) return plan.status();
-      auto parent = candidates_.find(plan->parent_id);
-      if (parent == candidates_.end()) {
-        return absl::InternalError(fmt::format("plan names unknown parent {}", plan->parent_id));
-      }
-      Rng rng(plan->mutator_seed);
-      absl::StatusOr<v1::Candidate> child;
-      if (plan->op == v1::MUTATION_OPERATOR_TUNE_CROSSOVER) {
-        auto mate = candidates_.find(plan->mate_id);
-        if (mate == candidates_.end()) {
-          return absl::InternalError(fmt::format("plan names unknown mate {}", plan->mate_id));
-        }
-        child = CrossoverTunables(parent->second, mate->second, rng, options_.mutator);
-      } else {
-        child = MutateTunables(parent->second, rng, options_.mutator);
-      }
-      if (!child.ok()) {
+      absl::StatusOr<std::optional<v1::Candidate>> child = Mutate(*plan);
+      if (!child.ok()) return child.status();
+      if (!child->has_value()) {
         coordinator_->RecordFailedMutation();
         continue;
       }
-      coordinator_->StampChild(*plan, &*child);
-      absl::StatusOr<bool> go_on = Offer(*std::move(child), /*commit=*/true);
+      coordinator_->StampChild(*plan, &**child);
+      absl::StatusOr<bool> go_on = Offer(**std::move(child), /*is_new=*/true);
       if (!go_on.ok()) return go_on.status();
       if (!*go_on) return Summary("interrupted");
     }
-    store::RunState final_state = State();
+    store::RunState final_state = State("");
     final_state.set_status_detail(coordinator_->ExplainStop());
     if (absl::Status s = store_.PutRunState(run_id_, final_state); !s.ok()) return s;
     return Summary(std::string(StopReasonName(coordinator_->CheckStop())));
   }
 
  private:
+  using SteadyClock = std::chrono::steady_clock;
+
   // A fresh run: the run record (when absent) and the task, then the stamped seeds in one write with
   // the coordinator's state after stamping.
   absl::Status Start(const std::vector<SeedKernel>& seeds, std::vector<v1::Candidate>* pending) {
@@ -104,7 +97,7 @@ class Loop {
     } else if (!run.ok()) {
       return run.status();
     }
-    if (absl::Status s = store_.PutTask(run_id_, task_); !s.ok()) return s;
+    if (absl::Status s = PutTask(); !s.ok()) return s;
     absl::StatusOr<Coordinator> created = Coordinator::Create(task_, options_.coordinator);
     if (!created.ok()) return created.status();
     coordinator_.emplace(*std::move(created));
@@ -117,31 +110,35 @@ class Loop {
       coordinator_->StampSeed(i, &(*seeded)[i]);
       candidates_[(*seeded)[i].id()] = (*seeded)[i];
     }
-    candidates_created_ = static_cast<int64_t>(seeded->size());
-    store::RunState state = State();
+    store::RunState state = State("");
     state.set_status(store::TASK_RUN_STATUS_PENDING);
     if (absl::Status s = store_.CommitCandidates(run_id_, *seeded, state); !s.ok()) return s;
     *pending = *std::move(seeded);
     return absl::OkStatus();
   }
 
-  // A stored run: the coordinator as of the last committed evaluation, every stored candidate (parents
-  // of the plans to come), and the seeds after the last evaluated one.
+  // Stores the task, or checks the stored one asks for the same search.
+  absl::Status PutTask() {
+    absl::Status s = store_.PutTask(run_id_, task_);
+    if (absl::IsAlreadyExists(s)) {
+      return absl::InvalidArgumentError(fmt::format(
+          "run {} holds task {} with other content; start a new run (--run NAME) or use the task as it was",
+          run_id_, task_.name()));
+    }
+    return s;
+  }
+
+  // A stored run: the coordinator as of the last write, every stored candidate (parents of the plans to
+  // come), the candidate in flight, and the seeds after the last one evaluated or in flight.
   absl::Status Resume(const store::RunState& stored, std::vector<v1::Candidate>* pending) {
     summary_resumed_ = true;
-    absl::StatusOr<v1::Task> stored_task = store_.GetTask(run_id_, task_.name());
-    if (!stored_task.ok()) return stored_task.status();
-    if (!google::protobuf::util::MessageDifferencer::Equals(*stored_task, task_)) {
-      return absl::InvalidArgumentError(
-          fmt::format("run {} holds task {} with other content", run_id_, task_.name()));
-    }
-    absl::StatusOr<coordinator::SearchState> state = ParseSearchState(stored.rng_state());
+    if (absl::Status s = PutTask(); !s.ok()) return s;
+    absl::StatusOr<coordinator::SearchState> state = ParseSearchState(stored.search_state());
     if (!state.ok()) return state.status();
     absl::StatusOr<Coordinator> restored = Coordinator::Restore(task_, options_.coordinator, *state);
     if (!restored.ok()) return restored.status();
     coordinator_.emplace(*std::move(restored));
-    failed_ = stored.evaluations_failed();
-    candidates_created_ = stored.candidates_created();
+    in_flight_ = stored.in_flight_candidate_id();
     absl::StatusOr<std::vector<v1::Candidate>> all = store_.ListCandidates(run_id_, task_.name());
     if (!all.ok()) return all.status();
     std::vector<v1::Candidate> seeds;
@@ -151,19 +148,46 @@ class Loop {
       if (c.operator_() != v1::MUTATION_OPERATOR_SEED) continue;
       seeds.push_back(c);
       absl::StatusOr<v1::EvalResult> result = store_.GetEvaluation(run_id_, c.id());
-      if (result.ok()) {
+      if (result.ok() || c.id() == in_flight_) {
         next_seed = seeds.size();
       } else if (!absl::IsNotFound(result.status())) {
         return result.status();
       }
     }
+    if (!in_flight_.empty() && !candidates_.contains(in_flight_)) {
+      return absl::DataLossError(
+          fmt::format("task {}: the candidate in flight, {}, is not stored", task_.name(), in_flight_));
+    }
     pending->assign(seeds.begin() + static_cast<std::ptrdiff_t>(next_seed), seeds.end());
     return absl::OkStatus();
   }
 
-  // Registers, stores (commit), evaluates and reports one candidate; a duplicate reuses the stored
-  // result. False when the evaluation due is past options.stop_after_evaluations (interrupted).
-  absl::StatusOr<bool> Offer(v1::Candidate candidate, bool commit) {
+  // The child of `plan`, or nullopt when the mutator refused the plan. Internal when the plan names a
+  // candidate this loop does not hold.
+  absl::StatusOr<std::optional<v1::Candidate>> Mutate(const MutationPlan& plan) {
+    auto parent = candidates_.find(plan.parent_id);
+    if (parent == candidates_.end()) {
+      return absl::InternalError(fmt::format("plan names unknown parent {}", plan.parent_id));
+    }
+    Rng rng(plan.mutator_seed);
+    absl::StatusOr<v1::Candidate> child;
+    if (plan.op == v1::MUTATION_OPERATOR_TUNE_CROSSOVER) {
+      auto mate = candidates_.find(plan.mate_id);
+      if (mate == candidates_.end()) {
+        return absl::InternalError(fmt::format("plan names unknown mate {}", plan.mate_id));
+      }
+      child = CrossoverTunables(parent->second, mate->second, rng, options_.mutator);
+    } else {
+      child = MutateTunables(parent->second, rng, options_.mutator);
+    }
+    if (!child.ok()) return std::nullopt;
+    return *std::move(child);
+  }
+
+  // Registers one candidate, records it as in flight (storing it when is_new, in the same write), then
+  // evaluates and commits it; a duplicate reuses the stored result. False when the evaluation due is
+  // past options.stop_after_evaluations (interrupted).
+  absl::StatusOr<bool> Offer(v1::Candidate candidate, bool is_new) {
     absl::StatusOr<std::optional<std::string>> earlier = coordinator_->RegisterCandidate(candidate);
     if (!earlier.ok()) return earlier.status();
     if (earlier->has_value()) {
@@ -174,42 +198,60 @@ class Loop {
       }
       return true;
     }
-    if (commit) {
+    store::RunState in_flight = State(candidate.id());
+    absl::Status recorded;
+    if (is_new) {
       candidates_[candidate.id()] = candidate;
-      ++candidates_created_;
-      if (absl::Status s = store_.CommitCandidates(run_id_, {candidate}, std::nullopt); !s.ok()) return s;
+      recorded = store_.CommitCandidates(run_id_, {candidate}, in_flight);
+    } else {
+      recorded = store_.PutRunState(run_id_, in_flight);
     }
+    if (!recorded.ok()) return recorded;
     if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
       return false;
     }
+    if (absl::Status s = EvaluateAndCommit(candidate); !s.ok()) return s;
+    return true;
+  }
+
+  // Evaluates a registered candidate, reports it and commits the result with the state (nothing in
+  // flight), then tells options.on_evaluation.
+  absl::Status EvaluateAndCommit(const v1::Candidate& candidate) {
     v1::EvalResult result = evaluator_.Evaluate(task_, candidate, task_.seed());
     ++evaluations_this_call_;
     result.set_candidate_id(candidate.id());
     result.set_task_name(task_.name());
-    if (!IsCorrectResult(result)) ++failed_;
-    absl::StatusOr<ReportOutcome> outcome = coordinator_->ReportResult(candidate, result, Cost{});
+    const SteadyClock::time_point now = SteadyClock::now();
+    Cost cost;
+    cost.wall_seconds = std::chrono::duration<double>(now - last_report_).count();
+    last_report_ = now;
+    absl::StatusOr<ReportOutcome> outcome = coordinator_->ReportResult(candidate, result, cost);
     if (!outcome.ok()) return outcome.status();
-    if (absl::Status s = store_.CommitEvaluation(run_id_, result, State()); !s.ok()) return s;
-    return true;
+    if (absl::Status s = store_.CommitEvaluation(run_id_, result, State("")); !s.ok()) return s;
+    if (options_.on_evaluation) {
+      SearchProgress progress;
+      progress.task_name = task_.name();
+      progress.candidate_id = candidate.id();
+      progress.evaluations = coordinator_->spent().evaluations();
+      progress.max_evaluations = coordinator_->max_evaluations();
+      progress.evaluations_this_call = evaluations_this_call_;
+      progress.seconds_this_call = std::chrono::duration<double>(now - started_).count();
+      if (const coordinator::Elite* best = coordinator_->archive().best(); best != nullptr) {
+        progress.best_candidate_id = best->candidate_id();
+        progress.best_fitness = best->fitness();
+      }
+      options_.on_evaluation(progress);
+    }
+    return absl::OkStatus();
   }
 
-  store::RunState State() const {
+  store::RunState State(const std::string& in_flight) const {
     store::RunState state;
     state.set_task_name(task_.name());
     state.set_status(StatusOf(coordinator_->CheckStop()));
-    state.set_generation(static_cast<int32_t>(coordinator_->generation()));
-    const coordinator::Spent& spent = coordinator_->spent();
-    state.mutable_spent()->set_evaluations(spent.evaluations());
-    state.mutable_spent()->set_wall_seconds(spent.wall_seconds());
-    state.mutable_spent()->set_money_usd(spent.money_usd());
-    state.mutable_spent()->set_evaluations_since_improvement(spent.evaluations_since_improvement());
-    state.set_evaluations_failed(failed_);
-    state.set_candidates_created(candidates_created_);
-    if (const coordinator::Elite* best = coordinator_->archive().best(); best != nullptr) {
-      state.set_best_candidate_id(best->candidate_id());
-      state.set_best_fitness(best->fitness());
-    }
-    state.set_rng_state(coordinator_->SaveState().SerializeAsString());
+    state.set_search_state(coordinator_->SaveState().SerializeAsString());
+    state.set_in_flight_candidate_id(in_flight);
+    state.set_attempts(attempts_);
     state.set_updated_unix_ms(NowUnixMs());
     return state;
   }
@@ -224,7 +266,9 @@ class Loop {
     s.evaluations_this_call = evaluations_this_call_;
     s.duplicates = coordinator_->spent().duplicates();
     s.stop_reason = std::move(stop_reason);
+    s.stop_detail = coordinator_->ExplainStop();
     s.resumed = summary_resumed_;
+    s.reevaluated_in_flight = summary_in_flight_;
     return s;
   }
 
@@ -235,10 +279,13 @@ class Loop {
   const SearchLoopOptions& options_;
   std::optional<Coordinator> coordinator_;
   std::map<std::string, v1::Candidate> candidates_;
-  int64_t failed_ = 0;
-  int64_t candidates_created_ = 0;
+  std::string in_flight_;  // as stored when this call began
+  int32_t attempts_ = 1;
   int64_t evaluations_this_call_ = 0;
   bool summary_resumed_ = false;
+  std::string summary_in_flight_;
+  const SteadyClock::time_point started_ = SteadyClock::now();
+  SteadyClock::time_point last_report_ = started_;
 };
 
 }  // namespace

@@ -1,21 +1,32 @@
 // The search loop for ONE task over a PopulationStore: seeds -> evaluate -> (plan -> mutate -> dedup ->
 // commit -> evaluate -> report -> commit evaluation + coordinator state) until the coordinator stops.
 //
-// Durability and resume: each evaluation is committed together with a RunState whose rng_state holds the
-// coordinator's serialised SearchState (Coordinator::SaveState). A candidate is committed before it is
-// evaluated. Calling RunTaskSearch again on the same store, run and task restores the coordinator from the
-// last committed state and continues: the plan after that state is drawn again, gives the same child (the
-// mutator is a pure function of the plan), which is the candidate stored but not yet evaluated, and it is
-// evaluated then. Nothing with a committed evaluation is evaluated again, and a resumed search ends exactly
-// as an uninterrupted one. Duplicates (RegisterCandidate names an earlier id) reuse the stored evaluation
-// and never reach the evaluator; they are not stored.
+// Budget: the coordinator's budget is checked before every evaluation, seeds included, so a budget of
+// max_evaluations N ends at exactly N evaluations (seeds beyond it stay stored, unevaluated). Wall time
+// (Budget.max_wall_seconds) is measured around this call's work and added at each report; time between
+// the last commit and a crash is not counted.
+//
+// Durability and resume: the coordinator's serialised SearchState, the one record of what the search
+// has spent, its best and its RNG position, is stored in RunState.search_state. Before a candidate is
+// evaluated it is recorded as IN FLIGHT (RunState.in_flight_candidate_id, written together with the
+// coordinator state after registering it, in the same write as a new child); the commit of its
+// evaluation clears it. Calling RunTaskSearch again on the same store, run and task restores the
+// coordinator from the last write. A candidate in flight then (the process died while evaluating it,
+// or before its evaluation was committed) is evaluated again, once, and counted once
+// (SearchSummary::reevaluated_in_flight names it); the search then continues. Otherwise the plan after
+// the restored state is drawn again and gives the same child (the mutator is a pure function of the
+// plan). Nothing with a committed evaluation is evaluated again, and a resumed search ends as an
+// uninterrupted one. Duplicates (RegisterCandidate names an earlier id) reuse the stored evaluation and
+// never reach the evaluator; they are not stored.
 //
 // Errors: absl::Status from the store, the coordinator or the mutator's seeding; InvalidArgument when the
-// stored task differs from `task`; FailedPrecondition when no seed applies to the task.
+// run holds a task of this name with other content (SameTaskContent, population_store.h: a moved task file is the
+// same task); FailedPrecondition when no seed applies to the task, or none is correct.
 // Thread-safety: none; one thread per task.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,15 +40,29 @@
 
 namespace sparseditto {
 
+// What the loop reports after each committed evaluation (SearchLoopOptions::on_evaluation).
+struct SearchProgress {
+  std::string task_name;
+  std::string candidate_id;             // the candidate just evaluated and committed
+  int64_t evaluations = 0;              // of the task in total
+  int64_t max_evaluations = 0;          // the budget's limit (its default when the task leaves it 0)
+  int64_t evaluations_this_call = 0;
+  double seconds_this_call = 0;         // wall time since RunTaskSearch was called
+  std::string best_candidate_id;        // empty while none is correct
+  double best_fitness = 0;
+};
+
 struct SearchLoopOptions {
   CoordinatorOptions coordinator;
   BuiltinMutatorOptions mutator;
   // Stop this call (stop_reason "interrupted") when this many evaluations were made in it and another
-  // is due; the candidate due is committed already and is evaluated first by the next call. 0: no limit.
-  // A test seam for an interruption (a crash or a kill between two evaluations).
+  // is due; the candidate due is committed already, in flight, and is evaluated first by the next call.
+  // 0: no limit. A test seam for an interruption (a crash or a kill during an evaluation).
   int64_t stop_after_evaluations = 0;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
+  // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.
+  std::function<void(const SearchProgress&)> on_evaluation;
 };
 
 struct SearchSummary {
@@ -47,7 +72,9 @@ struct SearchSummary {
   int64_t evaluations_this_call = 0;  // evaluator calls made by this call
   int64_t duplicates = 0;            // proposals answered from a stored result
   std::string stop_reason;           // StopReasonName, or "interrupted"
+  std::string stop_detail;           // the coordinator's explanation ("max_evaluations 60 reached")
   bool resumed = false;              // the store held a state of this task already
+  std::string reevaluated_in_flight;  // the candidate a crash left in flight, evaluated again now
 };
 
 absl::StatusOr<SearchSummary> RunTaskSearch(PopulationStore& store, const std::string& run_id,

@@ -12,16 +12,17 @@
 #include <vector>
 
 #include "common/status_format.h"
-#include "coordinator/testing/fake_evaluator.h"
+#include "coordinator/search/stored_search.h"
+#include "coordinator/testing/search_fixture.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "kernel_abi/tunables.h"
 
 namespace sparseditto {
 namespace {
 
-using testing::FakeEvaluator;
-using testing::FakeLandscape;
+using testing::CountingEvaluator;
+using testing::Landscape;
+using testing::SmallTask;
 
 std::vector<SeedKernel> RealSeeds() {
   auto seeds = LoadSeedLibrary(std::string(SPARSEDITTO_SOURCE_DIR) + "/kernels/seeds");
@@ -29,60 +30,7 @@ std::vector<SeedKernel> RealSeeds() {
   return seeds.ok() ? *seeds : std::vector<SeedKernel>{};
 }
 
-v1::Task SmallTask(int64_t max_evaluations) {
-  v1::Task task;
-  task.set_name("small");
-  task.set_seed(77);
-  task.set_dtype(v1::DTYPE_FP16);
-  task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
-  task.add_arch("sm_90");
-  task.mutable_budget()->set_max_evaluations(max_evaluations);
-  task.mutable_budget()->set_stagnation_evaluations(1000);
-  return task;
-}
-
-// Every applicable seed gets an optimum away from its defaults (half the list further on), so that
-// the seeds score low and the search has somewhere to go.
-FakeLandscape Landscape(const v1::Task& task, const std::vector<SeedKernel>& seeds) {
-  FakeLandscape l;
-  for (const SeedKernel& seed : seeds) {
-    if (!SeedAppliesTo(seed, task)) continue;
-    auto tunables = ParseTunables(seed.source);
-    EXPECT_TRUE(tunables.ok()) << tunables.status();
-    if (!tunables.ok()) continue;
-    for (const v1::Tunable& t : *tunables) {
-      const int n = t.allowed_values_size();
-      int at = 0;
-      for (int i = 0; i < n; ++i) at = t.allowed_values(i) == t.value() ? i : at;
-      l.optimum[seed.name][t.name()] = t.allowed_values((at + n / 2) % n);
-    }
-    l.peak[seed.name] = seed.name == "csr_warp_per_row" ? 3.0 : 1.0;
-  }
-  l.width = 0.5;
-  return l;
-}
-
-SearchLoopOptions Options() {
-  SearchLoopOptions o;
-  o.coordinator.num_islands = 2;
-  o.coordinator.island_capacity = 8;
-  o.coordinator.evaluations_per_generation = 6;
-  o.coordinator.migration_interval = 2;
-  o.coordinator.crossover_probability = 0.25;
-  return o;
-}
-
-// The seam: counts calls by candidate id and by source hash (in the fake).
-class CountingEvaluator : public CandidateEvaluator {
- public:
-  explicit CountingEvaluator(FakeLandscape landscape) : fake(std::move(landscape)) {}
-  v1::EvalResult Evaluate(const v1::Task&, const v1::Candidate& candidate, uint64_t) override {
-    ++calls_by_id[candidate.id()];
-    return fake.Evaluate(candidate);
-  }
-  FakeEvaluator fake;
-  std::map<std::string, int> calls_by_id;
-};
+SearchLoopOptions Options() { return testing::TestLoopOptions(); }
 
 class SearchLoopTest : public ::testing::Test {
  protected:
@@ -101,6 +49,12 @@ class SearchLoopTest : public ::testing::Test {
     auto store = PopulationStore::Open((root_ / name).string(), o);
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  // The search of `task` in a store of its own ("straight"), start to end.
+  absl::StatusOr<SearchSummary> UninterruptedRun(const v1::Task& task, CountingEvaluator& evaluator) {
+    auto store = OpenStore("straight");
+    return RunTaskSearch(*store, "run", task, seeds_, evaluator, Options());
   }
 
   void ExpectEachOnce(const CountingEvaluator& e) {
@@ -132,12 +86,14 @@ TEST_F(SearchLoopTest, FindsABetterCandidateThanTheBestSeed) {
   EXPECT_EQ(evaluator.fake.calls(), 60);
   ExpectEachOnce(evaluator);
 
-  auto state = store->GetRunState("run", task.name());
-  ASSERT_TRUE(state.ok()) << state.status();
-  EXPECT_EQ(state->best_candidate_id(), summary->best_candidate_id);
-  EXPECT_DOUBLE_EQ(state->best_fitness(), summary->best_fitness);
-  EXPECT_EQ(state->spent().evaluations(), 60);
-  EXPECT_EQ(state->status(), store::TASK_RUN_STATUS_BUDGET_EXHAUSTED);
+  // The stored coordinator state is the one record of the best and of what was spent.
+  auto stored = ReadStoredSearch(*store, "run", task.name());
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->search.best_candidate_id(), summary->best_candidate_id);
+  EXPECT_DOUBLE_EQ(stored->search.best_fitness(), summary->best_fitness);
+  EXPECT_EQ(stored->search.spent().evaluations(), 60);
+  EXPECT_EQ(stored->state->status(), store::TASK_RUN_STATUS_BUDGET_EXHAUSTED);
+  EXPECT_EQ(stored->state->status_detail(), "max_evaluations 60 reached");
   auto best = store->GetEvaluation("run", summary->best_candidate_id);
   ASSERT_TRUE(best.ok()) << best.status();
   EXPECT_DOUBLE_EQ(best->fitness(), summary->best_fitness);
@@ -163,12 +119,8 @@ TEST_F(SearchLoopTest, DuplicatesNeverReachTheEvaluatorAndAreNotStored) {
 TEST_F(SearchLoopTest, ResumeAfterAnInterruptionEndsLikeAnUninterruptedRun) {
   const v1::Task task = SmallTask(60);
   CountingEvaluator straight(Landscape(task, seeds_));
-  absl::StatusOr<SearchSummary> expected;
-  {
-    auto store = OpenStore("straight");
-    expected = RunTaskSearch(*store, "run", task, seeds_, straight, Options());
-    ASSERT_TRUE(expected.ok()) << expected.status();
-  }
+  const absl::StatusOr<SearchSummary> expected = UninterruptedRun(task, straight);
+  ASSERT_TRUE(expected.ok()) << expected.status();
   // k = 2: inside the seeds; k = 23 and 41: inside the mutation loop.
   for (int64_t k : {2, 23, 41}) {
     SCOPED_TRACE(fmt::format("interrupted after {} evaluations", k));
@@ -194,6 +146,7 @@ TEST_F(SearchLoopTest, ResumeAfterAnInterruptionEndsLikeAnUninterruptedRun) {
     EXPECT_EQ(second->evaluations, expected->evaluations);
     EXPECT_EQ(second->duplicates, expected->duplicates);
     EXPECT_EQ(second->evaluations_this_call, expected->evaluations - k);
+    EXPECT_FALSE(second->reevaluated_in_flight.empty()) << "the interruption left the candidate due in flight";
     EXPECT_EQ(evaluator.fake.calls(), straight.fake.calls());
     EXPECT_EQ(evaluator.calls_by_id, straight.calls_by_id) << "the same candidates, each once";
     ExpectEachOnce(evaluator);
@@ -204,6 +157,94 @@ TEST_F(SearchLoopTest, ResumeAfterAnInterruptionEndsLikeAnUninterruptedRun) {
     EXPECT_EQ(third->evaluations_this_call, 0);
     EXPECT_EQ(third->best_candidate_id, expected->best_candidate_id);
   }
+}
+
+// Gap (a): the seeds used to be evaluated before the budget was checked. Every budget, below and
+// above the number of applicable seeds, ends at exactly that many evaluations.
+TEST_F(SearchLoopTest, TheEvaluationBudgetIsExactEvenInsideTheSeeds) {
+  auto seeded = SeedCandidates(SmallTask(1), seeds_);
+  ASSERT_TRUE(seeded.ok()) << seeded.status();
+  const int64_t seeds = static_cast<int64_t>(seeded->size());
+  ASSERT_GE(seeds, 3);
+  for (int64_t budget : {int64_t{1}, seeds - 1, seeds, seeds + 1, seeds + 7}) {
+    SCOPED_TRACE(fmt::format("max_evaluations {} with {} seeds", budget, seeds));
+    const v1::Task task = SmallTask(budget);
+    CountingEvaluator evaluator(Landscape(task, seeds_));
+    auto store = OpenStore(fmt::format("budget{}", budget));
+    auto summary = RunTaskSearch(*store, "run", task, seeds_, evaluator, Options());
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_EQ(summary->stop_reason, "evaluations");
+    EXPECT_EQ(summary->evaluations, budget);
+    EXPECT_EQ(evaluator.fake.calls(), budget);
+    auto state = store->GetRunState("run", task.name());
+    ASSERT_TRUE(state.ok()) << state.status();
+    EXPECT_TRUE(state->in_flight_candidate_id().empty());
+    EXPECT_EQ(state->status(), store::TASK_RUN_STATUS_BUDGET_EXHAUSTED);
+  }
+}
+
+// Gap (b): a crash after an evaluation and before its commit. The candidate is recorded in flight
+// before it is evaluated; on resume it is evaluated again exactly once and counted once, and the
+// search ends as an uninterrupted one. The crash is a failed CommitEvaluation write (the evaluation
+// ran, nothing of it is stored), then the store is closed and reopened.
+TEST_F(SearchLoopTest, ACandidateLeftInFlightIsEvaluatedOnceMoreAndCountedOnce) {
+  const v1::Task task = SmallTask(40);
+  CountingEvaluator straight(Landscape(task, seeds_));
+  const absl::StatusOr<SearchSummary> expected = UninterruptedRun(task, straight);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (int fail_at : {3, 17}) {  // the 3rd commit is a seed's, the 17th a child's
+    SCOPED_TRACE(fmt::format("commit {} fails", fail_at));
+    CountingEvaluator evaluator(Landscape(task, seeds_));
+    const std::string name = fmt::format("crash{}", fail_at);
+    std::string lost;
+    {
+      PopulationStoreOptions o;
+      o.create_if_missing = true;
+      int commits = 0;
+      o.before_write = [&](std::string_view operation) {
+        if (operation == "CommitEvaluation" && ++commits == fail_at) return absl::UnavailableError("power cut");
+        return absl::OkStatus();
+      };
+      auto store = PopulationStore::Open((root_ / name).string(), o);
+      ASSERT_TRUE(store.ok()) << store.status();
+      auto first = RunTaskSearch(**store, "run", task, seeds_, evaluator, Options());
+      EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable) << first.status();
+      auto state = (*store)->GetRunState("run", task.name());
+      ASSERT_TRUE(state.ok()) << state.status();
+      lost = state->in_flight_candidate_id();
+      ASSERT_FALSE(lost.empty());
+      EXPECT_EQ(evaluator.calls_by_id[lost], 1);
+    }
+    auto store = OpenStore(name);
+    auto second = RunTaskSearch(*store, "run", task, seeds_, evaluator, Options());
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(second->reevaluated_in_flight, lost);
+    EXPECT_EQ(evaluator.calls_by_id[lost], 2) << "evaluated once more";
+    for (const auto& [id, n] : evaluator.calls_by_id) {
+      EXPECT_EQ(n, id == lost ? 2 : 1) << id;
+    }
+    EXPECT_EQ(second->evaluations, expected->evaluations) << "counted once";
+    EXPECT_EQ(evaluator.fake.calls(), straight.fake.calls() + 1);
+    EXPECT_EQ(second->best_candidate_id, expected->best_candidate_id);
+    EXPECT_DOUBLE_EQ(second->best_fitness, expected->best_fitness);
+  }
+}
+
+TEST_F(SearchLoopTest, ResumesFromAMovedTaskFile) {
+  v1::Task task = SmallTask(12);
+  task.set_source_file("/old/place/tasks.yaml");
+  task.set_source_line(2);
+  CountingEvaluator evaluator(Landscape(task, seeds_));
+  auto store = OpenStore("moved");
+  SearchLoopOptions interrupted = Options();
+  interrupted.stop_after_evaluations = 5;
+  ASSERT_TRUE(RunTaskSearch(*store, "run", task, seeds_, evaluator, interrupted).ok());
+  task.set_source_file("/new/place/renamed.yaml");
+  task.set_source_line(40);
+  auto resumed = RunTaskSearch(*store, "run", task, seeds_, evaluator, Options());
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_TRUE(resumed->resumed);
+  EXPECT_EQ(resumed->evaluations, 12);
 }
 
 TEST_F(SearchLoopTest, RefusesAStoredTaskWithOtherContent) {

@@ -1,0 +1,72 @@
+// `sparseditto export RUN [--out DIR]`: the best kernel of each task of a run as a standalone .cu file
+// (coordinator/search/kernel_export.h), read from the run's store.
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/run_folder.h"
+#include "common/status_format.h"
+#include "coordinator/search/kernel_export.h"
+#include "coordinator/search/run_artifacts.h"
+#include "coordinator/search/stored_search.h"
+#include "fmt/format.h"
+#include "population_store/population_store.h"
+
+namespace sparseditto {
+namespace {
+
+struct ExportOptions {
+  std::string run;
+  std::string runs_dir = "runs";
+  std::string out_dir;  // default: <run folder>/export
+};
+
+// Writes <out>/<task>.cu; NotFound when the task has no correct candidate.
+absl::Status ExportTask(const PopulationStore& store, const store::RunRecord& run, const std::string& task_name,
+                        const std::string& out_dir, std::string* written) {
+  absl::StatusOr<StoredSearch> s = ReadStoredSearch(store, run.run_id(), task_name);
+  if (!s.ok()) return s.status();
+  const std::string& best_id = s->search.best_candidate_id();
+  if (best_id.empty()) return absl::NotFoundError("no correct candidate yet");
+  absl::StatusOr<v1::Candidate> best = store.GetCandidate(run.run_id(), best_id);
+  if (!best.ok()) return best.status();
+  absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run.run_id(), best_id);
+  if (!result.ok()) return result.status();
+  *written = (std::filesystem::path(out_dir) / (task_name + ".cu")).string();
+  return WriteFileAtomically(*written, ExportedKernel(run, s->task, *best, *result));
+}
+
+int RunExport(const ExportOptions& o) {
+  absl::StatusOr<OpenedRun> run = OpenRun(o.run, o.runs_dir);
+  if (!run.ok()) {
+    std::cerr << "sparseditto export: " << run.status().message() << "\n";
+    return kExitFailure;
+  }
+  const auto& [folder, store, record, tasks] = *run;
+  const std::string out = o.out_dir.empty() ? folder.dir + "/export" : o.out_dir;
+  int exported = 0;
+  for (const v1::Task& task : tasks) {
+    std::string written;
+    if (absl::Status s = ExportTask(*store, record, task.name(), out, &written); !s.ok()) {
+      std::cerr << fmt::format("sparseditto export: task {}: {}\n", task.name(), s.message());
+      continue;
+    }
+    std::cout << written << "\n";
+    ++exported;
+  }
+  return exported > 0 && exported == static_cast<int>(tasks.size()) ? kExitSuccess : kExitFailure;
+}
+
+}  // namespace
+
+void RegisterExportCommand(CLI::App& app, int* exit_code) {
+  auto o = std::make_shared<ExportOptions>();
+  CLI::App* cmd = app.add_subcommand("export", "Write the best kernel of each task of a run as a standalone .cu");
+  cmd->add_option("run", o->run, "Run name (under --runs-dir) or the run's folder")->required();
+  cmd->add_option("--runs-dir", o->runs_dir, "Folder of runs")->capture_default_str();
+  cmd->add_option("--out", o->out_dir, "Output folder (default: the run's folder/export)");
+  cmd->callback([o, exit_code] { *exit_code = RunExport(*o); });
+}
+
+}  // namespace sparseditto

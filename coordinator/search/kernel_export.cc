@@ -1,0 +1,111 @@
+#include "coordinator/search/kernel_export.h"
+
+#include <cctype>
+#include <vector>
+
+#include "common/dtype.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "task/task_names.h"
+
+namespace sparseditto {
+namespace {
+
+// "fp16" -> "SD_DTYPE_FP16": the ABI header's names.
+std::string AbiName(std::string_view prefix, std::string_view name) {
+  std::string out(prefix);
+  for (char c : name) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string DescribePattern(const v1::PatternSpec& p) {
+  std::string out(PatternFamilyName(p.family()));
+  if (p.sparsity() > 0) out += fmt::format(", sparsity {}", p.sparsity());
+  if (p.block_rows() > 0) out += fmt::format(", blocks {}x{}", p.block_rows(), p.block_cols());
+  if (p.m() > 0) out += fmt::format(", {}:{}", p.n(), p.m());
+  if (p.half_bandwidth() > 0) out += fmt::format(", half bandwidth {}", p.half_bandwidth());
+  if (p.num_blocks() > 0) out += fmt::format(", {} diagonal blocks", p.num_blocks());
+  return out;
+}
+
+std::string DescribeMatrix(const v1::MatrixSource& m) {
+  if (m.has_file()) return fmt::format("file {}", m.file().path());
+  return fmt::format("{} x {} generated from seed {}", m.generated().rows(), m.generated().cols(), m.seed());
+}
+
+// "n=128: kernel 0.0123 ms | cublas_dense 0.0200 | cusparse_csr 0.0310 -> 1.63x the best baseline".
+std::vector<std::string> TimingLines(const v1::EvalResult& result) {
+  std::vector<std::string> lines;
+  for (const v1::TimingStats& t : result.timings()) {
+    std::string line = fmt::format("n={}: kernel {:.4f} ms", t.n(), t.median_ms());
+    double best = 0;
+    auto baselines = result.baselines().find(t.n());
+    if (baselines != result.baselines().end()) {
+      for (const v1::BaselineTime& b : baselines->second.baselines()) {
+        if (!b.available()) continue;
+        line += fmt::format(" | {} {:.4f}", b.name(), b.timing().median_ms());
+        if (best == 0 || b.timing().median_ms() < best) best = b.timing().median_ms();
+      }
+    }
+    if (best > 0 && t.median_ms() > 0) line += fmt::format(" -> {:.2f}x the best baseline", best / t.median_ms());
+    lines.push_back(line);
+  }
+  if (lines.empty()) lines.push_back("(no timings stored)");
+  return lines;
+}
+
+std::string ProvenanceLine(const store::RunRecord& run) {
+  const nlohmann::json p = nlohmann::json::parse(run.provenance_json(), nullptr, /*allow_exceptions=*/false);
+  auto field = [&](const char* key) {
+    return p.is_object() && p.contains(key) && p[key].is_string() ? p[key].get<std::string>() : std::string("?");
+  };
+  return fmt::format("revision {}, GPU {}, driver {}, CUDA {}", run.project_revision().empty() ? "?" : run.project_revision(),
+                     field("gpu"), field("driver"), field("cuda"));
+}
+
+}  // namespace
+
+std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, const v1::Candidate& best,
+                           const v1::EvalResult& result) {
+  std::vector<std::string> tunables;
+  for (const v1::Tunable& t : best.tunables()) tunables.push_back(fmt::format("{}={}", t.name(), t.value()));
+  std::vector<std::string> ns;
+  for (int64_t n : task.n()) ns.push_back(std::to_string(n));
+  std::string h;
+  auto line = [&h](const std::string& text) { h += "// " + text + "\n"; };
+  line(fmt::format("SparseDitto: the best kernel found for task {} (run {}).", task.name(), run.run_id()));
+  line(fmt::format("Candidate {}: seed {}, tunables {}, fitness {:.3f}", best.id(), best.seed_name(),
+                   tunables.empty() ? "none" : fmt::format("{}", fmt::join(tunables, " ")), result.fitness()));
+  line("  (fitness: geometric mean over n of the best baseline's time / this kernel's time)");
+  line(fmt::format("Task: {} {}, A is {}; pattern {}; n = {}; arch {}", OpName(task.op()), DtypeName(task.dtype()),
+                   DescribeMatrix(task.matrix()), DescribePattern(task.pattern()), fmt::join(ns, ", "),
+                   fmt::join(task.arch(), ", ")));
+  line(fmt::format("Median times on {} ({}):", result.gpu_name().empty() ? "?" : result.gpu_name(),
+                   result.arch().empty() ? "?" : result.arch()));
+  for (const std::string& t : TimingLines(result)) line("  " + t);
+  if (result.prepare_ms() > 0) line(fmt::format("  prepare (format conversion, untimed in run): {:.3f} ms", result.prepare_ms()));
+  line("Provenance: " + ProvenanceLine(run));
+  line("");
+  line("Use: the ABI is kernel_abi/sparseditto_kernel.h. Build a shared library, e.g.");
+  line(fmt::format("  nvcc -O3 -arch={} -Xcompiler -fPIC -shared -I<sparseditto>/kernel_abi -o lib{}.so {}.cu",
+                   task.arch().empty() ? std::string("sm_90") : task.arch(0), task.name(), task.name()));
+  line("or compile this file into your program, then:");
+  line("  sd_problem problem = {};");
+  line("  problem.abi_version = SPARSEDITTO_ABI_VERSION;");
+  line(fmt::format("  problem.dtype = {};", AbiName("SD_DTYPE_", DtypeName(task.dtype()))));
+  line("  problem.rows = M; problem.cols = K; problem.nnz = nnz;");
+  line(fmt::format("  problem.pattern.family = {};  // and the family's parameters",
+                   AbiName("SD_PATTERN_", PatternFamilyName(task.pattern().family()))));
+  line("  problem.row_offsets = row_offsets; problem.col_indices = col_indices; problem.values = values;  // host CSR");
+  line(fmt::format("  int64_t n_values[] = {{{}}};", fmt::join(ns, ", ")));
+  line(fmt::format("  problem.n_values = n_values; problem.num_n_values = {}; problem.device = 0;", ns.size()));
+  line("  void* state = nullptr; char error[256];");
+  line("  if (sparseditto_prepare(&problem, &state, error, sizeof error) != 0) { /* error says why */ }");
+  line("  // B: device, K x n row-major; C: device, M x n row-major; work is enqueued on `stream`.");
+  line(fmt::format("  if (sparseditto_run(state, d_B, d_C, /*n=*/{}, stream) != 0) {{ /* n not supported */ }}",
+                   ns.empty() ? std::string("n") : ns.front()));
+  line("  sparseditto_release(state);");
+  return h + "\n" + best.source();
+}
+
+}  // namespace sparseditto

@@ -1,0 +1,20 @@
+// A search's best kernel as a standalone .cu file for use outside SparseDitto (`sparseditto export`):
+// the candidate's source under a header comment that says what it is for (task, shape, dtype, pattern,
+// n values), how it did (per-n median time against every baseline, fitness), where it was found
+// (run, candidate, provenance) and how to call it through the ABI of kernel_abi/sparseditto_kernel.h.
+// Pure formatting; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "candidate.pb.h"
+#include "eval_result.pb.h"
+#include "store.pb.h"
+#include "task.pb.h"
+
+namespace sparseditto {
+
+std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, const v1::Candidate& best,
+                           const v1::EvalResult& result);
+
+}  // namespace sparseditto

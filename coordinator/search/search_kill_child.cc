@@ -1,0 +1,102 @@
+// The child of search_kill_test: a whole batch search (two tasks, the real seed library, the
+// deterministic fake evaluator) over a store and a run folder, as `sparseditto search` runs it. It can
+// be told to stop dead at a chosen point, where the test SIGKILLs it:
+//
+//   search_kill_child STORE RUN_DIR CALLS_LOG [evaluate:N | write:OPERATION:N]
+//
+// CALLS_LOG gets one line per evaluator call ("<candidate id>\n", appended before the candidate is
+// scored), so the test can count calls across processes. `evaluate:N` stops inside the N-th evaluator
+// call of this process (after logging it); `write:CommitEvaluation:N` stops just before the N-th store
+// write of that operation. Stopping prints "STOPPED\n" on stdout and waits forever.
+// At the end it prints "task NAME ok EVALUATIONS BEST_ID FITNESS" per task and exits 0 (1 when a
+// task failed, 2 for bad arguments or a store that does not open).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "coordinator/search/batch_search.h"
+#include "coordinator/testing/search_fixture.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+using testing::CountingEvaluator;
+
+[[noreturn]] void StopHere() {
+  std::fputs("STOPPED\n", stdout);
+  std::fflush(stdout);
+  for (;;) pause();
+}
+
+std::vector<v1::Task> Batch() {
+  return {testing::SmallTask(26, "alpha", 77), testing::SmallTask(14, "beta", 78)};
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 4 || argc > 5) {
+    std::fprintf(stderr, "usage: %s STORE RUN_DIR CALLS_LOG [evaluate:N | write:OPERATION:N]\n", argv[0]);
+    return 2;
+  }
+  std::string stop_operation;
+  long stop_at = 0;
+  if (argc == 5) {
+    const std::string spec = argv[4];
+    const size_t last = spec.rfind(':');
+    stop_operation = spec.substr(0, last);
+    stop_at = std::strtol(spec.c_str() + last + 1, nullptr, 10);
+    if (last == std::string::npos || stop_at < 1) {
+      std::fprintf(stderr, "bad stop point '%s'\n", spec.c_str());
+      return 2;
+    }
+  }
+  const int log = open(argv[3], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log < 0) return 2;
+  long writes = 0;
+  PopulationStoreOptions store_options;
+  store_options.create_if_missing = true;
+  store_options.before_write = [&](std::string_view operation) {
+    if (stop_operation == fmt::format("write:{}", operation) && ++writes == stop_at) StopHere();
+    return absl::OkStatus();
+  };
+  auto store = PopulationStore::Open(argv[1], store_options);
+  if (!store.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
+    return 2;
+  }
+  auto seeds = LoadSeedLibrary(std::string(SPARSEDITTO_SOURCE_DIR) + "/kernels/seeds");
+  if (!seeds.ok()) return 2;
+  const std::vector<v1::Task> tasks = Batch();
+  // One landscape over both tasks (they differ only in name, seed and budget).
+  CountingEvaluator evaluator(testing::Landscape(tasks[0], *seeds));
+  long calls = 0;
+  evaluator.on_call = [&](const v1::Candidate& candidate) {
+    const std::string line = candidate.id() + "\n";
+    if (write(log, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::abort();
+    if (stop_operation == "evaluate" && ++calls == stop_at) StopHere();
+  };
+  BatchSearchOptions options;
+  options.loop = testing::TestLoopOptions();
+  options.run_dir = argv[2];
+  options.provenance_json = R"({"gpu": "fake", "mutator_models": []})";
+  auto outcome = RunBatchSearch(**store, "run", tasks, *seeds, evaluator, options);
+  if (!outcome.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(outcome.status().message()).c_str());
+    return 1;
+  }
+  for (const TaskOutcome& t : outcome->tasks) {
+    std::printf("task %s %s %lld %s %.17g\n", t.task_name.c_str(), t.ok ? "ok" : "failed",
+                static_cast<long long>(t.summary.evaluations), t.summary.best_candidate_id.c_str(),
+                t.summary.best_fitness);
+    for (const std::string& e : t.errors) std::fprintf(stderr, "%s: %s\n", t.task_name.c_str(), e.c_str());
+  }
+  return outcome->failed() == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace sparseditto
+
+int main(int argc, char** argv) { return sparseditto::Main(argc, argv); }

@@ -1,0 +1,61 @@
+#include "coordinator/search/search_progress.h"
+
+#include <cmath>
+
+#include "fmt/format.h"
+
+namespace sparseditto {
+
+std::string FormatDuration(double seconds) {
+  const int64_t s = std::llround(std::max(0.0, seconds));
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02d}s", s / 60, s % 60);
+  return fmt::format("{}h{:02d}m", s / 3600, (s % 3600) / 60);
+}
+
+std::string FormatProgressLine(const SearchProgress& p) {
+  const int64_t left = std::max<int64_t>(0, p.max_evaluations - p.evaluations);
+  const std::string best = p.best_candidate_id.empty()
+                               ? std::string("none correct yet")
+                               : fmt::format("{:.3f} ({})", p.best_fitness, p.best_candidate_id);
+  const std::string eta = p.evaluations_this_call > 0
+                              ? FormatDuration(p.seconds_this_call / static_cast<double>(p.evaluations_this_call) *
+                                               static_cast<double>(left))
+                              : std::string("?");
+  return fmt::format("{}: {}/{} evaluations, best {}, {} left, ETA {}", p.task_name, p.evaluations,
+                     p.max_evaluations, best, left, eta);
+}
+
+ProgressPrinter::ProgressPrinter(std::FILE* out, bool terminal, double log_interval_seconds)
+    : out_(out), terminal_(terminal), log_interval_seconds_(log_interval_seconds) {}
+
+void ProgressPrinter::Update(const SearchProgress& progress) {
+  const std::string line = FormatProgressLine(progress);
+  if (terminal_) {
+    std::fprintf(out_, "\r\033[K%s", line.c_str());  // \033[K clears what a longer line left
+    std::fflush(out_);
+    line_open_ = true;
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (last_logged_ == std::chrono::steady_clock::time_point{} ||
+      std::chrono::duration<double>(now - last_logged_).count() >= log_interval_seconds_) {
+    std::fprintf(out_, "%s\n", line.c_str());
+    std::fflush(out_);
+    last_logged_ = now;
+    pending_.clear();
+  } else {
+    pending_ = line;
+  }
+}
+
+void ProgressPrinter::EndTask() {
+  if (terminal_ && line_open_) std::fputc('\n', out_);
+  if (!terminal_ && !pending_.empty()) std::fprintf(out_, "%s\n", pending_.c_str());
+  std::fflush(out_);
+  pending_.clear();
+  line_open_ = false;
+  last_logged_ = {};
+}
+
+}  // namespace sparseditto

@@ -1,0 +1,40 @@
+// The live progress of a search for the person watching: one line per task on stderr. On a terminal
+// the line is rewritten in place (\r) after every evaluation; elsewhere (a log file, CI) a plain line is
+// written at most every `log_interval_seconds` and when the task ends, so logs stay readable.
+// Thread-safety: none; the search thread calls it.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "coordinator/search/search_loop.h"
+
+namespace sparseditto {
+
+// "spmm_90: 37/200 evaluations, best 2.314 (spmm_90.000031), 163 left, ETA 4m10s".
+// ETA: the seconds per evaluation of this call times the evaluations left; "ETA ?" before the first.
+std::string FormatProgressLine(const SearchProgress& progress);
+
+// "45s", "4m10s", "2h05m".
+std::string FormatDuration(double seconds);
+
+class ProgressPrinter {
+ public:
+  // `out` is not owned (stderr); `terminal`: isatty of it.
+  ProgressPrinter(std::FILE* out, bool terminal, double log_interval_seconds = 30);
+
+  void Update(const SearchProgress& progress);
+  // Ends the task's line: a newline on a terminal, the last line when the log has not shown it.
+  void EndTask();
+
+ private:
+  std::FILE* out_;
+  const bool terminal_;
+  const double log_interval_seconds_;
+  std::string pending_;  // the latest line not yet logged (not a terminal)
+  std::chrono::steady_clock::time_point last_logged_{};
+  bool line_open_ = false;  // a \r line is on the terminal
+};
+
+}  // namespace sparseditto

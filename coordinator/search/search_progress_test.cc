@@ -1,0 +1,83 @@
+#include "coordinator/search/search_progress.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+SearchProgress Progress(int64_t evaluations, int64_t this_call, double seconds, std::string best = "t.000007") {
+  SearchProgress p;
+  p.task_name = "t";
+  p.evaluations = evaluations;
+  p.max_evaluations = 200;
+  p.evaluations_this_call = this_call;
+  p.seconds_this_call = seconds;
+  p.best_candidate_id = best;
+  p.best_fitness = best.empty() ? 0 : 2.3141;
+  return p;
+}
+
+TEST(SearchProgress, FormatsALine) {
+  const struct {
+    SearchProgress progress;
+    std::string line;
+  } cases[] = {
+      {Progress(37, 37, 74), "t: 37/200 evaluations, best 2.314 (t.000007), 163 left, ETA 5m26s"},
+      {Progress(150, 10, 5), "t: 150/200 evaluations, best 2.314 (t.000007), 50 left, ETA 25s"},
+      {Progress(3, 3, 1, ""), "t: 3/200 evaluations, best none correct yet, 197 left, ETA 1m06s"},
+      {Progress(200, 0, 0), "t: 200/200 evaluations, best 2.314 (t.000007), 0 left, ETA ?"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(FormatProgressLine(c.progress), c.line);
+}
+
+TEST(SearchProgress, FormatsDurations) {
+  const struct {
+    double seconds;
+    std::string text;
+  } cases[] = {{0, "0s"}, {59.4, "59s"}, {60, "1m00s"}, {3599, "59m59s"}, {7500, "2h05m"}, {-3, "0s"}};
+  for (const auto& c : cases) EXPECT_EQ(FormatDuration(c.seconds), c.text) << c.seconds;
+}
+
+// What a printer wrote, through a memory stream.
+struct Captured {
+  char* data = nullptr;
+  size_t size = 0;
+  std::FILE* file = open_memstream(&data, &size);
+  std::string Text() {
+    std::fflush(file);
+    return std::string(data, size);
+  }
+  ~Captured() {
+    std::fclose(file);
+    std::free(data);
+  }
+};
+
+TEST(SearchProgress, RewritesOneLineOnATerminal) {
+  Captured out;
+  ProgressPrinter printer(out.file, /*terminal=*/true);
+  printer.Update(Progress(1, 1, 1));
+  printer.Update(Progress(2, 2, 2));
+  printer.EndTask();
+  const std::string text = out.Text();
+  EXPECT_EQ(text.find('\n'), text.size() - 1) << "one line, ended once";
+  EXPECT_NE(text.find("\r\033[Kt: 2/200"), std::string::npos) << text;
+}
+
+TEST(SearchProgress, WritesPlainLinesAtAnIntervalElsewhere) {
+  Captured out;
+  ProgressPrinter printer(out.file, /*terminal=*/false, /*log_interval_seconds=*/3600);
+  printer.Update(Progress(1, 1, 1));  // the first is logged
+  printer.Update(Progress(2, 2, 2));  // within the interval: held
+  printer.Update(Progress(3, 3, 3));
+  printer.EndTask();                  // the last one held is logged at the end
+  EXPECT_EQ(out.Text(), FormatProgressLine(Progress(1, 1, 1)) + "\n" + FormatProgressLine(Progress(3, 3, 3)) + "\n");
+  EXPECT_EQ(out.Text().find('\r'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparseditto

@@ -1,0 +1,79 @@
+// The search tests' common ground (test code only): a small unstructured task, a fake landscape over
+// the real seed library with optima away from the seeds' defaults, loop options, and the evaluator seam
+// over the fake evaluator that counts calls by candidate id. Shared by the in-process tests and the
+// child process of the kill test, so both search the same thing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "coordinator/search/candidate_evaluator.h"
+#include "coordinator/search/search_loop.h"
+#include "coordinator/testing/fake_evaluator.h"
+#include "kernel_abi/tunables.h"
+#include "kernels/seed_library.h"
+
+namespace sparseditto::testing {
+
+inline v1::Task SmallTask(int64_t max_evaluations, const std::string& name = "small", uint64_t seed = 77) {
+  v1::Task task;
+  task.set_name(name);
+  task.set_seed(seed);
+  task.set_dtype(v1::DTYPE_FP16);
+  task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
+  task.add_arch("sm_90");
+  task.mutable_budget()->set_max_evaluations(max_evaluations);
+  task.mutable_budget()->set_stagnation_evaluations(1000);
+  return task;
+}
+
+// Every applicable seed gets an optimum away from its defaults (half the list further on), so that
+// the seeds score low and the search has somewhere to go. Seeds whose tunables do not parse are left
+// out (the tests that care check ParseTunables themselves).
+inline FakeLandscape Landscape(const v1::Task& task, const std::vector<SeedKernel>& seeds) {
+  FakeLandscape l;
+  for (const SeedKernel& seed : seeds) {
+    if (!SeedAppliesTo(seed, task)) continue;
+    auto tunables = ParseTunables(seed.source);
+    if (!tunables.ok()) continue;
+    for (const v1::Tunable& t : *tunables) {
+      const int n = t.allowed_values_size();
+      int at = 0;
+      for (int i = 0; i < n; ++i) at = t.allowed_values(i) == t.value() ? i : at;
+      l.optimum[seed.name][t.name()] = t.allowed_values((at + n / 2) % n);
+    }
+    l.peak[seed.name] = seed.name == "csr_warp_per_row" ? 3.0 : 1.0;
+  }
+  l.width = 0.5;
+  return l;
+}
+
+inline SearchLoopOptions TestLoopOptions() {
+  SearchLoopOptions o;
+  o.coordinator.num_islands = 2;
+  o.coordinator.island_capacity = 8;
+  o.coordinator.evaluations_per_generation = 6;
+  o.coordinator.migration_interval = 2;
+  o.coordinator.crossover_probability = 0.25;
+  return o;
+}
+
+// The seam over the fake: counts calls by candidate id (and by source hash, in the fake); tells
+// `on_call` before scoring, when set.
+class CountingEvaluator : public CandidateEvaluator {
+ public:
+  explicit CountingEvaluator(FakeLandscape landscape) : fake(std::move(landscape)) {}
+  v1::EvalResult Evaluate(const v1::Task&, const v1::Candidate& candidate, uint64_t) override {
+    ++calls_by_id[candidate.id()];
+    if (on_call) on_call(candidate);
+    return fake.Evaluate(candidate);
+  }
+  FakeEvaluator fake;
+  std::map<std::string, int> calls_by_id;
+  std::function<void(const v1::Candidate&)> on_call;
+};
+
+}  // namespace sparseditto::testing
