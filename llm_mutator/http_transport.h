@@ -23,8 +23,9 @@ struct HttpRequest {
   double timeout_seconds = 120;          // whole transfer, connection included (CURLOPT_TIMEOUT_MS)
   double connect_timeout_seconds = 10;   // CURLOPT_CONNECTTIMEOUT_MS (capped at timeout_seconds)
   // A transfer slower than low_speed_bytes_per_second for low_speed_seconds is ended (a stalled
-  // server). 0: no such check.
-  long low_speed_bytes_per_second = 1;
+  // server). 0: no such check, the default: a non-streaming answer sends nothing until the model has
+  // finished, which may take minutes, so only timeout_seconds bounds it.
+  long low_speed_bytes_per_second = 0;
   long low_speed_seconds = 60;
   size_t max_response_bytes = 16 << 20;  // more is a kTooLarge failure
 };
