@@ -1,6 +1,11 @@
 // Both wire protocols against a local server that answers exactly as the real ones do: the request
 // each client sends (path, headers with the key, JSON body) and every scripted answer's outcome,
 // through the real libcurl transport and the one retry layer.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 
@@ -201,16 +206,22 @@ TEST(HttpClientsTest, NoKeyConfiguredSendsNoAuthHeader) {  // a local vLLM or Ol
 }
 
 TEST(HttpClientsTest, NothingListeningIsAConnectionFailure) {
-  int port = 0;
-  {
-    std::unique_ptr<FakeLlmServer> server = FakeLlmServer::Start();
-    ASSERT_NE(server, nullptr);
-    port = server->port();
-  }
-  ModelOptions model = Model(Provider::kAnthropic, "http://127.0.0.1:" + std::to_string(port));
+  // A port bound but not listening (held for the whole test, so no other process takes it): refused.
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  setenv(kKeyVar, kKey, 1);
+  ModelOptions model = Model(Provider::kAnthropic, "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
   CurlTransport transport;
   const ChatResult r = HttpChatClient(model, &transport).Complete({.user = "x"});
-  EXPECT_EQ(r.outcome, ChatOutcome::kConnectionFailed) << r.message;
+  close(fd);
+  EXPECT_EQ(r.outcome, ChatOutcome::kConnectionFailed) << ChatOutcomeName(r.outcome) << ": " << r.message;
+  EXPECT_THAT(r.message, Not(HasSubstr("SECRET")));
 }
 
 }  // namespace
