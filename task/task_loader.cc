@@ -112,6 +112,34 @@ absl::StatusOr<v1::TaskBatch> ParseDocument(const YAML::Node& root, const std::s
 
 }  // namespace
 
+namespace task_internal {
+
+absl::StatusOr<std::string> ReadYamlFile(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) return absl::NotFoundError(fmt::format("{}: no such {}", path, what));
+  if (!fs::is_regular_file(status)) return absl::InvalidArgumentError(fmt::format("{}: not a regular file", path));
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > static_cast<uintmax_t>(kMaxTaskFileBytes)) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: {} bytes, larger than the {} bytes a {} may have", path, size, kMaxTaskFileBytes, what));
+  }
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    const std::string msg = fmt::format("{}: cannot open: {}", path, std::generic_category().message(err));
+    if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
+    return absl::UnavailableError(msg);
+  }
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return absl::UnavailableError(fmt::format("{}: read failed", path));
+  return contents.str();
+}
+
+}  // namespace task_internal
+
 absl::StatusOr<v1::TaskBatch> ParseTaskYaml(std::string_view yaml, const std::string& file_name) {
   fs::path base_dir = fs::path(file_name).parent_path();
   if (base_dir.empty()) base_dir = ".";
@@ -133,27 +161,8 @@ absl::StatusOr<v1::TaskBatch> ParseTaskYaml(std::string_view yaml, const std::st
 }
 
 absl::StatusOr<v1::TaskBatch> LoadTaskFile(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) return absl::NotFoundError(fmt::format("{}: no such task file", path));
-  if (!fs::is_regular_file(status)) return absl::InvalidArgumentError(fmt::format("{}: not a regular file", path));
-  const auto size = fs::file_size(path, ec);
-  if (!ec && size > static_cast<uintmax_t>(kMaxTaskFileBytes)) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: {} bytes, larger than the {} bytes a task file may have", path, size, kMaxTaskFileBytes));
-  }
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    const std::string msg = fmt::format("{}: cannot open: {}", path, std::generic_category().message(err));
-    if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
-    return absl::UnavailableError(msg);
-  }
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return absl::UnavailableError(fmt::format("{}: read failed", path));
-  return ParseTaskYaml(contents.str(), path);
+  SD_ASSIGN_OR_RETURN(std::string contents, task_internal::ReadYamlFile(path, "task file"));
+  return ParseTaskYaml(contents, path);
 }
 
 absl::Status ValidateTask(const v1::Task& task) {

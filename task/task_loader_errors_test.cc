@@ -151,6 +151,14 @@ std::vector<BadCase> Cases() {
        {"mutators[1]: duplicate mutator name 'openai' (also mutators[0])"}},
       {"key_not_name", Base("mutators: [{kind: anthropic, model: m, api_key_env: my-key-var}]\n"), 6, 0,
        {"mutators[0].api_key_env: must be the NAME of an environment variable"}},
+      {"retries_range", Base("mutators: [{kind: openai, model: m, max_retries: 99}]\n"), 6, 0,
+       {"mutators[0].max_retries: must be in [0, 20], got 99"}},
+      {"retries_on_command", Base("mutators: [{kind: command, command: [x], max_retries: 2}]\n"), 6, 0,
+       {"mutators[0].max_retries: not used by kind 'command'"}},
+      {"privacy_on_builtin", Base("mutators: [{kind: builtin, privacy: true}]\n"), 6, 0,
+       {"mutators[0].privacy: not used by kind 'builtin'"}},
+      {"privacy_not_bool", Base("mutators: [{kind: openai, model: m, privacy: yes please}]\n"), 6, 0,
+       {"mutators[0].privacy: expected true or false"}},
       // Batches.
       {"duplicate_task_names",
        "defaults: {dtype: fp16, pattern: {family: dense}, matrix: {generated: {rows: 8, cols: 8}}, n: [8]}\n"

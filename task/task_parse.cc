@@ -28,7 +28,7 @@ constexpr std::string_view kMutatorKeys[] = {
     "name",        "kind",        "weight",      "model",
     "endpoint",    "api_key_env", "temperature", "max_tokens",
     "concurrency", "usd_per_million_input_tokens", "usd_per_million_output_tokens", "timeout_seconds",
-    "command"};
+    "command",     "max_retries", "privacy"};
 constexpr std::string_view kDtypeNames[] = {"fp32", "fp16", "bf16"};
 
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
@@ -193,6 +193,8 @@ absl::Status ParseBudget(const ParseContext& ctx, const Fields& budget, v1::Budg
   return absl::OkStatus();
 }
 
+}  // namespace
+
 absl::Status ParseMutator(const ParseContext& ctx, const Fields& mutator, v1::MutatorSpec* out) {
   SD_RETURN_IF_ERROR(mutator.CheckKeys(kMutatorKeys));
   out->set_weight(kDefaultMutatorWeight);
@@ -235,13 +237,22 @@ absl::Status ParseMutator(const ParseContext& ctx, const Fields& mutator, v1::Mu
       (out->*field.set)(v);
     }
   }
-  if (auto f = mutator.Get("max_tokens")) {
-    SD_ASSIGN_OR_RETURN(int32_t v, ReadInt32(ctx, *f));
-    out->set_max_tokens(v);
+  struct Int32Field {
+    std::string_view key;
+    void (v1::MutatorSpec::*set)(int32_t);
+  };
+  const Int32Field kInts[] = {{"max_tokens", &v1::MutatorSpec::set_max_tokens},
+                              {"concurrency", &v1::MutatorSpec::set_concurrency},
+                              {"max_retries", &v1::MutatorSpec::set_max_retries}};
+  for (const Int32Field& field : kInts) {
+    if (auto f = mutator.Get(field.key)) {
+      SD_ASSIGN_OR_RETURN(int32_t v, ReadInt32(ctx, *f));
+      (out->*field.set)(v);
+    }
   }
-  if (auto f = mutator.Get("concurrency")) {
-    SD_ASSIGN_OR_RETURN(int32_t v, ReadInt32(ctx, *f));
-    out->set_concurrency(v);
+  if (auto f = mutator.Get("privacy")) {
+    SD_ASSIGN_OR_RETURN(bool v, ReadBool(ctx, *f));
+    out->set_privacy(v);
   }
   if (auto f = mutator.Get("timeout_seconds")) {
     SD_ASSIGN_OR_RETURN(double v, ReadDuration(ctx, *f));
@@ -255,8 +266,6 @@ absl::Status ParseMutator(const ParseContext& ctx, const Fields& mutator, v1::Mu
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<v1::Task> ParseTask(const ParseContext& ctx, const Fields& task, const fs::path& base_dir) {
   SD_RETURN_IF_ERROR(task.CheckKeys(kTaskKeys));

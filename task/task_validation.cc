@@ -21,6 +21,7 @@ constexpr int kMaxConcurrency = 1024;
 constexpr double kMaxTimeoutSeconds = 86400;
 constexpr int32_t kMaxRetriesLimit = 100;
 constexpr int32_t kMaxMutatorTokens = 10'000'000;
+constexpr int32_t kMaxMutatorRetries = 20;
 
 class Checker {
  public:
@@ -292,6 +293,9 @@ absl::Status CheckLlmFields(const Checker& c, const v1::MutatorSpec& m, const st
   if (c.IsSet(at + ".max_tokens", m.max_tokens() != 0) && (m.max_tokens() < 1 || m.max_tokens() > kMaxMutatorTokens)) {
     return c.Error(at + ".max_tokens", fmt::format("must be in [1, {}], got {}", kMaxMutatorTokens, m.max_tokens()));
   }
+  if (m.has_max_retries() && (m.max_retries() < 0 || m.max_retries() > kMaxMutatorRetries)) {
+    return c.Error(at + ".max_retries", fmt::format("must be in [0, {}], got {}", kMaxMutatorRetries, m.max_retries()));
+  }
   for (auto [key, value] : {std::pair{"usd_per_million_input_tokens", m.usd_per_million_input_tokens()},
                             std::pair{"usd_per_million_output_tokens", m.usd_per_million_output_tokens()}}) {
     if (!(value >= 0)) return c.Error(fmt::format("{}.{}", at, key), fmt::format("must be >= 0, got {}", value));
@@ -334,6 +338,8 @@ absl::Status CheckMutator(const Checker& c, const v1::MutatorSpec& m, const std:
       {"usd_per_million_output_tokens", c.IsSet(at + ".usd_per_million_output_tokens",
                                                 m.usd_per_million_output_tokens() != 0), !builtin},
       {"command", c.IsSet(at + ".command", !m.command().empty()), m.kind() == v1::MUTATOR_KIND_COMMAND},
+      {"max_retries", m.has_max_retries(), llm},
+      {"privacy", c.IsSet(at + ".privacy", m.privacy()), !builtin},
   };
   for (const auto& f : fields) {
     if (f.set && !f.allowed) return c.Error(fmt::format("{}.{}", at, f.key), fmt::format("not used by kind '{}'", kind));
@@ -348,16 +354,16 @@ absl::Status CheckMutator(const Checker& c, const v1::MutatorSpec& m, const std:
   return absl::OkStatus();
 }
 
-absl::Status CheckMutators(const Checker& c, const v1::Task& t) {
-  if (t.mutators().empty()) return c.Error("mutators", "needs at least one mutator");
-  for (int i = 0; i < t.mutators_size(); ++i) {
+absl::Status CheckMutators(const Checker& c, const google::protobuf::RepeatedPtrField<v1::MutatorSpec>& mutators) {
+  if (mutators.empty()) return c.Error("mutators", "needs at least one mutator");
+  for (int i = 0; i < mutators.size(); ++i) {
     const std::string at = fmt::format("mutators[{}]", i);
-    SD_RETURN_IF_ERROR(CheckMutator(c, t.mutators(i), at));
+    SD_RETURN_IF_ERROR(CheckMutator(c, mutators[i], at));
     for (int j = 0; j < i; ++j) {
-      if (t.mutators(j).name() == t.mutators(i).name()) {
+      if (mutators[j].name() == mutators[i].name()) {
         return c.Error(at + (c.Has(at + ".name") ? ".name" : ""),
                        fmt::format("duplicate mutator name '{}' (also mutators[{}]); give each a distinct `name:`",
-                                   t.mutators(i).name(), j));
+                                   mutators[i].name(), j));
       }
     }
   }
@@ -380,7 +386,12 @@ absl::Status ValidateTaskFields(const v1::Task& t, const SourceMap& sources, std
   SD_RETURN_IF_ERROR(CheckNnz(c, t));
   SD_RETURN_IF_ERROR(CheckLists(c, t));
   SD_RETURN_IF_ERROR(CheckBudget(c, t.budget()));
-  return CheckMutators(c, t);
+  return CheckMutators(c, t.mutators());
+}
+
+absl::Status ValidateMutatorFields(const google::protobuf::RepeatedPtrField<v1::MutatorSpec>& mutators,
+                                   const SourceMap& sources, std::string_view file) {
+  return CheckMutators(Checker(sources, file, /*presence_known=*/true), mutators);
 }
 
 }  // namespace sparseditto::task_internal

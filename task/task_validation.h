@@ -17,4 +17,8 @@ namespace sparseditto::task_internal {
 absl::Status ValidateTaskFields(const v1::Task& task, const SourceMap& sources, std::string_view file,
                                 bool presence_known);
 
+// The mutator rules of ValidateTaskFields over a list read from YAML (paths "mutators[i]....").
+absl::Status ValidateMutatorFields(const google::protobuf::RepeatedPtrField<v1::MutatorSpec>& mutators,
+                                   const SourceMap& sources, std::string_view file);
+
 }  // namespace sparseditto::task_internal

@@ -227,6 +227,15 @@ absl::StatusOr<double> ReadNumber(const ParseContext& ctx, const Field& f) {
   return value;
 }
 
+absl::StatusOr<bool> ReadBool(const ParseContext& ctx, const Field& f) {
+  if (f.node.IsScalar() && IsPlainOrNumericTag(f.node)) {
+    const std::string& s = f.node.Scalar();
+    if (s == "true" || s == "True" || s == "TRUE") return true;
+    if (s == "false" || s == "False" || s == "FALSE") return false;
+  }
+  return ExpectedScalar(ctx, f, "true or false");
+}
+
 absl::StatusOr<int64_t> ReadInt(const ParseContext& ctx, const Field& f, int64_t lo, int64_t hi) {
   int64_t value = 0;
   if (!f.node.IsScalar() || !IsPlainOrNumericTag(f.node)) return ExpectedScalar(ctx, f, "an integer");

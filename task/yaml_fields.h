@@ -121,6 +121,7 @@ class Fields {
 // "expected a number, got 'abc'", "expected a string, got a list", ...
 absl::StatusOr<std::string> ReadString(const ParseContext& ctx, const Field& f);
 absl::StatusOr<double> ReadNumber(const ParseContext& ctx, const Field& f);  // finite
+absl::StatusOr<bool> ReadBool(const ParseContext& ctx, const Field& f);  // true/false (YAML 1.2 core)
 absl::StatusOr<int64_t> ReadInt(const ParseContext& ctx, const Field& f, int64_t lo, int64_t hi);
 absl::StatusOr<uint64_t> ReadUint64(const ParseContext& ctx, const Field& f);
 // Seconds: a number, or a string of <number><unit> parts with units s, m, h, d ("90s", "10m",
