@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -115,6 +116,8 @@ std::optional<CompileResult> CompileCache::Lookup(const std::string& key) const 
     result->library_path = LibraryPath(key);
     if (!fs::exists(result->library_path)) return std::nullopt;
   }
+  std::error_code touch_error;  // a use: Trim evicts the least recently used first
+  fs::last_write_time(EntryStem(key) + ".json", fs::file_time_type::clock::now(), touch_error);
   result->from_cache = true;
   result->seconds = 0;
   return result;
@@ -144,6 +147,50 @@ absl::Status CompileCache::Store(const std::string& key, const CompileResult& re
   fs::remove_all(*scratch);
   if (error) return absl::InternalError(fmt::format("compile cache: rename {}: {}", temp, error.message()));
   return absl::OkStatus();
+}
+
+absl::StatusOr<CompileCache::TrimStats> CompileCache::Trim(uint64_t max_bytes, std::chrono::seconds min_age) const {
+  struct Entry {
+    fs::file_time_type used;
+    uint64_t bytes;
+    std::string stem;
+  };
+  const auto cutoff = fs::file_time_type::clock::now() - min_age;
+  std::vector<Entry> entries;
+  TrimStats stats;
+  std::error_code error;
+  fs::recursive_directory_iterator it(fs::path(directory_) / "objects", error), end;
+  if (error) return absl::InternalError(fmt::format("compile cache: cannot list {}/objects: {}", directory_, error.message()));
+  for (; it != end; it.increment(error)) {
+    if (error) break;  // an entry vanished under us: trim what was listed
+    if (it->path().extension() != ".json") continue;
+    std::error_code e;
+    const fs::path stem = fs::path(it->path()).replace_extension();
+    Entry entry{fs::last_write_time(it->path(), e), 0, stem.string()};
+    if (e) continue;
+    entry.bytes = fs::file_size(it->path(), e);
+    const uint64_t library = fs::file_size(stem.string() + ".so", e);
+    if (!e) entry.bytes += library;
+    entries.push_back(std::move(entry));
+  }
+  stats.entries_before = static_cast<int64_t>(entries.size());
+  for (const Entry& entry : entries) stats.bytes_before += entry.bytes;
+  stats.bytes_after = stats.bytes_before;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  for (const Entry& entry : entries) {
+    if (stats.bytes_after <= max_bytes || entry.used >= cutoff) break;
+    std::error_code e;
+    fs::remove(entry.stem + ".json", e);  // the .json first: without it the entry is a miss
+    fs::remove(entry.stem + ".so", e);
+    stats.bytes_after -= entry.bytes;
+    ++stats.entries_removed;
+  }
+  for (fs::directory_iterator scratch(fs::path(directory_) / "tmp", error); !error && scratch != fs::directory_iterator();
+       scratch.increment(error)) {
+    std::error_code e;
+    if (fs::last_write_time(scratch->path(), e) < cutoff && !e && fs::remove_all(scratch->path(), e) > 0) ++stats.scratch_removed;
+  }
+  return stats;
 }
 
 absl::StatusOr<std::string> CompileCache::MakeScratchDirectory() const {

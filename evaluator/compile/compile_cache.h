@@ -9,11 +9,14 @@
 // An entry is written by renaming finished files into place (.so first, then .json), so a crash never
 // leaves a half entry: an entry exists exactly when its .json does. Concurrent stores of the same key
 // (threads or processes) are safe: the last rename wins and both contents are equivalent. Entries
-// are never evicted here; deleting the folder is always safe while no compile runs.
+// are evicted only by Trim (least recently used first); deleting the folder is always safe while no
+// compile runs.
 //
 // Thread-safety: CompileCache is immutable after Open; every method may be called concurrently.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +52,19 @@ class CompileCache {
   // Stores `result` under `key`. When result.ok, `built_library` (a file on the same filesystem,
   // e.g. in a scratch folder) is renamed into place. Internal on I/O failure.
   absl::Status Store(const std::string& key, const CompileResult& result, const std::string& built_library) const;
+
+  struct TrimStats {
+    int64_t entries_before = 0, entries_removed = 0;
+    uint64_t bytes_before = 0, bytes_after = 0;  // of the entries (.so + .json)
+    int64_t scratch_removed = 0;                  // abandoned folders under tmp/
+  };
+  // Evicts least-recently-used entries (oldest .json modification time; Lookup refreshes it) until
+  // the entries take at most `max_bytes`, but never one used or written within `min_age`, so a
+  // library another process is about to load stays. Also removes scratch folders under tmp/ older
+  // than `min_age` (left by killed compiles). Removing a loaded .so is harmless on Linux (the mapping
+  // keeps the inode). Entries that vanish meanwhile are skipped. Internal when objects/ cannot be
+  // listed.
+  absl::StatusOr<TrimStats> Trim(uint64_t max_bytes, std::chrono::seconds min_age) const;
 
   // A fresh, empty folder under tmp/; the caller removes it.
   absl::StatusOr<std::string> MakeScratchDirectory() const;

@@ -105,6 +105,62 @@ TEST_F(CompileCacheTest, CorruptOrHalfEntriesAreMisses) {
   EXPECT_FALSE(cache->Lookup(key).has_value());
 }
 
+// Five entries last used 5 h, 4 h, 3 h and 2 h ago and 10 min ago; then entry 0 is looked up (a use).
+struct TrimCase {
+  std::string name;
+  int keep_entries_worth;          // max_bytes = this many entries' bytes (-1: unlimited)
+  std::vector<int> expected_kept;  // entry indices left
+};
+
+TEST_F(CompileCacheTest, TrimEvictsLeastRecentlyUsedButNothingUsedWithinMinAge) {
+  const std::vector<TrimCase> cases = {
+      {"under the cap", -1, {0, 1, 2, 3, 4}},
+      {"three entries' worth", 3, {0, 3, 4}},
+      {"zero bytes", 0, {0, 4}},  // the looked-up one and the 10-minute-old one are spared
+  };
+  for (const TrimCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string dir = dir_ + "/" + std::to_string(&c - cases.data());
+    absl::StatusOr<CompileCache> cache = CompileCache::Open(dir);
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    const auto now = fs::file_time_type::clock::now();
+    const std::vector<std::chrono::minutes> ages = {std::chrono::minutes(300), std::chrono::minutes(240),
+                                                    std::chrono::minutes(180), std::chrono::minutes(120),
+                                                    std::chrono::minutes(10)};
+    std::vector<std::string> keys;
+    uint64_t entry_bytes = 0;
+    for (size_t i = 0; i < ages.size(); ++i) {
+      keys.push_back(std::string(63, 'a' + static_cast<char>(i)) + "0");
+      CompileResult ok;
+      ok.ok = true;
+      const std::string built = dir + "/built.so";
+      std::ofstream(built) << std::string(1000, 'x');
+      ASSERT_TRUE(cache->Store(keys[i], ok, built).ok());
+      const std::string json = dir + "/objects/" + keys[i].substr(0, 2) + "/" + keys[i] + ".json";
+      fs::last_write_time(json, now - ages[i]);
+      entry_bytes = std::max<uint64_t>(entry_bytes, fs::file_size(json) + 1000);
+    }
+    ASSERT_TRUE(cache->Lookup(keys[0]).has_value());
+    const std::string old_scratch = *cache->MakeScratchDirectory(), new_scratch = *cache->MakeScratchDirectory();
+    fs::last_write_time(old_scratch, now - std::chrono::hours(2));
+
+    const uint64_t max_bytes = c.keep_entries_worth < 0 ? UINT64_MAX : c.keep_entries_worth * entry_bytes;
+    absl::StatusOr<CompileCache::TrimStats> stats = cache->Trim(max_bytes, std::chrono::hours(1));
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    std::vector<int> kept;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (cache->Lookup(keys[i]).has_value()) kept.push_back(static_cast<int>(i));
+    }
+    EXPECT_EQ(kept, c.expected_kept);
+    EXPECT_EQ(stats->entries_before, 5);
+    EXPECT_EQ(stats->entries_removed, 5 - static_cast<int64_t>(c.expected_kept.size()));
+    EXPECT_EQ(stats->scratch_removed, 1);
+    EXPECT_FALSE(fs::exists(old_scratch));
+    EXPECT_TRUE(fs::exists(new_scratch));
+    if (c.keep_entries_worth > 0) EXPECT_LE(stats->bytes_after, max_bytes);
+  }
+}
+
 TEST(CompileCache, EmptyFolderIsAnError) { EXPECT_TRUE(absl::IsInvalidArgument(CompileCache::Open("").status())); }
 
 struct GencodeCase {

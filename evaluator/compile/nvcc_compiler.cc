@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 constexpr size_t kMaxLogBytes = 64 * 1024;
 constexpr int64_t kMaxCapturedBytes = 4 << 20;  // parse ptxas lines from this much, keep kMaxLogBytes
 constexpr char kAbiDirPlaceholder[] = "<abi>";  // the -I path does not change the output; its header does
+constexpr std::chrono::seconds kCacheMinAge{3600};  // Trim spares entries used within the hour
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -96,6 +97,7 @@ absl::StatusOr<std::unique_ptr<NvccCompiler>> NvccCompiler::Create(const Config&
     identity += run->stdout_output.bytes;
   }
   SD_ASSIGN_OR_RETURN(CompileCache cache, CompileCache::Open(config.cache_directory));
+  if (config.max_cache_bytes > 0) (void)cache.Trim(config.max_cache_bytes, kCacheMinAge);
   return std::unique_ptr<NvccCompiler>(new NvccCompiler(config, std::move(identity), std::move(cache)));
 }
 

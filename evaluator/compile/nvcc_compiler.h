@@ -59,11 +59,15 @@ class NvccCompiler {
   struct Config {
     std::string nvcc = "/usr/local/cuda/bin/nvcc";  // a path (made absolute); its folder leads the child's PATH
     std::string cache_directory;  // required; created if missing
+    // Create trims the cache to this many bytes (CompileCache::Trim, entries unused for an hour
+    // first); 0 never trims.
+    uint64_t max_cache_bytes = uint64_t{8} << 30;
   };
 
   // Runs `nvcc --version` and the host compiler's `--version` once (their output is the toolchain
-  // identity in every cache key) and opens the cache. NotFound when nvcc is missing;
-  // FailedPrecondition when it does not run; errors of CompileCache::Open.
+  // identity in every cache key) and opens the cache, trimming it to max_cache_bytes (a failed trim
+  // is not an error: the cache only grows). NotFound when nvcc is missing; FailedPrecondition when
+  // it does not run; errors of CompileCache::Open.
   static absl::StatusOr<std::unique_ptr<NvccCompiler>> Create(const Config& config);
 
   // Compiles `source`. A candidate that fails to compile, times out or exports what it must not is a
