@@ -16,6 +16,12 @@ constexpr double kMemoryPollSeconds = 0.25;
 
 }  // namespace
 
+RunnerClient::~RunnerClient() {
+  if (child_ == nullptr || child_->outcome().has_value()) return;
+  child_->ClosePipe(kRequestFd);  // end of input: the runner returns from its loop and exits
+  (void)child_->WaitFor(DeadlineAfter(options_.exit_grace_seconds));
+}  // child_'s destructor kills the group if it is still there
+
 absl::Status RunnerClient::EnsureChild() {
   if (child_ != nullptr && !child_->outcome().has_value()) return absl::OkStatus();
   child_.reset();

@@ -34,11 +34,19 @@ struct RunnerClientOptions {
   // never stalls behind the stream gate (evaluator/runner/problem_run.h). Off for a child that only
   // times baselines: eager loading of cuSPARSELt's thousands of kernels took minutes on the H200.
   bool eager_module_loading = true;
+  // On destruction a healthy child is asked to leave (its request pipe is closed; the runner exits
+  // at end of input) and given this long before it is killed, so a wrapper around the runner (a
+  // profiler such as ncu, which writes its report when its target exits) can finish.
+  double exit_grace_seconds = 5;
 };
 
 class RunnerClient {
  public:
   explicit RunnerClient(RunnerClientOptions options) : options_(std::move(options)) {}
+  // Ends a healthy child gracefully (RunnerClientOptions::exit_grace_seconds), then kills what is left.
+  ~RunnerClient();
+  RunnerClient(const RunnerClient&) = delete;
+  RunnerClient& operator=(const RunnerClient&) = delete;
 
   // Materialises the task in the child and times its baselines. Errors: Unavailable when the child
   // cannot start or dies (the message carries its output), DeadlineExceeded, or the child's own

@@ -3,6 +3,10 @@
 // becomes the right category at the right stage, and a child that faulted never serves again.
 #include "evaluator/runner_client.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -66,6 +70,18 @@ TEST(RunnerClientTest, AHealthyChildIsReusedAndAFaultedOneIsReplaced) {
   EXPECT_EQ(client.Evaluate(Request("abort")).failure(), v1::FAILURE_CATEGORY_CRASH);
   const std::string after_crash = client.Evaluate(Request("ok-d")).failure_detail();
   EXPECT_NE(after_crash, after_lost) << "a crashed child is replaced";
+}
+
+TEST(RunnerClientTest, AHealthyChildIsAskedToLeaveBeforeItIsKilled) {
+  const std::string marker = ::testing::TempDir() + "runner_clean_exit_" + std::to_string(getpid());
+  std::remove(marker.c_str());
+  {
+    RunnerClient client(FakeOptions());
+    EXPECT_EQ(client.Evaluate(Request("mark=" + marker)).failure(), v1::FAILURE_CATEGORY_NONE);
+    EXPECT_FALSE(std::ifstream(marker).good()) << "the child is still serving";
+  }
+  EXPECT_TRUE(std::ifstream(marker).good()) << "the child saw end of input and exited by itself, not by SIGKILL";
+  std::remove(marker.c_str());
 }
 
 TEST(RunnerClientTest, CandidateOutputIsCapturedAndCapped) {

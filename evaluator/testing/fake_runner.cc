@@ -7,9 +7,11 @@
 //   lost     a reply with context_lost, then exit(3)
 //   garbage  a frame that does not parse        memory    touches 2 GiB of host memory, then sleeps
 //   flood    writes 8 MiB to stdout, then replies ok
+//   mark=P   replies ok; at a clean exit (end of input) creates the file P
 #include <unistd.h>
 
 #include <csignal>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -35,6 +37,7 @@ bool Starts(const std::string& s, const char* prefix) { return s.rfind(prefix, 0
 int main() {
   using namespace sparseditto;
   v1::RunnerRequest request;
+  std::string exit_marker;
   while (ReadFrame(3, &request).ok()) {
     v1::RunnerEvent reply;
     if (request.has_setup_task()) {
@@ -44,6 +47,7 @@ int main() {
       continue;
     }
     const std::string id = request.evaluate().candidate_id();
+    if (Starts(id, "mark=")) exit_marker = id.substr(5);
     Stage(sparseditto::v1::EVAL_STAGE_SMOKE);
     if (Starts(id, "abort")) std::abort();
     if (Starts(id, "exit")) std::exit(0);
@@ -75,5 +79,6 @@ int main() {
     (void)WriteFrame(4, reply);
     if (reply.context_lost()) return 3;
   }
+  if (!exit_marker.empty()) std::ofstream(exit_marker) << "clean exit\n";
   return 0;
 }
