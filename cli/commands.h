@@ -30,6 +30,12 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code);
 // or the store cannot be opened, or a task failed after its retries.
 void RegisterSearchCommand(CLI::App& app, int* exit_code);
 
+// `sparseditto bench-mutators --task T.yaml --models FILE [--budget-evaluations N] [--out DIR]`: the
+// task searched once per model of the mutator file (coordinator/search/mutator_bench.h), each in
+// DIR/<model>/, and the comparison table printed and written as DIR/bench-mutators.{txt,json,csv}.
+// Exit 1 when a file cannot be read, the evaluator cannot start, or a model's run failed.
+void RegisterBenchMutatorsCommand(CLI::App& app, int* exit_code);
+
 // `sparseditto status RUN`: per task of a run, from its store (read-only, alongside a running search):
 // state, attempts, evaluations against the budget, outcomes by category, spent, best. Exit 1 when the
 // run cannot be found or read.

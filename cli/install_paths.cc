@@ -38,6 +38,13 @@ std::string SeedLibraryDir() {
   return SPARSEDITTO_SOURCE_DIR "/kernels/seeds";
 }
 
+std::string PromptsDir() {
+  if (const char* env = Env("SPARSEDITTO_PROMPTS")) return env;
+  const auto packaged = ExecutableDir().parent_path() / "share" / "sparseditto" / "prompts";
+  if (std::filesystem::is_directory(packaged)) return packaged.string();
+  return SPARSEDITTO_SOURCE_DIR "/configs/prompts";
+}
+
 std::string DefaultCacheDir() {
   if (const char* env = Env("SPARSEDITTO_CACHE")) return env;
   if (const char* xdg = Env("XDG_CACHE_HOME")) return std::string(xdg) + "/sparseditto";

@@ -20,6 +20,10 @@ std::string AbiIncludeDir();
 // kernels/seeds.
 std::string SeedLibraryDir();
 
+// $SPARSEDITTO_PROMPTS, else <exe dir>/../share/sparseditto/prompts when present, else the source
+// tree's configs/prompts (the LLM mutators' system.txt and user.txt).
+std::string PromptsDir();
+
 // $SPARSEDITTO_CACHE, else $XDG_CACHE_HOME/sparseditto, else ~/.cache/sparseditto.
 std::string DefaultCacheDir();
 

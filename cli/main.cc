@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   RegisterEvalCommand(app, &exit_code);
   RegisterBenchCommand(app, &exit_code);
   RegisterSearchCommand(app, &exit_code);
+  RegisterBenchMutatorsCommand(app, &exit_code);
   RegisterStatusCommand(app, &exit_code);
   RegisterExportCommand(app, &exit_code);
   try {

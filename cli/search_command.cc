@@ -1,5 +1,6 @@
 // `sparseditto search TASKS.yaml`: the embedded search of every task of a file (a batch), with the
-// built-in mutator and the evaluator on the local GPU; the store under runs/<run>/store makes the same
+// built-in mutator, the task's LLM mutators (or those of --mutators FILE; cli/llm_setup.h) and the
+// evaluator on the local GPU; the store under runs/<run>/store makes the same
 // command resume a run, and runs/<run>/ holds the artifacts (coordinator/search/run_artifacts.h).
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
+#include "cli/llm_setup.h"
 #include "cli/provenance.h"
 #include "common/status_format.h"
 #include "coordinator/search/batch_search.h"
@@ -28,6 +30,8 @@ struct SearchOptions {
   std::string run;
   std::string runs_dir = "runs";
   std::string task_name;
+  std::string mutators_file;
+  std::string model_choice = "plan";
   std::string cache_dir;
   double timing_seconds = 1.0;
   double stage_timeout = 60;
@@ -48,6 +52,9 @@ int RunSearch(const SearchOptions& o) {
     if (o.task_name.empty() || task.name() == o.task_name) tasks.push_back(task);
   }
   if (tasks.empty()) return Fail(absl::NotFoundError(fmt::format("{} has no task named {}", o.task_file, o.task_name)));
+  if (absl::Status s = ReplaceMutators(o.mutators_file, &tasks); !s.ok()) return Fail(s);
+  absl::StatusOr<ModelChoice> choice = ParseModelChoice(o.model_choice);
+  if (!choice.ok()) return Fail(choice.status());
   auto seeds = LoadSeedLibrary(SeedLibraryDir());
   if (!seeds.ok()) return Fail(seeds.status());
   const std::string run = o.run.empty() ? std::filesystem::path(o.task_file).stem().string() : o.run;
@@ -68,6 +75,7 @@ int RunSearch(const SearchOptions& o) {
   options.run_dir = run_dir;
   options.project_revision = ProjectRevision();
   options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
+  options.make_llm = CliLlmFactory(*choice);
   std::string current_task;
   options.on_progress = [&](const SearchProgress& p) {
     if (!current_task.empty() && current_task != p.task_name) progress.EndTask();
@@ -107,6 +115,12 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--run", o->run, "Run name (default: the task file's name)");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder of runs")->capture_default_str();
   cmd->add_option("--name", o->task_name, "Only this task of the file");
+  cmd->add_option("--mutators", o->mutators_file,
+                  "Mutator file (a YAML 'mutators:' list, configs/mutators/) replacing every task's mutators");
+  cmd->add_option("--model-choice", o->model_choice,
+                  "Which LLM model serves an LLM plan: 'plan' (the mutator the plan drew by weight) or 'bandit' "
+                  "(a cost-aware UCB bandit over the LLM models)")
+      ->capture_default_str();
   cmd->add_option("--retries", o->retries,
                   "Retries of a failed task in this command (default: each task's budget.max_retries, 1 "
                   "unless the task file says otherwise)")

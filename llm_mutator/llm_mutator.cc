@@ -248,4 +248,14 @@ bool LlmMutator::IsDisabled(const std::string& model) const {
   return disabled_.contains(model);
 }
 
+absl::Status LlmMutator::DisableModel(const std::string& model) {
+  for (const Model& m : models_) {
+    if (m.options.name != model) continue;
+    absl::MutexLock lock(&mu_);
+    disabled_.insert(model);
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(fmt::format("no model named '{}'", model));
+}
+
 }  // namespace sparseditto::llm

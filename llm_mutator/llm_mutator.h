@@ -72,6 +72,9 @@ class LlmMutator {
   std::string SaveChooserState() const ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status RestoreChooserState(const std::string& state) ABSL_LOCKS_EXCLUDED(mu_);
   bool IsDisabled(const std::string& model) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Disables `model` for the life of this object, as a 401 does (a resumed search restores the models
+  // its run disabled). NotFound for an unknown model.
+  absl::Status DisableModel(const std::string& model) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Model {

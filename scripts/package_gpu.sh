@@ -3,7 +3,7 @@
 # lacking our Debian packages (gRPC, protobuf, Abseil, RocksDB, yaml-cpp, ...).
 #   scripts/package_gpu.sh OUT_DIR BINARY...
 # Result: OUT_DIR/bin/<binaries> with RUNPATH $ORIGIN/../lib, OUT_DIR/lib/<libraries>, and
-# OUT_DIR/share/sparseditto/sparseditto_kernel.h.
+# OUT_DIR/share/sparseditto/sparseditto_kernel.h, seeds/ and prompts/ (the LLM mutators' prompt templates).
 # Not packed: the C/C++ runtime (glibc, libstdc++, libgcc; the node's are newer and compatible), the
 # CUDA driver (must match the node's kernel module) and the CUDA toolkit's libraries (the node has its
 # own CUDA toolkit; cudart, cuBLAS and cuSPARSE are taken from there).
@@ -30,4 +30,6 @@ cp -f "$(dirname "$0")/../kernel_abi/sparseditto_kernel.h" "$out/share/sparsedit
 mkdir -p "$out/share/sparseditto/seeds"
 cp -f "$(dirname "$0")"/../kernels/seeds/*.cu "$out/share/sparseditto/seeds/" 2>/dev/null || true
 rm -f "$out"/share/sparseditto/seeds/*_test.cu
+mkdir -p "$out/share/sparseditto/prompts"
+cp -f "$(dirname "$0")"/../configs/prompts/*.txt "$out/share/sparseditto/prompts/"
 echo "package_gpu: $(ls "$out/bin" | wc -l) binaries, $(ls "$out/lib" | wc -l) libraries, $(du -sh "$out" | cut -f1) in $out"

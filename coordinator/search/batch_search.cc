@@ -137,8 +137,13 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
     for (int attempt = 0; attempt <= retries && !result.ok; ++attempt) {
       ++result.attempts;
       absl::StatusOr<SearchSummary> summary = absl::UnknownError("not run");
+      absl::StatusOr<std::unique_ptr<LlmMutation>> llm = std::unique_ptr<LlmMutation>();
+      if (options.make_llm && HasLlmMutators(task)) llm = options.make_llm(task);
+      loop.llm = llm.ok() ? llm->get() : nullptr;
       if (absl::Status s = BeginAttempt(store, run_id, task.name()); !s.ok()) {
         summary = s;
+      } else if (!llm.ok()) {
+        summary = absl::Status(llm.status().code(), fmt::format("LLM mutators: {}", llm.status().message()));
       } else if (absl::Status s = evaluator.SetUp(task); !s.ok()) {
         summary = absl::Status(s.code(), fmt::format("set-up: {}", s.message()));
       } else {

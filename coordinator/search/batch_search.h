@@ -19,11 +19,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "coordinator/search/candidate_evaluator.h"
+#include "coordinator/search/llm_mutation.h"
 #include "coordinator/search/search_loop.h"
 #include "kernels/seed_library.h"
 #include "population_store/population_store.h"
@@ -45,6 +47,9 @@ struct BatchSearchOptions {
   std::string project_revision;
   // Called after each committed evaluation (after its artifacts are written). May be empty.
   std::function<void(const SearchProgress&)> on_progress;
+  // Makes the LLM mutators of a task that lists some (HasLlmMutators), once per attempt; its error
+  // fails the attempt. Empty: LLM plans are served by the built-in mutator (loop.llm is ignored).
+  std::function<absl::StatusOr<std::unique_ptr<LlmMutation>>(const v1::Task&)> make_llm;
 };
 
 struct TaskOutcome {

@@ -65,10 +65,15 @@ class Loop {
       absl::StatusOr<MutationPlan> plan = coordinator_->PlanMutation();
       if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
       if (!plan.ok()) return plan.status();
-      absl::StatusOr<std::optional<v1::Candidate>> child = Mutate(*plan);
+      const bool by_llm = options_.llm != nullptr && IsLlmKind(plan->mutator_kind) && options_.llm->Available();
+      absl::StatusOr<std::optional<v1::Candidate>> child = by_llm ? MutateWithLlm(*plan) : Mutate(*plan);
       if (!child.ok()) return child.status();
       if (!child->has_value()) {
         coordinator_->RecordFailedMutation();
+        // An LLM's answer is not replayed like the built-in mutator's: its failure is stored now.
+        if (by_llm) {
+          if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+        }
         continue;
       }
       coordinator_->StampChild(*plan, &**child);
@@ -138,6 +143,11 @@ class Loop {
     absl::StatusOr<Coordinator> restored = Coordinator::Restore(task_, options_.coordinator, *state);
     if (!restored.ok()) return restored.status();
     coordinator_.emplace(*std::move(restored));
+    if (options_.llm != nullptr && !stored.mutator_state().empty()) {
+      if (absl::Status s = options_.llm->RestoreState(stored.mutator_state()); !s.ok()) {
+        return absl::Status(s.code(), fmt::format("task {}: {}", task_.name(), s.message()));
+      }
+    }
     in_flight_ = stored.in_flight_candidate_id();
     absl::StatusOr<std::vector<v1::Candidate>> all = store_.ListCandidates(run_id_, task_.name());
     if (!all.ok()) return all.status();
@@ -184,6 +194,25 @@ class Loop {
     return *std::move(child);
   }
 
+  // The child of an LLM plan (prompt and response on it), or nullopt when the mutation failed (the seam
+  // recorded why). Tokens, cost and the wall time since the last report are charged either way.
+  absl::StatusOr<std::optional<v1::Candidate>> MutateWithLlm(const MutationPlan& plan) {
+    const CandidateLookup lookup = [this](const std::string& id) -> std::optional<llm::EvaluatedCandidate> {
+      auto it = candidates_.find(id);
+      if (it == candidates_.end()) return std::nullopt;
+      llm::EvaluatedCandidate c{.candidate = it->second, .result = {}};
+      if (absl::StatusOr<v1::EvalResult> r = store_.GetEvaluation(run_id_, id); r.ok()) c.result = *std::move(r);
+      return c;
+    };
+    LlmProposal proposal = options_.llm->Propose(task_, plan, lookup);
+    const SteadyClock::time_point now = SteadyClock::now();
+    coordinator_->AddCost({.wall_seconds = std::chrono::duration<double>(now - last_report_).count(),
+                           .tokens = proposal.tokens,
+                           .money_usd = proposal.cost_usd});
+    last_report_ = now;
+    return std::move(proposal.child);
+  }
+
   // Registers one candidate, records it as in flight (storing it when is_new, in the same write), then
   // evaluates and commits it; a duplicate reuses the stored result. False when the evaluation due is
   // past options.stop_after_evaluations (interrupted).
@@ -195,6 +224,10 @@ class Loop {
       if (!reused.ok()) {
         return absl::InternalError(fmt::format("duplicate {} of {} has no stored result: {}", candidate.id(),
                                                **earlier, reused.status().message()));
+      }
+      if (options_.llm != nullptr && IsLlmOperator(candidate.operator_())) {
+        options_.llm->RecordDuplicate(candidate, **earlier);
+        if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
       }
       return true;
     }
@@ -227,6 +260,18 @@ class Loop {
     last_report_ = now;
     absl::StatusOr<ReportOutcome> outcome = coordinator_->ReportResult(candidate, result, cost);
     if (!outcome.ok()) return outcome.status();
+    if (options_.llm != nullptr && IsLlmOperator(candidate.operator_())) {
+      v1::EvalResult parent;
+      if (!candidate.parent_ids().empty()) {
+        absl::StatusOr<v1::EvalResult> stored = store_.GetEvaluation(run_id_, candidate.parent_ids(0));
+        if (stored.ok()) {
+          parent = *std::move(stored);
+        } else if (!absl::IsNotFound(stored.status())) {
+          return stored.status();
+        }
+      }
+      options_.llm->RecordEvaluation(candidate, parent, result);
+    }
     if (absl::Status s = store_.CommitEvaluation(run_id_, result, State("")); !s.ok()) return s;
     if (options_.on_evaluation) {
       SearchProgress progress;
@@ -251,6 +296,7 @@ class Loop {
     state.set_status(StatusOf(coordinator_->CheckStop()));
     state.set_search_state(coordinator_->SaveState().SerializeAsString());
     state.set_in_flight_candidate_id(in_flight);
+    if (options_.llm != nullptr) state.set_mutator_state(options_.llm->SaveState());
     state.set_attempts(attempts_);
     state.set_updated_unix_ms(NowUnixMs());
     return state;

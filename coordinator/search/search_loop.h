@@ -19,6 +19,15 @@
 // uninterrupted one. Duplicates (RegisterCandidate names an earlier id) reuse the stored evaluation and
 // never reach the evaluator; they are not stored.
 //
+// LLM mutators (SearchLoopOptions::llm, the seam of llm_mutation.h): a plan of an LLM kind goes to it
+// (to the built-in mutator when it is null or has no model left). Its tokens, cost and wall time are
+// charged to the budget (a run stops cleanly at max_tokens / max_money_usd: CheckStop before the next
+// plan). A failed LLM mutation is recorded (the coordinator's failed-mutation count, the seam's
+// FailedMutation with its reason) and the state is stored at once, nothing evaluated. A child carries
+// its prompt and response into the store (run_artifacts.h writes prompt.md / response.md); its model is
+// rewarded after its evaluation, in the same write. The seam's state is stored in every RunState
+// written (RunState.mutator_state) and restored on resume.
+//
 // Errors: absl::Status from the store, the coordinator or the mutator's seeding; InvalidArgument when the
 // run holds a task of this name with other content (SameTaskContent, population_store.h: a moved task file is the
 // same task); FailedPrecondition when no seed applies to the task, or none is correct.
@@ -33,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/search/candidate_evaluator.h"
+#include "coordinator/search/llm_mutation.h"
 #include "kernels/seed_library.h"
 #include "mutators/builtin/builtin_mutator.h"
 #include "population_store/population_store.h"
@@ -59,6 +69,9 @@ struct SearchLoopOptions {
   // is due; the candidate due is committed already, in flight, and is evaluated first by the next call.
   // 0: no limit. A test seam for an interruption (a crash or a kill during an evaluation).
   int64_t stop_after_evaluations = 0;
+  // Serves the plans of LLM kinds; not owned, outlives the call. Null: the built-in mutator serves
+  // every plan (the behaviour of a task without LLM mutators).
+  LlmMutation* llm = nullptr;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.

@@ -1,0 +1,241 @@
+#include "coordinator/search/llm_search_mutator.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/eval_outcome.h"
+#include "common/status_format.h"
+#include "common/text_tail.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+
+bool IsLlmKind(v1::MutatorKind kind) {
+  return kind == v1::MUTATOR_KIND_OPENAI_COMPATIBLE || kind == v1::MUTATOR_KIND_ANTHROPIC ||
+         kind == v1::MUTATOR_KIND_COMMAND;
+}
+
+bool IsLlmOperator(v1::MutationOperator op) {
+  return op == v1::MUTATION_OPERATOR_LLM_DIFF || op == v1::MUTATION_OPERATOR_LLM_REWRITE ||
+         op == v1::MUTATION_OPERATOR_LLM_CROSSOVER;
+}
+
+bool HasLlmMutators(const v1::Task& task) {
+  return std::any_of(task.mutators().begin(), task.mutators().end(),
+                     [](const v1::MutatorSpec& m) { return IsLlmKind(m.kind()); });
+}
+
+absl::StatusOr<coordinator::LlmSearchState> ParseLlmSearchState(const std::string& bytes) {
+  coordinator::LlmSearchState state;
+  if (!state.ParseFromString(bytes) || state.format_version() != 1) {
+    return absl::InvalidArgumentError("the stored LLM mutator state does not parse (format version 1)");
+  }
+  return state;
+}
+
+namespace {
+
+constexpr size_t kMaxMessageBytes = 2048;
+constexpr size_t kMaxLogBytes = 1200;
+
+// FAILURE_CATEGORY_COMPILE -> "compile".
+std::string CategoryWord(v1::FailureCategory failure) {
+  std::string name = v1::FailureCategory_Name(failure);
+  if (name.rfind("FAILURE_CATEGORY_", 0) == 0) name = name.substr(std::string("FAILURE_CATEGORY_").size());
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+// Why an evaluated child failed, for its parent's next prompt.
+std::string EvaluationFailure(const v1::EvalResult& result) {
+  std::string why = fmt::format("the last child made from this kernel was evaluated and failed ({})",
+                                CategoryWord(result.failure()));
+  if (!result.failure_detail().empty()) why += fmt::format(": {}", result.failure_detail());
+  if (result.failure() == v1::FAILURE_CATEGORY_COMPILE && !result.compile_log().empty()) {
+    why += fmt::format("\ncompile log (end):\n{}", TextTail(result.compile_log(), kMaxLogBytes));
+  }
+  return why;
+}
+
+bool IsCodeFailure(llm::MutationOutcome outcome) {
+  return outcome == llm::MutationOutcome::kDiffDidNotApply || outcome == llm::MutationOutcome::kNoUsableCode ||
+         outcome == llm::MutationOutcome::kBadChild;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LlmSearchMutator>> LlmSearchMutator::Create(const v1::Task& task,
+                                                                           LlmSearchMutatorOptions options) {
+  absl::StatusOr<std::vector<llm::ModelOptions>> models =
+      llm::LlmMutator::ModelsFromSpecs({task.mutators().begin(), task.mutators().end()});
+  if (!models.ok()) return models.status();
+  if (models->empty()) {
+    return absl::InvalidArgumentError(fmt::format("task {}: no mutator of kind openai, anthropic or command",
+                                                  task.name()));
+  }
+  absl::StatusOr<llm::PromptLibrary> prompts = llm::PromptLibrary::Load(options.prompts_dir, options.abi_header);
+  if (!prompts.ok()) return prompts.status();
+  std::vector<std::string> names;
+  for (const llm::ModelOptions& m : *models) names.push_back(m.name);
+  llm::LlmMutatorOptions mutator_options = options.mutator;
+  mutator_options.chooser.policy =
+      options.model_choice == ModelChoice::kBandit ? llm::ChoicePolicy::kCostAwareUcb : llm::ChoicePolicy::kWeighted;
+  mutator_options.chooser.seed = task.seed();
+  absl::StatusOr<std::unique_ptr<llm::LlmMutator>> mutator = llm::LlmMutator::Create(
+      *std::move(models), *std::move(prompts), std::move(mutator_options), options.client_factory);
+  if (!mutator.ok()) return mutator.status();
+  auto made = std::unique_ptr<LlmSearchMutator>(
+      new LlmSearchMutator(*std::move(mutator), std::move(names), std::move(options)));
+  made->state_.set_format_version(1);
+  return made;
+}
+
+bool LlmSearchMutator::Available() const {
+  return std::any_of(models_.begin(), models_.end(), [&](const std::string& m) { return !mutator_->IsDisabled(m); });
+}
+
+LlmProposal LlmSearchMutator::Propose(const v1::Task& task, const MutationPlan& plan, const CandidateLookup& lookup) {
+  llm::MutationRequest request;
+  request.task = task;
+  request.op = plan.op;
+  for (const std::string& id : {plan.parent_id, plan.mate_id}) {
+    if (id.empty()) continue;
+    if (std::optional<llm::EvaluatedCandidate> c = lookup(id); c.has_value()) request.parents.push_back(*std::move(c));
+  }
+  for (const std::string& id : plan.inspiration_ids) {
+    if (id == plan.parent_id || id == plan.mate_id) continue;
+    if (std::optional<llm::EvaluatedCandidate> c = lookup(id); c.has_value()) {
+      request.inspirations.push_back(*std::move(c));
+    }
+  }
+  if (options_.model_choice == ModelChoice::kPlan && !mutator_->IsDisabled(plan.mutator) &&
+      std::find(models_.begin(), models_.end(), plan.mutator) != models_.end()) {
+    request.model = plan.mutator;  // otherwise the chooser picks among the enabled models
+  }
+  request.previous_failure = ParentFailure(plan.parent_id);
+  request.gpu = options_.gpu;
+  request.matrix_features_json = options_.matrix_features_json;
+
+  const llm::MutationResult r = mutator_->Mutate(request);
+  LlmProposal proposal;
+  proposal.outcome = std::string(llm::MutationOutcomeName(r.outcome));
+  proposal.model = r.model;
+  proposal.tokens = r.prompt_tokens + r.completion_tokens;
+  proposal.cost_usd = r.cost_usd;
+  if (r.outcome == llm::MutationOutcome::kOk) {
+    v1::Candidate child = r.child;
+    child.set_prompt(r.prompt);
+    child.set_response(r.response);
+    coordinator::PendingReward pending;
+    pending.set_source_hash(child.source_hash());
+    pending.set_cost_usd(r.cost_usd);
+    auto* list = state_.mutable_pending();
+    const auto index = std::lower_bound(list->begin(), list->end(), pending.source_hash(),
+                                        [](const auto& p, const std::string& h) { return p.source_hash() < h; }) -
+                       list->begin();
+    *list->Add() = std::move(pending);
+    std::rotate(list->begin() + index, list->end() - 1, list->end());
+    proposal.child = std::move(child);
+    return proposal;
+  }
+  proposal.message = r.message;
+  coordinator::FailedMutation* failed = state_.add_failed();
+  failed->set_step(plan.step);
+  failed->set_parent_id(plan.parent_id);
+  failed->set_mate_id(plan.mate_id);
+  failed->set_mutator(plan.mutator);
+  failed->set_model(r.model);
+  failed->set_outcome(proposal.outcome);
+  failed->set_chat_outcome(std::string(llm::ChatOutcomeName(r.chat_outcome)));
+  failed->set_message(r.message.substr(0, kMaxMessageBytes));
+  failed->set_tokens(proposal.tokens);
+  failed->set_cost_usd(r.cost_usd);
+  if (!r.model.empty() && r.outcome != llm::MutationOutcome::kModelDisabled &&
+      r.outcome != llm::MutationOutcome::kInvalidRequest) {
+    (void)mutator_->RecordReward(r.model, 0, r.cost_usd);  // the model is known: it answered
+  }
+  if (IsCodeFailure(r.outcome)) SetParentFailure(plan.parent_id, r.message);
+  return proposal;
+}
+
+void LlmSearchMutator::RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& parent,
+                                        const v1::EvalResult& result) {
+  const double cost = TakePendingCost(child.source_hash());
+  // NotFound only for a child of a model this task no longer names: nothing to reward.
+  (void)mutator_->RecordReward(child.mutator(), llm::ImprovementReward(parent, result), cost);
+  if (child.parent_ids().empty()) return;
+  SetParentFailure(child.parent_ids(0), IsCorrect(result) ? "" : EvaluationFailure(result));
+}
+
+void LlmSearchMutator::RecordDuplicate(const v1::Candidate& child, const std::string& earlier_id) {
+  (void)earlier_id;
+  (void)mutator_->RecordReward(child.mutator(), 0, TakePendingCost(child.source_hash()));
+}
+
+coordinator::LlmSearchState LlmSearchMutator::State() const {
+  coordinator::LlmSearchState state = state_;
+  state.set_chooser_state(mutator_->SaveChooserState());
+  for (const std::string& m : models_) {
+    if (mutator_->IsDisabled(m)) state.add_disabled_models(m);
+  }
+  std::sort(state.mutable_disabled_models()->begin(), state.mutable_disabled_models()->end());
+  return state;
+}
+
+std::string LlmSearchMutator::SaveState() const { return State().SerializeAsString(); }
+
+absl::Status LlmSearchMutator::RestoreState(const std::string& bytes) {
+  absl::StatusOr<coordinator::LlmSearchState> state = ParseLlmSearchState(bytes);
+  if (!state.ok()) return state.status();
+  if (absl::Status s = mutator_->RestoreChooserState(state->chooser_state()); !s.ok()) {
+    return absl::InvalidArgumentError(fmt::format("the stored model choice does not fit the task's models: {}",
+                                                  s.message()));
+  }
+  for (const std::string& m : state->disabled_models()) {
+    if (absl::Status s = mutator_->DisableModel(m); !s.ok()) return absl::InvalidArgumentError(s.message());
+  }
+  state->clear_chooser_state();
+  state->clear_disabled_models();
+  state_ = *std::move(state);
+  return absl::OkStatus();
+}
+
+void LlmSearchMutator::SetParentFailure(const std::string& parent_id, const std::string& message) {
+  auto* list = state_.mutable_last_failures();
+  auto at = std::lower_bound(list->begin(), list->end(), parent_id,
+                             [](const coordinator::ParentFailure& f, const std::string& id) { return f.parent_id() < id; });
+  const bool found = at != list->end() && at->parent_id() == parent_id;
+  if (message.empty()) {
+    if (found) list->erase(at);
+    return;
+  }
+  if (found) {
+    at->set_message(message.substr(0, kMaxMessageBytes));
+    return;
+  }
+  const int index = static_cast<int>(at - list->begin());
+  coordinator::ParentFailure* added = list->Add();
+  added->set_parent_id(parent_id);
+  added->set_message(message.substr(0, kMaxMessageBytes));
+  std::rotate(list->begin() + index, list->end() - 1, list->end());
+}
+
+std::string LlmSearchMutator::ParentFailure(const std::string& parent_id) const {
+  for (const coordinator::ParentFailure& f : state_.last_failures()) {
+    if (f.parent_id() == parent_id) return f.message();
+  }
+  return "";
+}
+
+double LlmSearchMutator::TakePendingCost(const std::string& source_hash) {
+  auto* list = state_.mutable_pending();
+  for (auto it = list->begin(); it != list->end(); ++it) {
+    if (it->source_hash() != source_hash) continue;
+    const double cost = it->cost_usd();
+    list->erase(it);
+    return cost;
+  }
+  return 0;
+}
+
+}  // namespace sparseditto

@@ -1,0 +1,84 @@
+// LlmMutation (llm_mutation.h) over llm::LlmMutator: the task's LLM models (its `mutators:` of kinds
+// openai, anthropic, command) asked with the prompts of configs/prompts.
+//
+// Which model: with ModelChoice::kPlan (the default) the plan's mutator names it (the coordinator drew
+// it by the mutators' weights); a disabled model's plans go to the mutator's weighted choice among the
+// models still enabled. With ModelChoice::kBandit the cost-aware UCB bandit (llm_mutator/model_chooser.h)
+// picks among the LLM models for every LLM plan; the coordinator still decides LLM or built-in.
+//
+// What it keeps (coordinator.proto LlmSearchState, saved into every RunState the loop writes):
+//   - the chooser's state, rewarded with ImprovementReward(parent, child) and the mutation's cost once
+//     the child is evaluated (0 for a failed mutation or a duplicate);
+//   - the disabled models (401/403, or no key): they stay disabled for the run, resumed or not;
+//   - per parent, why its last LLM child failed (the answer did not apply or parse, or the child did
+//     not compile or was wrong), sent as MutationRequest.previous_failure with its next LLM mutation
+//     and forgotten when a child of that parent is correct;
+//   - every failed mutation (FailedMutation: step, parent, model, outcome, message, tokens, cost).
+// The prompt and answer of a failed mutation are not kept (only its message).
+//
+// Errors: Create: InvalidArgument (no LLM model in the task, a bad model spec), NotFound / Unavailable
+// (prompt files). Thread-safety: none; the search loop's thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "coordinator.pb.h"
+#include "coordinator/search/llm_mutation.h"
+#include "llm_mutator/llm_mutator.h"
+
+namespace sparseditto {
+
+enum class ModelChoice { kPlan, kBandit };
+
+struct LlmSearchMutatorOptions {
+  std::string prompts_dir;  // system.txt and user.txt (configs/prompts); required
+  std::string abi_header;   // kernel_abi/sparseditto_kernel.h, shown to the model; required
+  ModelChoice model_choice = ModelChoice::kPlan;
+  // Retry backoff, the pause between retries (a test seam) and the jitter seed. The chooser's policy
+  // and seed are set from model_choice and the task's seed.
+  llm::LlmMutatorOptions mutator;
+  // Clients of the models; null: the real ones over libcurl (llm::DefaultClientFactory).
+  llm::ClientFactory client_factory;
+  llm::GpuInfo gpu;                  // shown in the prompt; empty fields are left out
+  std::string matrix_features_json;  // the analyzer's features of the task's matrix; empty: left out
+};
+
+class LlmSearchMutator : public LlmMutation {
+ public:
+  static absl::StatusOr<std::unique_ptr<LlmSearchMutator>> Create(const v1::Task& task,
+                                                                  LlmSearchMutatorOptions options);
+
+  bool Available() const override;
+  LlmProposal Propose(const v1::Task& task, const MutationPlan& plan, const CandidateLookup& lookup) override;
+  void RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& parent,
+                        const v1::EvalResult& result) override;
+  void RecordDuplicate(const v1::Candidate& child, const std::string& earlier_id) override;
+  std::string SaveState() const override;
+  absl::Status RestoreState(const std::string& state) override;
+
+  // The state as SaveState() writes it.
+  coordinator::LlmSearchState State() const;
+
+ private:
+  LlmSearchMutator(std::unique_ptr<llm::LlmMutator> mutator, std::vector<std::string> models,
+                   LlmSearchMutatorOptions options)
+      : mutator_(std::move(mutator)), models_(std::move(models)), options_(std::move(options)) {}
+
+  void SetParentFailure(const std::string& parent_id, const std::string& message);
+  std::string ParentFailure(const std::string& parent_id) const;
+  // Takes the pending reward's cost of `source_hash` (0 when none is pending).
+  double TakePendingCost(const std::string& source_hash);
+
+  std::unique_ptr<llm::LlmMutator> mutator_;
+  std::vector<std::string> models_;  // the LLM models' names, in the task's order
+  LlmSearchMutatorOptions options_;
+  coordinator::LlmSearchState state_;  // all but chooser_state and disabled_models (kept by mutator_)
+};
+
+// InvalidArgument when `bytes` is not a serialised LlmSearchState.
+absl::StatusOr<coordinator::LlmSearchState> ParseLlmSearchState(const std::string& bytes);
+
+}  // namespace sparseditto
