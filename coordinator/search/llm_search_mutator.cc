@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
+#include "analyzer/pattern_analyzer.h"
 #include "common/eval_outcome.h"
 #include "common/status_format.h"
 #include "common/text_tail.h"
 #include "fmt/format.h"
+#include "task/task_matrix.h"
 
 namespace sparseditto {
 
@@ -87,6 +89,11 @@ absl::StatusOr<std::unique_ptr<LlmSearchMutator>> LlmSearchMutator::Create(const
   auto made = std::unique_ptr<LlmSearchMutator>(
       new LlmSearchMutator(*std::move(mutator), std::move(names), std::move(options)));
   made->state_.set_format_version(1);
+  if (made->options_.matrix_features_json.empty() && made->options_.analyze_task_matrix) {
+    if (absl::StatusOr<CsrMatrix> matrix = MaterializeTaskMatrix(task); matrix.ok()) {
+      made->options_.matrix_features_json = FeaturesToJson(AnalyzePattern(*matrix)).dump(2);
+    }
+  }
   return made;
 }
 

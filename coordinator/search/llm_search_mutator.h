@@ -43,7 +43,11 @@ struct LlmSearchMutatorOptions {
   // Clients of the models; null: the real ones over libcurl (llm::DefaultClientFactory).
   llm::ClientFactory client_factory;
   llm::GpuInfo gpu;                  // shown in the prompt; empty fields are left out
-  std::string matrix_features_json;  // the analyzer's features of the task's matrix; empty: left out
+  // The analyzer's features of the task's matrix. Empty and analyze_task_matrix: Create materialises
+  // the task's matrix and measures them (analyzer/pattern_analyzer.h); a matrix that cannot be
+  // materialised leaves them out of the prompt (the evaluator reports that error).
+  std::string matrix_features_json;
+  bool analyze_task_matrix = true;
 };
 
 class LlmSearchMutator : public LlmMutation {

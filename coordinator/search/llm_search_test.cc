@@ -158,6 +158,7 @@ TEST(LlmSearchTest, SearchThroughTheLocalServerWithRealCompiles) {
   EXPECT_THAT(child.parent_ids(), ElementsAre(seed.id()));
   EXPECT_THAT(child.source(), HasSubstr("acc[i][v] = __fmaf_rn(a[u], bv[u][i][v], acc[i][v]);"));
   EXPECT_THAT(child.prompt(), HasSubstr("# system"));
+  EXPECT_THAT(child.prompt(), HasSubstr("\"density\""));  // the analyzer's features of the task's matrix
   EXPECT_THAT(child.response(), HasSubstr("chat.completion"));
   EXPECT_THAT(seed.prompt(), IsEmpty());
   EXPECT_EQ(evaluator.compiled_sources.size(), 2u);

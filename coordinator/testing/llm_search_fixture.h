@@ -58,10 +58,14 @@ inline v1::MutatorSpec OpenAiModel(const std::string& name, const std::string& s
   return m;
 }
 
-// SmallTask on sm_80 with these mutators and limits (0: none).
+// SmallTask on sm_80 with a generated 96x80 matrix at 90% sparsity (its features go into the
+// prompts), these mutators and limits (0: none).
 inline v1::Task LlmTask(const std::vector<v1::MutatorSpec>& mutators, int64_t max_evaluations, int64_t max_tokens,
                         const std::string& name = "llm") {
   v1::Task task = SmallTask(max_evaluations, name);
+  task.mutable_pattern()->set_sparsity(0.9);
+  task.mutable_matrix()->mutable_generated()->set_rows(96);
+  task.mutable_matrix()->mutable_generated()->set_cols(80);
   task.clear_arch();
   task.add_arch("sm_80");
   task.add_n(128);
