@@ -37,6 +37,7 @@ struct SearchOptions {
   double stage_timeout = 60;
   int retries = -1;
   double log_interval_seconds = 30;
+  int compile_ahead = 1;
 };
 
 int Fail(const absl::Status& status) {
@@ -72,6 +73,7 @@ int RunSearch(const SearchOptions& o) {
   ProgressPrinter progress(stderr, isatty(STDERR_FILENO) != 0, o.log_interval_seconds);
   BatchSearchOptions options;
   options.max_retries = o.retries;
+  options.loop.compile_ahead = o.compile_ahead;
   options.run_dir = run_dir;
   options.project_revision = ProjectRevision();
   options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
@@ -128,6 +130,10 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--cache", o->cache_dir, "Compile and baseline cache folder (default ~/.cache/sparseditto)");
   cmd->add_option("--timing-seconds", o->timing_seconds, "Timing budget per n")->capture_default_str();
   cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
+  cmd->add_option("--compile-ahead", o->compile_ahead,
+                  "Children planned and compiled together per step (1: one at a time; built-in mutator only)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_option("--log-interval", o->log_interval_seconds,
                   "Seconds between progress lines when stderr is not a terminal")
       ->capture_default_str();

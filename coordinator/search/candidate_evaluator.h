@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "candidate.pb.h"
@@ -21,6 +22,12 @@ class CandidateEvaluator {
   virtual absl::Status SetUp(const v1::Task& task) {
     (void)task;
     return absl::OkStatus();
+  }
+  // Told the candidates the loop will evaluate next, in order (SearchLoopOptions.compile_ahead > 1);
+  // an implementation may prepare them (compile them together). It must not change any result.
+  virtual void Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {
+    (void)task;
+    (void)candidates;
   }
   // Scores `candidate` (a candidate of `task`). `check_seed` seeds the correctness check's inputs.
   virtual v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) = 0;

@@ -1,10 +1,18 @@
 // The search loop's evaluator on the real cascade (evaluator/evaluator.h): screen, compile, check and
 // time on the local GPU. SetUp materialises the task and times its baselines once, and fails (no GPU, a
-// bad task) with the runner's error.
+// bad task) with the runner's error. Prefetch compiles the candidates that pass the static screen
+// together on a CompilePool (one worker per core), so the batch's compiles overlap; Evaluate then uses
+// the compiled result (its compile_seconds is the real compile's) instead of compiling again.
 // Not thread-safe (one GPU, one thread).
 #pragma once
 
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "coordinator/search/candidate_evaluator.h"
+#include "evaluator/compile/compile_pool.h"
 #include "evaluator/evaluator.h"
 
 namespace sparseditto {
@@ -15,12 +23,16 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
 
   absl::Status SetUp(const v1::Task& task) override { return evaluator_->SetupTask(task).status(); }
 
-  v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override {
-    return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed);
-  }
+  // Candidates the static screen refuses are not compiled (Evaluate refuses them). A compile the pool
+  // could not run is left to Evaluate.
+  void Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override;
+
+  v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
 
  private:
-  Evaluator* evaluator_;  // not owned; outlives this object
+  Evaluator* evaluator_;              // not owned; outlives this object
+  std::unique_ptr<CompilePool> pool_;  // made by the first Prefetch
+  std::map<std::string, CompileResult> compiled_;  // by candidate id, until evaluated
 };
 
 }  // namespace sparseditto

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "common/rng.h"
 #include "common/status_format.h"
@@ -42,12 +43,17 @@ class Loop {
       if (absl::Status s = Resume(*stored, &pending_seeds); !s.ok()) return s;
       if (!in_flight_.empty()) {
         summary_in_flight_ = in_flight_;
-        if (absl::Status s = EvaluateAndCommit(candidates_.at(in_flight_)); !s.ok()) return s;
+        std::vector<v1::Candidate> due = {candidates_.at(in_flight_)};
+        for (const std::string& id : in_flight_queue_) due.push_back(candidates_.at(id));
+        for (size_t i = 0; i < due.size(); ++i) {
+          if (absl::Status s = EvaluateAndCommit(due[i], Rest(due, i + 1)); !s.ok()) return s;
+        }
       }
     } else {
       attempts_ = stored.ok() ? std::max(stored->attempts(), 1) : 1;
       if (absl::Status s = Start(seeds, &pending_seeds); !s.ok()) return s;
     }
+    if (options_.compile_ahead > 1 && options_.llm == nullptr) evaluator_.Prefetch(task_, pending_seeds);
     for (const v1::Candidate& seed : pending_seeds) {
       if (coordinator_->CheckStop() != StopReason::kNone) break;
       absl::StatusOr<bool> go_on = Offer(seed, /*is_new=*/false);
@@ -58,6 +64,7 @@ class Loop {
       return absl::FailedPreconditionError(
           fmt::format("task {}: no seed is correct, nothing to mutate", task_.name()));
     }
+    if (options_.compile_ahead > 1 && options_.llm == nullptr) return RunBatched();
     for (int64_t step = 0; coordinator_->CheckStop() == StopReason::kNone; ++step) {
       if (step >= options_.max_steps) {
         return absl::InternalError(fmt::format("task {}: no stop after {} steps", task_.name(), step));
@@ -81,13 +88,88 @@ class Loop {
       if (!go_on.ok()) return go_on.status();
       if (!*go_on) return Summary("interrupted");
     }
+    return Finish();
+  }
+
+ private:
+  absl::StatusOr<SearchSummary> Finish() {
     store::RunState final_state = State("");
     final_state.set_status_detail(coordinator_->ExplainStop());
     if (absl::Status s = store_.PutRunState(run_id_, final_state); !s.ok()) return s;
     return Summary(std::string(StopReasonName(coordinator_->CheckStop())));
   }
 
- private:
+  // The mutation loop with compile_ahead > 1 and no LLM seam (an LLM's failures and duplicates are
+  // stored the moment they happen, which a half-planned batch cannot be): per step, up to
+  // compile_ahead new children (at most the evaluations left), stored in one write with all of them
+  // in flight, prefetched together, then evaluated and committed one by one.
+  absl::StatusOr<SearchSummary> RunBatched() {
+    int64_t step = 0;
+    while (coordinator_->CheckStop() == StopReason::kNone) {
+      const int64_t left = coordinator_->max_evaluations() - coordinator_->spent().evaluations();
+      const int64_t want = std::min<int64_t>(options_.compile_ahead, std::max<int64_t>(left, 1));
+      std::vector<v1::Candidate> batch;
+      while (static_cast<int64_t>(batch.size()) < want && coordinator_->CheckStop() == StopReason::kNone) {
+        if (step++ >= options_.max_steps) {
+          return absl::InternalError(fmt::format("task {}: no stop after {} steps", task_.name(), step - 1));
+        }
+        absl::StatusOr<MutationPlan> plan = coordinator_->PlanMutation();
+        if (absl::IsFailedPrecondition(plan.status())) continue;
+        if (!plan.ok()) return plan.status();
+        absl::StatusOr<std::optional<v1::Candidate>> child = Mutate(*plan);  // built-in only (no LLM seam)
+        if (!child.ok()) return child.status();
+        if (!child->has_value()) {
+          coordinator_->RecordFailedMutation();
+          continue;
+        }
+        coordinator_->StampChild(*plan, &**child);
+        absl::StatusOr<bool> is_new = RegisterOrReuse(**child, batch);
+        if (!is_new.ok()) return is_new.status();
+        if (*is_new) batch.push_back(**std::move(child));
+      }
+      if (batch.empty()) continue;
+      for (const v1::Candidate& c : batch) candidates_[c.id()] = c;
+      if (absl::Status s = store_.CommitCandidates(run_id_, batch, State(batch[0].id(), Rest(batch, 1))); !s.ok()) {
+        return s;
+      }
+      evaluator_.Prefetch(task_, batch);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
+          return Summary("interrupted");  // batch[i] and the rest are in flight as committed last
+        }
+        if (absl::Status s = EvaluateAndCommit(batch[i], Rest(batch, i + 1)); !s.ok()) return s;
+      }
+    }
+    return Finish();
+  }
+
+  // Registers a new candidate: true when it is new (to be evaluated), false for a duplicate, which
+  // reuses the stored result (and, for an LLM's child, tells the seam and stores the state).
+  // `pending`: new candidates of the current batch, not evaluated yet; a duplicate of one of them
+  // needs no stored result.
+  absl::StatusOr<bool> RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending = {}) {
+    absl::StatusOr<std::optional<std::string>> earlier = coordinator_->RegisterCandidate(candidate);
+    if (!earlier.ok()) return earlier.status();
+    if (!earlier->has_value()) return true;
+    const bool of_pending = std::any_of(pending.begin(), pending.end(),
+                                        [&](const v1::Candidate& p) { return p.id() == **earlier; });
+    absl::StatusOr<v1::EvalResult> reused = store_.GetEvaluation(run_id_, **earlier);
+    if (!reused.ok() && !(of_pending && absl::IsNotFound(reused.status()))) {
+      return absl::InternalError(fmt::format("duplicate {} of {} has no stored result: {}", candidate.id(),
+                                             **earlier, reused.status().message()));
+    }
+    if (options_.llm != nullptr && IsLlmOperator(candidate.operator_())) {
+      options_.llm->RecordDuplicate(candidate, **earlier);
+      if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+    }
+    return false;
+  }
+
+  static std::vector<std::string> Rest(const std::vector<v1::Candidate>& batch, size_t from) {
+    std::vector<std::string> ids;
+    for (size_t i = from; i < batch.size(); ++i) ids.push_back(batch[i].id());
+    return ids;
+  }
   using SteadyClock = std::chrono::steady_clock;
 
   // A fresh run: the run record (when absent) and the task, then the stamped seeds in one write with
@@ -149,6 +231,7 @@ class Loop {
       }
     }
     in_flight_ = stored.in_flight_candidate_id();
+    in_flight_queue_.assign(stored.in_flight_queue().begin(), stored.in_flight_queue().end());
     absl::StatusOr<std::vector<v1::Candidate>> all = store_.ListCandidates(run_id_, task_.name());
     if (!all.ok()) return all.status();
     std::vector<v1::Candidate> seeds;
@@ -162,6 +245,11 @@ class Loop {
         next_seed = seeds.size();
       } else if (!absl::IsNotFound(result.status())) {
         return result.status();
+      }
+    }
+    for (const std::string& id : in_flight_queue_) {
+      if (!candidates_.contains(id)) {
+        return absl::DataLossError(fmt::format("task {}: the candidate in flight, {}, is not stored", task_.name(), id));
       }
     }
     if (!in_flight_.empty() && !candidates_.contains(in_flight_)) {
@@ -217,20 +305,9 @@ class Loop {
   // evaluates and commits it; a duplicate reuses the stored result. False when the evaluation due is
   // past options.stop_after_evaluations (interrupted).
   absl::StatusOr<bool> Offer(v1::Candidate candidate, bool is_new) {
-    absl::StatusOr<std::optional<std::string>> earlier = coordinator_->RegisterCandidate(candidate);
-    if (!earlier.ok()) return earlier.status();
-    if (earlier->has_value()) {
-      absl::StatusOr<v1::EvalResult> reused = store_.GetEvaluation(run_id_, **earlier);
-      if (!reused.ok()) {
-        return absl::InternalError(fmt::format("duplicate {} of {} has no stored result: {}", candidate.id(),
-                                               **earlier, reused.status().message()));
-      }
-      if (options_.llm != nullptr && IsLlmOperator(candidate.operator_())) {
-        options_.llm->RecordDuplicate(candidate, **earlier);
-        if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
-      }
-      return true;
-    }
+    absl::StatusOr<bool> unseen = RegisterOrReuse(candidate);
+    if (!unseen.ok()) return unseen.status();
+    if (!*unseen) return true;
     store::RunState in_flight = State(candidate.id());
     absl::Status recorded;
     if (is_new) {
@@ -247,9 +324,10 @@ class Loop {
     return true;
   }
 
-  // Evaluates a registered candidate, reports it and commits the result with the state (nothing in
-  // flight), then tells options.on_evaluation.
-  absl::Status EvaluateAndCommit(const v1::Candidate& candidate) {
+  // Evaluates a registered candidate, reports it and commits the result with the state (in flight:
+  // `still_due`, the rest of its batch, first one first; nothing for a batch of one), then tells
+  // options.on_evaluation.
+  absl::Status EvaluateAndCommit(const v1::Candidate& candidate, const std::vector<std::string>& still_due = {}) {
     v1::EvalResult result = evaluator_.Evaluate(task_, candidate, task_.seed());
     ++evaluations_this_call_;
     result.set_candidate_id(candidate.id());
@@ -272,7 +350,10 @@ class Loop {
       }
       options_.llm->RecordEvaluation(candidate, parent, result);
     }
-    if (absl::Status s = store_.CommitEvaluation(run_id_, result, State("")); !s.ok()) return s;
+    const store::RunState after = still_due.empty()
+                                      ? State("")
+                                      : State(still_due[0], std::vector<std::string>(still_due.begin() + 1, still_due.end()));
+    if (absl::Status s = store_.CommitEvaluation(run_id_, result, after); !s.ok()) return s;
     if (options_.on_evaluation) {
       SearchProgress progress;
       progress.task_name = task_.name();
@@ -290,8 +371,9 @@ class Loop {
     return absl::OkStatus();
   }
 
-  store::RunState State(const std::string& in_flight) const {
+  store::RunState State(const std::string& in_flight, const std::vector<std::string>& queue = {}) const {
     store::RunState state;
+    for (const std::string& id : queue) state.add_in_flight_queue(id);
     state.set_task_name(task_.name());
     state.set_status(StatusOf(coordinator_->CheckStop()));
     state.set_search_state(coordinator_->SaveState().SerializeAsString());
@@ -326,6 +408,7 @@ class Loop {
   std::optional<Coordinator> coordinator_;
   std::map<std::string, v1::Candidate> candidates_;
   std::string in_flight_;  // as stored when this call began
+  std::vector<std::string> in_flight_queue_;  // the rest of its batch, as stored
   int32_t attempts_ = 1;
   int64_t evaluations_this_call_ = 0;
   bool summary_resumed_ = false;

@@ -72,6 +72,14 @@ struct SearchLoopOptions {
   // Serves the plans of LLM kinds; not owned, outlives the call. Null: the built-in mutator serves
   // every plan (the behaviour of a task without LLM mutators).
   LlmMutation* llm = nullptr;
+  // Children planned, stored and handed to CandidateEvaluator::Prefetch together per step (their
+  // compiles overlap). 1: one child at a time (plan, evaluate, report, plan ...). With k > 1 the k
+  // plans of a step are drawn before any of their results is reported (so the choices differ from
+  // k = 1, deterministically), at most the evaluations left in the budget; the batch is stored in
+  // one write, its candidates still due recorded in flight in order (RunState.in_flight_queue), and a
+  // resumed search evaluates those first, once each. With an LLM seam (`llm` set) children go one at
+  // a time whatever this says.
+  int compile_ahead = 1;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -161,6 +162,58 @@ TEST_F(SearchLoopTest, ResumeAfterAnInterruptionEndsLikeAnUninterruptedRun) {
 
 // Gap (a): the seeds used to be evaluated before the budget was checked. Every budget, below and
 // above the number of applicable seeds, ends at exactly that many evaluations.
+// compile_ahead = 4: batches of up to four children are stored in one write, prefetched together and
+// evaluated in order; the budget stays exact, nothing is evaluated twice, and an interruption inside a
+// batch resumes (the rest of the batch first) to the end of the uninterrupted batched run.
+TEST_F(SearchLoopTest, BatchedChildrenKeepTheBudgetAndResumeLikeAnUninterruptedRun) {
+  const v1::Task task = SmallTask(60);
+  SearchLoopOptions batched = Options();
+  batched.compile_ahead = 4;
+  CountingEvaluator straight(Landscape(task, seeds_));
+  absl::StatusOr<SearchSummary> expected;
+  {
+    auto store = OpenStore("straight");
+    expected = RunTaskSearch(*store, "run", task, seeds_, straight, batched);
+  }
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(expected->evaluations, 60);
+  ExpectEachOnce(straight);
+  ASSERT_GE(straight.prefetched.size(), 2u);  // the seeds, then the children's batches
+  size_t largest = 0;
+  int64_t prefetched_children = 0;
+  for (size_t b = 1; b < straight.prefetched.size(); ++b) {
+    largest = std::max(largest, straight.prefetched[b].size());
+    prefetched_children += static_cast<int64_t>(straight.prefetched[b].size());
+    for (const std::string& id : straight.prefetched[b]) EXPECT_EQ(straight.calls_by_id[id], 1) << id;
+  }
+  EXPECT_EQ(largest, 4u);
+  EXPECT_EQ(prefetched_children + static_cast<int64_t>(straight.prefetched[0].size()), 60)
+      << "every evaluation was prefetched once, none beyond the budget";
+
+  for (int64_t k : {2, 23, 41}) {
+    SCOPED_TRACE(fmt::format("interrupted after {} evaluations", k));
+    CountingEvaluator evaluator(Landscape(task, seeds_));
+    const std::string name = fmt::format("b{}", k);
+    {
+      auto store = OpenStore(name);
+      SearchLoopOptions interrupted = batched;
+      interrupted.stop_after_evaluations = k;
+      auto first = RunTaskSearch(*store, "run", task, seeds_, evaluator, interrupted);
+      ASSERT_TRUE(first.ok()) << first.status();
+      EXPECT_EQ(first->stop_reason, "interrupted");
+      EXPECT_EQ(first->evaluations, k);
+    }
+    auto store = OpenStore(name);
+    auto second = RunTaskSearch(*store, "run", task, seeds_, evaluator, batched);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(second->best_candidate_id, expected->best_candidate_id);
+    EXPECT_DOUBLE_EQ(second->best_fitness, expected->best_fitness);
+    EXPECT_EQ(second->evaluations, expected->evaluations);
+    EXPECT_EQ(second->stop_reason, expected->stop_reason);
+    EXPECT_EQ(evaluator.calls_by_id, straight.calls_by_id) << "the same candidates, each once";
+  }
+}
+
 TEST_F(SearchLoopTest, TheEvaluationBudgetIsExactEvenInsideTheSeeds) {
   auto seeded = SeedCandidates(SmallTask(1), seeds_);
   ASSERT_TRUE(seeded.ok()) << seeded.status();

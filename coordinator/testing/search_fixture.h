@@ -62,7 +62,7 @@ inline SearchLoopOptions TestLoopOptions() {
 }
 
 // The seam over the fake: counts calls by candidate id (and by source hash, in the fake); tells
-// `on_call` before scoring, when set.
+// `on_call` before scoring, when set; records the batches it is told to prefetch.
 class CountingEvaluator : public CandidateEvaluator {
  public:
   explicit CountingEvaluator(FakeLandscape landscape) : fake(std::move(landscape)) {}
@@ -71,8 +71,13 @@ class CountingEvaluator : public CandidateEvaluator {
     if (on_call) on_call(candidate);
     return fake.Evaluate(candidate);
   }
+  void Prefetch(const v1::Task&, const std::vector<v1::Candidate>& candidates) override {
+    prefetched.emplace_back();
+    for (const v1::Candidate& c : candidates) prefetched.back().push_back(c.id());
+  }
   FakeEvaluator fake;
   std::map<std::string, int> calls_by_id;
+  std::vector<std::vector<std::string>> prefetched;  // the batches Prefetch was told, in order
   std::function<void(const v1::Candidate&)> on_call;
 };
 

@@ -1,0 +1,30 @@
+#include "coordinator/search/gpu_candidate_evaluator.h"
+
+#include <future>
+#include <utility>
+
+namespace sparseditto {
+
+void GpuCandidateEvaluator::Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {
+  if (pool_ == nullptr) pool_ = std::make_unique<CompilePool>(&evaluator_->compiler());
+  std::vector<std::pair<std::string, std::future<absl::StatusOr<CompileResult>>>> jobs;
+  for (const v1::Candidate& c : candidates) {
+    if (compiled_.contains(c.id()) || !evaluator_->Screen(c).ok()) continue;  // never compile what the screen refuses
+    jobs.emplace_back(c.id(), pool_->Submit(c.source(), evaluator_->CompileOptionsFor(task)));
+  }
+  for (auto& [id, job] : jobs) {
+    absl::StatusOr<CompileResult> result = job.get();
+    if (result.ok()) compiled_[id] = *std::move(result);
+  }
+}
+
+v1::EvalResult GpuCandidateEvaluator::Evaluate(const v1::Task& task, const v1::Candidate& candidate,
+                                               uint64_t check_seed) {
+  auto it = compiled_.find(candidate.id());
+  if (it == compiled_.end()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed);
+  const CompileResult compiled = std::move(it->second);
+  compiled_.erase(it);
+  return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, &compiled);
+}
+
+}  // namespace sparseditto

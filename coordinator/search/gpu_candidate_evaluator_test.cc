@@ -1,0 +1,69 @@
+// GpuCandidateEvaluator's compile-ahead on the real cascade's CPU half (this test needs no GPU: on a
+// machine without one the GPU stages end INTERNAL after the compile): Prefetch compiles the batch on
+// the pool, Evaluate uses those results instead of compiling again, and a candidate the static screen
+// refuses is never compiled.
+#include "coordinator/search/gpu_candidate_evaluator.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t CacheEntries(const fs::path& cache) {
+  int64_t n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(cache / "objects")) n += e.path().extension() == ".json";
+  return n;
+}
+
+TEST(GpuCandidateEvaluatorTest, PrefetchCompilesTheBatchOnceAndNeverWhatTheScreenRefuses) {
+  const fs::path dir = fs::temp_directory_path() / ("gpu_candidate_evaluator_test_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  EvaluatorOptions options;
+  options.compiler.cache_directory = (dir / "compile").string();
+  options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+  options.runner.runner_path = SPARSEDITTO_RUNNER;
+  options.baseline_cache_dir = (dir / "baselines").string();
+  auto evaluator = Evaluator::Create(options);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+
+  v1::Task task;
+  task.set_name("t");
+  task.set_dtype(v1::DTYPE_FP16);
+  task.add_arch("sm_80");
+  task.add_n(16);
+  v1::Candidate good, hostile;
+  good.set_id("good");
+  std::ifstream reference(SPARSEDITTO_SOURCE_DIR "/kernels/reference/csr_reference.cu", std::ios::binary);
+  good.set_source(std::string(std::istreambuf_iterator<char>(reference), {}));
+  ASSERT_FALSE(good.source().empty());
+  hostile.set_id("hostile");
+  hostile.set_source(good.source() + "\n#include <sys/socket.h>\n");
+
+  GpuCandidateEvaluator gpu(evaluator->get());
+  gpu.Prefetch(task, {good, hostile});
+  EXPECT_EQ(CacheEntries(dir / "compile"), 1) << "the refused candidate was not compiled";
+
+  const v1::EvalResult good_result = gpu.Evaluate(task, good, 1);
+  EXPECT_GT(good_result.compile_seconds(), 0) << "the prefetched compile's own time, not a cache hit's 0";
+  EXPECT_NE(good_result.compile_log().find("ptxas"), std::string::npos);
+  EXPECT_NE(good_result.failure(), v1::FAILURE_CATEGORY_COMPILE);
+  const v1::EvalResult hostile_result = gpu.Evaluate(task, hostile, 1);
+  EXPECT_EQ(hostile_result.failure(), v1::FAILURE_CATEGORY_REJECTED);
+  EXPECT_EQ(CacheEntries(dir / "compile"), 1);
+
+  const v1::EvalResult again = gpu.Evaluate(task, good, 1);  // no longer prefetched: an ordinary cache hit
+  EXPECT_EQ(again.compile_seconds(), 0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sparseditto
