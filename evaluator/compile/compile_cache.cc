@@ -1,6 +1,5 @@
 #include "evaluator/compile/compile_cache.h"
 
-#include <openssl/evp.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -56,20 +55,6 @@ std::optional<CompileResult> FromJson(const nlohmann::json& j) {
 }
 
 }  // namespace
-
-std::string Sha256Hex(std::string_view data) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(context.get(), data.data(), data.size()) != 1 ||
-      EVP_DigestFinal_ex(context.get(), digest, &length) != 1) {
-    return "";  // only on allocation failure inside OpenSSL
-  }
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-}
 
 std::string CompileCacheKey(std::string_view source, const std::vector<std::string>& flags,
                             std::string_view toolchain_identity, std::string_view abi_header) {

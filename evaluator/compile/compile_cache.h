@@ -23,12 +23,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/sha256.h"
 #include "evaluator/compile/compile_result.h"
 
 namespace sparseditto {
-
-// Lower-case hex SHA-256 of `data` (OpenSSL EVP).
-std::string Sha256Hex(std::string_view data);
 
 // Hex SHA-256 over length-prefixed fields: a format tag, the source, every flag in order, the
 // toolchain identity (`nvcc --version`, host compiler version) and the ABI header's contents.

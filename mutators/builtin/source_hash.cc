@@ -1,12 +1,8 @@
 #include "mutators/builtin/source_hash.h"
 
-#include <openssl/evp.h>
-
 #include <cctype>
-#include <cstdlib>
-#include <memory>
 
-#include "fmt/format.h"
+#include "common/sha256.h"
 
 namespace sparseditto {
 namespace {
@@ -67,20 +63,6 @@ std::string NormaliseSource(std::string_view s) {
   return out;
 }
 
-std::string SourceHash(std::string_view source) {
-  const std::string normalised = NormaliseSource(source);
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(context.get(), normalised.data(), normalised.size()) != 1 ||
-      EVP_DigestFinal_ex(context.get(), digest, &length) != 1) {
-    std::abort();  // only on allocation failure inside OpenSSL; an empty hash would alias every source
-  }
-  std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-}
+std::string SourceHash(std::string_view source) { return Sha256Hex(NormaliseSource(source)); }
 
 }  // namespace sparseditto
