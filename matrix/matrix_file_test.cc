@@ -12,6 +12,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "matrix/testing/npy_bytes.h"
 
 namespace sparseditto {
 namespace {
@@ -21,28 +22,9 @@ using ::testing::StartsWith;
 
 // ---------- helpers ----------
 
-// A .npy file: preamble for `major_version`, then `dict` padded with spaces and '\n' to a multiple
-// of 64 bytes, as NumPy writes it, then `data`.
-std::string NpyFile(std::string dict, std::string_view data, int major_version = 1) {
-  const size_t length_bytes = major_version == 1 ? 2 : 4;
-  while ((8 + length_bytes + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::string out("\x93NUMPY", 6);
-  out += static_cast<char>(major_version);
-  out += '\0';
-  for (size_t i = 0; i < length_bytes; ++i) out += static_cast<char>((dict.size() >> (8 * i)) & 0xff);
-  return out + dict + std::string(data);
-}
-
-std::string NpyDict(std::string_view descr, bool fortran_order, int64_t rows, int64_t cols) {
-  return fmt::format("{{'descr': '{}', 'fortran_order': {}, 'shape': ({}, {}), }}", descr,
-                     fortran_order ? "True" : "False", rows, cols);
-}
-
-template <typename T>
-std::string Bytes(const std::vector<T>& values) {
-  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
-}
+using testing::Bytes;
+using testing::NpyDict;
+using testing::NpyFile;
 
 // `values` (row-major) as a .npy of `descr`, stored in the order `fortran_order` asks.
 std::string NpyBytes(const std::vector<double>& values, int64_t rows, int64_t cols, std::string_view descr,
