@@ -53,10 +53,10 @@ class Loop {
       attempts_ = stored.ok() ? std::max(stored->attempts(), 1) : 1;
       if (absl::Status s = Start(seeds, &pending_seeds); !s.ok()) return s;
     }
-    if (options_.compile_ahead > 1 && options_.llm == nullptr) evaluator_.Prefetch(task_, pending_seeds);
+    if (BatchSize() > 1) evaluator_.Prefetch(task_, pending_seeds);
     for (const v1::Candidate& seed : pending_seeds) {
       if (coordinator_->CheckStop() != StopReason::kNone) break;
-      absl::StatusOr<bool> go_on = Offer(seed, /*is_new=*/false);
+      absl::StatusOr<bool> go_on = OfferSeed(seed);
       if (!go_on.ok()) return go_on.status();
       if (!*go_on) return Summary("interrupted");
     }
@@ -64,34 +64,13 @@ class Loop {
       return absl::FailedPreconditionError(
           fmt::format("task {}: no seed is correct, nothing to mutate", task_.name()));
     }
-    if (options_.compile_ahead > 1 && options_.llm == nullptr) return RunBatched();
-    for (int64_t step = 0; coordinator_->CheckStop() == StopReason::kNone; ++step) {
-      if (step >= options_.max_steps) {
-        return absl::InternalError(fmt::format("task {}: no stop after {} steps", task_.name(), step));
-      }
-      absl::StatusOr<MutationPlan> plan = coordinator_->PlanMutation();
-      if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
-      if (!plan.ok()) return plan.status();
-      const bool by_llm = options_.llm != nullptr && IsLlmKind(plan->mutator_kind) && options_.llm->Available();
-      absl::StatusOr<std::optional<v1::Candidate>> child = by_llm ? MutateWithLlm(*plan) : Mutate(*plan);
-      if (!child.ok()) return child.status();
-      if (!child->has_value()) {
-        coordinator_->RecordFailedMutation();
-        // An LLM's answer is not replayed like the built-in mutator's: its failure is stored now.
-        if (by_llm) {
-          if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
-        }
-        continue;
-      }
-      coordinator_->StampChild(*plan, &**child);
-      absl::StatusOr<bool> go_on = Offer(**std::move(child), /*is_new=*/true);
-      if (!go_on.ok()) return go_on.status();
-      if (!*go_on) return Summary("interrupted");
-    }
-    return Finish();
+    return RunMutations();
   }
 
  private:
+  // Candidates compiled together (SearchLoopOptions::compile_ahead; 1 with an LLM seam).
+  int64_t BatchSize() const { return options_.llm != nullptr ? 1 : std::max(options_.compile_ahead, 1); }
+
   absl::StatusOr<SearchSummary> Finish() {
     store::RunState final_state = State("");
     final_state.set_status_detail(coordinator_->ExplainStop());
@@ -99,27 +78,33 @@ class Loop {
     return Summary(std::string(StopReasonName(coordinator_->CheckStop())));
   }
 
-  // The mutation loop with compile_ahead > 1 and no LLM seam (an LLM's failures and duplicates are
-  // stored the moment they happen, which a half-planned batch cannot be): per step, up to
-  // compile_ahead new children (at most the evaluations left), stored in one write with all of them
-  // in flight, prefetched together, then evaluated and committed one by one.
-  absl::StatusOr<SearchSummary> RunBatched() {
+  // The mutation loop: per step up to K new children (K = compile_ahead, at most the evaluations left;
+  // 1 with an LLM seam, whose failures and duplicates are stored the moment they happen, which a
+  // half-planned batch cannot be), stored in one write with all of them in flight, prefetched
+  // together when K > 1, then evaluated and committed one by one.
+  absl::StatusOr<SearchSummary> RunMutations() {
+    const int64_t batch_size = BatchSize();
     int64_t step = 0;
     while (coordinator_->CheckStop() == StopReason::kNone) {
       const int64_t left = coordinator_->max_evaluations() - coordinator_->spent().evaluations();
-      const int64_t want = std::min<int64_t>(options_.compile_ahead, std::max<int64_t>(left, 1));
+      const int64_t want = std::min<int64_t>(batch_size, std::max<int64_t>(left, 1));
       std::vector<v1::Candidate> batch;
       while (static_cast<int64_t>(batch.size()) < want && coordinator_->CheckStop() == StopReason::kNone) {
         if (step++ >= options_.max_steps) {
           return absl::InternalError(fmt::format("task {}: no stop after {} steps", task_.name(), step - 1));
         }
         absl::StatusOr<MutationPlan> plan = coordinator_->PlanMutation();
-        if (absl::IsFailedPrecondition(plan.status())) continue;
+        if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
         if (!plan.ok()) return plan.status();
-        absl::StatusOr<std::optional<v1::Candidate>> child = Mutate(*plan);  // built-in only (no LLM seam)
+        const bool by_llm = options_.llm != nullptr && IsLlmKind(plan->mutator_kind) && options_.llm->Available();
+        absl::StatusOr<std::optional<v1::Candidate>> child = by_llm ? MutateWithLlm(*plan) : Mutate(*plan);
         if (!child.ok()) return child.status();
         if (!child->has_value()) {
           coordinator_->RecordFailedMutation();
+          // An LLM's answer is not replayed like the built-in mutator's: its failure is stored now.
+          if (by_llm) {
+            if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+          }
           continue;
         }
         coordinator_->StampChild(*plan, &**child);
@@ -132,7 +117,7 @@ class Loop {
       if (absl::Status s = store_.CommitCandidates(run_id_, batch, State(batch[0].id(), Rest(batch, 1))); !s.ok()) {
         return s;
       }
-      evaluator_.Prefetch(task_, batch);
+      if (batch_size > 1) evaluator_.Prefetch(task_, batch);
       for (size_t i = 0; i < batch.size(); ++i) {
         if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
           return Summary("interrupted");  // batch[i] and the rest are in flight as committed last
@@ -301,26 +286,18 @@ class Loop {
     return std::move(proposal.child);
   }
 
-  // Registers one candidate, records it as in flight (storing it when is_new, in the same write), then
-  // evaluates and commits it; a duplicate reuses the stored result. False when the evaluation due is
-  // past options.stop_after_evaluations (interrupted).
-  absl::StatusOr<bool> Offer(v1::Candidate candidate, bool is_new) {
-    absl::StatusOr<bool> unseen = RegisterOrReuse(candidate);
+  // Registers a stored seed, records it as in flight, then evaluates and commits it; a duplicate
+  // reuses the stored result. False when the evaluation due is past options.stop_after_evaluations
+  // (interrupted).
+  absl::StatusOr<bool> OfferSeed(const v1::Candidate& seed) {
+    absl::StatusOr<bool> unseen = RegisterOrReuse(seed);
     if (!unseen.ok()) return unseen.status();
     if (!*unseen) return true;
-    store::RunState in_flight = State(candidate.id());
-    absl::Status recorded;
-    if (is_new) {
-      candidates_[candidate.id()] = candidate;
-      recorded = store_.CommitCandidates(run_id_, {candidate}, in_flight);
-    } else {
-      recorded = store_.PutRunState(run_id_, in_flight);
-    }
-    if (!recorded.ok()) return recorded;
+    if (absl::Status s = store_.PutRunState(run_id_, State(seed.id())); !s.ok()) return s;
     if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
       return false;
     }
-    if (absl::Status s = EvaluateAndCommit(candidate); !s.ok()) return s;
+    if (absl::Status s = EvaluateAndCommit(seed); !s.ok()) return s;
     return true;
   }
 
