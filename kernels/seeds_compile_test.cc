@@ -1,0 +1,98 @@
+// Every seed in kernels/seeds/ (LoadSeedLibrary, so a new seed file is covered without editing this
+// test) compiles, through the evaluator's compiler (NvccCompiler, default CompileOptions with the
+// seed's archs, as Evaluator::CompileOptionsFor gives a task's archs), for every arch its metadata line
+// claims, with no register spills in the ptxas report. The library must not be empty.
+// CPU only: nvcc, no GPU. One compile per seed for all its archs, two at a time (CompilePool), into a
+// fresh cache folder, so nothing is a cache hit.
+#include <algorithm>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "evaluator/compile/compile_pool.h"
+#include "evaluator/compile/compile_test_sources.h"
+#include "evaluator/compile/nvcc_compiler.h"
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "gtest/gtest.h"
+#include "kernels/seed_library.h"
+
+namespace sparseditto {
+namespace {
+
+constexpr size_t kLogTailBytes = 4000;
+
+std::string Tail(const std::string& log) {
+  return log.size() <= kLogTailBytes ? log : "...\n" + log.substr(log.size() - kLogTailBytes);
+}
+
+// What Evaluator::CompileOptionsFor gives a task on `archs`: the defaults, with the ABI header.
+CompileOptions OptionsFor(std::vector<std::string> archs) {
+  CompileOptions options;
+  options.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+  options.archs = std::move(archs);
+  return options;
+}
+
+TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
+  absl::StatusOr<std::vector<SeedKernel>> seeds = LoadSeedLibrary(SPARSEDITTO_SOURCE_DIR "/kernels/seeds");
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  ASSERT_FALSE(seeds->empty()) << "no seeds in " SPARSEDITTO_SOURCE_DIR "/kernels/seeds";
+
+  testing::ScratchDir scratch;
+  ASSERT_FALSE(scratch.path().empty());
+  absl::StatusOr<std::unique_ptr<NvccCompiler>> compiler =
+      NvccCompiler::Create({.nvcc = SPARSEDITTO_NVCC, .cache_directory = scratch.path() + "/cache"});
+  ASSERT_TRUE(compiler.ok()) << compiler.status();
+  CompilePool pool(compiler->get(), /*num_workers=*/2);
+
+  std::vector<std::future<absl::StatusOr<CompileResult>>> compiles;
+  for (const SeedKernel& seed : *seeds) {
+    compiles.push_back(pool.Submit(seed.source, OptionsFor(seed.archs)));
+  }
+
+  for (size_t i = 0; i < seeds->size(); ++i) {
+    const SeedKernel& seed = (*seeds)[i];
+    const std::string archs = fmt::format("{}", fmt::join(seed.archs, ", "));
+    absl::StatusOr<CompileResult> result = compiles[i].get();
+    if (!result.ok()) {
+      ADD_FAILURE() << "seed " << seed.name << " [" << archs << "]: " << result.status();
+      continue;
+    }
+    if (!result->ok) {
+      // Which of the claimed archs fails: compile each alone (only on failure, so CI pays once per seed).
+      int failing_archs = 0;
+      for (const std::string& arch : seed.archs) {
+        absl::StatusOr<CompileResult> alone = (*compiler)->Compile(seed.source, OptionsFor({arch}));
+        if (alone.ok() && alone->ok) continue;
+        ++failing_archs;
+        ADD_FAILURE() << "seed " << seed.name << " (" << seed.path << ") does not compile for " << arch << ": "
+                      << (alone.ok() ? alone->failure + "\nlog tail:\n" + Tail(alone->log)
+                                     : alone.status().ToString());
+      }
+      if (failing_archs == 0) {
+        ADD_FAILURE() << "seed " << seed.name << " compiles for each arch alone, not for [" << archs
+                      << "] together: " << result->failure << "\nlog tail:\n" << Tail(result->log);
+      }
+      continue;
+    }
+    int max_registers = 0, spilling = 0;
+    for (const v1::KernelResources& r : result->resources) {
+      max_registers = std::max(max_registers, static_cast<int>(r.registers()));
+      if (r.spill_bytes() == 0) continue;
+      ++spilling;
+      ADD_FAILURE() << "seed " << seed.name << " spills on " << r.arch() << ": " << r.kernel_name() << " ("
+                    << r.spill_bytes() << " bytes spill stores, " << r.registers() << " registers, "
+                    << r.stack_bytes() << " bytes stack)";
+    }
+    std::cout << fmt::format("[ seed     ] {:<20} [{}] compiled in {:.1f} s, {} kernel records, max {} registers, {}\n",
+                             seed.name, archs, result->seconds, result->resources.size(), max_registers,
+                             spilling == 0 ? "no spills" : fmt::format("{} SPILL", spilling));
+  }
+}
+
+}  // namespace
+}  // namespace sparseditto
