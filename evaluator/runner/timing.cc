@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "evaluator/gpu/cuda_status.h"
+#include "evaluator/runner/harness_kernels.h"
 
 namespace sparseditto {
 namespace {
@@ -15,6 +16,27 @@ double Percentile(const std::vector<double>& sorted, double q) {
   const size_t high = std::min(low + 1, sorted.size() - 1);
   return sorted[low] + (sorted[high] - sorted[low]) * (position - low);
 }
+
+// A mapped pinned pair of ints for the stream gate: [0] the open flag the host writes, [1] what the gate
+// reports (1: opened by the host, 0: timed out). Freed on scope exit.
+struct GateFlag {
+  int* host = nullptr;
+  int* device = nullptr;
+  ~GateFlag() {
+    if (host) cudaFreeHost(host);
+  }
+  absl::Status Allocate() {
+    SD_RETURN_IF_ERROR(gpu::CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&host), 2 * sizeof(int), cudaHostAllocMapped), "gate flag"));
+    return gpu::CudaStatus(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0), "gate flag");
+  }
+  void Close() {
+    __atomic_store_n(&host[0], 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&host[1], -1, __ATOMIC_SEQ_CST);
+  }
+  void Open() { __atomic_store_n(&host[0], 1, __ATOMIC_SEQ_CST); }
+};
+// The gate gives up after this long, and the trial then runs as if there were none.
+constexpr int64_t kTrialGateTimeoutNs = 200'000'000;
 
 // Events destroyed on scope exit.
 struct EventPair {
@@ -77,6 +99,8 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
   EventPair events;
   absl::Status s = gpu::CudaStatus(cudaEventCreate(&events.start), "cudaEventCreate");
   if (s.ok()) s = gpu::CudaStatus(cudaEventCreate(&events.stop), "cudaEventCreate");
+  GateFlag gate;
+  if (s.ok()) s = gate.Allocate();
   if (!s.ok()) return s;
 
   std::vector<double> event_ms, host_ms;
@@ -87,10 +111,18 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
     s = flusher.Flush(stream);
     if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "flush");
     if (!s.ok()) return s;
+    // The stream is held closed while the trial is enqueued, so the events see start, the launch's
+    // device work and stop back to back: the host's enqueue latency (which grows with CPU load, e.g.
+    // compiles running beside the timing) stays out of the device time. The host clock still covers
+    // enqueue + device work, for the escaped-work check.
+    gate.Close();
+    s = gpu::CudaStatus(LaunchStreamGate(gate.device, gate.device + 1, kTrialGateTimeoutNs, stream), "trial gate");
+    if (!s.ok()) return s;
     const auto host_start = Clock::now();
     s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
     if (s.ok()) s = launch(stream);
     if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+    gate.Open();  // also on error: never leave the stream closed
     if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     const auto host_stop = Clock::now();
     if (!s.ok()) return s;
