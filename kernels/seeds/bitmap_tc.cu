@@ -29,7 +29,7 @@
 #define WARPS_M 2   // sparseditto:tunable values=[1, 2, 4]
 #define WARPS_K 4   // sparseditto:tunable values=[1, 2, 4]
 #define STAGES 3    // sparseditto:tunable values=[2, 3, 4]
-#define SPLIT_CTAS_PER_SM 4  // sparseditto:tunable values=[2, 4, 8]
+#define SPLIT_CTAS_PER_SM 2  // sparseditto:tunable values=[2, 4, 8]
 
 namespace {
 constexpr int kThreads = WARPS_M * WARPS_K * 32;

@@ -26,7 +26,7 @@
 #define WARPS_PER_BLOCK 4   // sparseditto:tunable values=[2, 4, 8]
 #define GROUPS_IN_FLIGHT 2  // sparseditto:tunable values=[1, 2]
 #define MAX_COL_LANES 32    // sparseditto:tunable values=[4, 8, 16, 32]
-#define MIN_WARPS_PER_SM 24 // sparseditto:tunable values=[8, 16, 24, 32]
+#define MIN_WARPS_PER_SM 16 // sparseditto:tunable values=[8, 16, 24, 32]
 
 static_assert(WARPS_PER_BLOCK >= 1 && WARPS_PER_BLOCK <= 32, "CTA size");
 static_assert(MIN_WARPS_PER_SM % WARPS_PER_BLOCK == 0, "occupancy asked for in whole CTAs");

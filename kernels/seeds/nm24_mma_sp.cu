@@ -4,7 +4,7 @@
 // 2-bit indices, stored in the order the instruction consumes them (as SpInfer / Flash-LLM do): per 16 x 32
 // tile the 16x16 compressed values lane by lane (a lane's a0..a3 = 16 contiguous bytes); per two tiles a
 // 128-byte metadata record where lane (g, t<2) finds a uint2 of its selector-0 words. A CTA computes
-// BM x BN of C over K tiles of 64: a STAGES-deep cp.async pipeline stages A tiles, metadata and the 64 x BN
+// BM x BN of C over K tiles of 64: a STAGES-deep (SMALL_STAGES for the small-n tile) cp.async pipeline stages A tiles, metadata and the 64 x BN
 // slab of B (XOR-swizzled); A fragments are one 16-byte shared load, B one ldmatrix.x4.trans per 8
 // columns. Tiles: 64 x 16 for n <= SMALL_N_MAX, else BM x BN; split-K over CTAs (fp32 partials summed in
 // split order by each tile's last CTA: deterministic) when there are too few tiles. Edges: M padded
@@ -25,24 +25,25 @@
 #define WARPS_M 2             // sparseditto:tunable values=[2, 4]
 #define WARPS_N 4             // sparseditto:tunable values=[2, 4]
 #define STAGES 3              // sparseditto:tunable values=[2, 3, 4]
+#define SMALL_STAGES 6        // sparseditto:tunable values=[3, 4, 6, 8]
 #define SMALL_N_MAX 32        // sparseditto:tunable values=[16, 32, 64]
 #define SPLIT_CTAS_PER_SM 4   // sparseditto:tunable values=[2, 4, 8]
-static_assert(STAGES >= 2, "double buffering at least");
+static_assert(STAGES >= 2 && SMALL_STAGES >= 2, "double buffering at least");
 
 namespace {
 constexpr int kMPad = 128;  // rows padded to this (>= every BM)
 constexpr int kBk = 64;     // logical K per pipeline stage: two m16n8k32 steps, one metadata record
 
-template <int BM_, int BN_, int WM_, int WN_>
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_>
 struct Tile {
-  static constexpr int kBm = BM_, kBn = BN_, kWn = WN_, kThreads = 32 * WM_ * WN_;
+  static constexpr int kStages = STAGES_, kBm = BM_, kBn = BN_, kWn = WN_, kThreads = 32 * WM_ * WN_;
   static constexpr int kWtm = BM_ / WM_, kWtn = BN_ / WN_, kMi = kWtm / 16, kNi = kWtn / 8;
   static constexpr int kAElems = BM_ * kBk / 2, kMetaWords = (BM_ / 16) * 32, kBElems = kBk * BN_;  // per stage
-  static constexpr size_t kSmem = STAGES * (2 * (kAElems + kBElems) + 4 * kMetaWords);
+  static constexpr size_t kSmem = STAGES_ * (2 * (kAElems + kBElems) + 4 * kMetaWords);
   static_assert(kWtm % 16 == 0 && kWtn % 8 == 0 && kMi >= 1 && kNi >= 1 && kMPad % BM_ == 0, "whole mma tiles");
 };
-using SmallTile = Tile<64, 16, 4, 1>;
-using BigTile = Tile<BM, BN, WARPS_M, WARPS_N>;
+using SmallTile = Tile<64, 16, 4, 1, SMALL_STAGES>;  // deep: a small-n CTA walks few K tiles, all in flight
+using BigTile = Tile<BM, BN, WARPS_M, WARPS_N, STAGES>;
 // ---- layouts shared by prepare and the kernel (host + device) ----------------------------------
 // Compressed values: tile (mt, kc) = rows 16mt.., logical columns 32kc..; 256 values, lane-major.
 __host__ __device__ __forceinline__ int64_t ValTile(int64_t mt, int64_t kc, int64_t kchunks) { return (mt * kchunks + kc) * 256; }
@@ -220,8 +221,9 @@ template <typename T, class TL>
 __global__ void __launch_bounds__(TL::kThreads) Nm24Kernel(Nm24Args p) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* sa = reinterpret_cast<T*>(smem);
-  T* sb = sa + STAGES * TL::kAElems;
-  uint32_t* sm = reinterpret_cast<uint32_t*>(sb + STAGES * TL::kBElems);
+  constexpr int kStages = TL::kStages;
+  T* sb = sa + kStages * TL::kAElems;
+  uint32_t* sm = reinterpret_cast<uint32_t*>(sb + kStages * TL::kBElems);
   const int mt0 = blockIdx.x * (TL::kBm / 16);
   const int64_t n0 = static_cast<int64_t>(blockIdx.y) * TL::kBn;
   const int kt0 = blockIdx.z * p.kt_per_split, count = min(p.ktiles, kt0 + p.kt_per_split) - kt0;
@@ -230,13 +232,13 @@ __global__ void __launch_bounds__(TL::kThreads) Nm24Kernel(Nm24Args p) {
     LoadStage<T, TL>(p, sa + s * TL::kAElems, sm + s * TL::kMetaWords, sb + s * TL::kBElems, mt0, kt0 + j, n0);
   };
 #pragma unroll
-  for (int j = 0; j < STAGES - 1; ++j) { if (j < count) load(j, j); CpAsyncCommit(); }
+  for (int j = 0; j < kStages - 1; ++j) { if (j < count) load(j, j); CpAsyncCommit(); }
   for (int j = 0; j < count; ++j) {
-    CpAsyncWait<STAGES - 2>();
+    CpAsyncWait<kStages - 2>();
     __syncthreads();  // stage j landed for all; stage j-1 fully consumed, so it may be refilled
-    if (j + STAGES - 1 < count) load(j + STAGES - 1, (j + STAGES - 1) % STAGES);
+    if (j + kStages - 1 < count) load(j + kStages - 1, (j + kStages - 1) % kStages);
     CpAsyncCommit();
-    const int s = j % STAGES;
+    const int s = j % kStages;
     ComputeStage<T, TL>(sa + s * TL::kAElems, sm + s * TL::kMetaWords, sb + s * TL::kBElems, acc);
   }
   StoreTile<T, TL>(p, static_cast<int64_t>(mt0) * 16, n0, acc);

@@ -296,8 +296,8 @@ TEST(Nm24Replay, SmallTileWithSplitK) {
 
 TEST(Nm24Replay, Tile64x64) {
   for (int64_t n : {1, 20, 64, 70}) {
-    ExpectReplayMatches<Tile<64, 64, 2, 2>>(33, 200, n, 1);
-    ExpectReplayMatches<Tile<64, 64, 2, 2>>(130, 68, n, 2);
+    ExpectReplayMatches<Tile<64, 64, 2, 2, 3>>(33, 200, n, 1);
+    ExpectReplayMatches<Tile<64, 64, 2, 2, 3>>(130, 68, n, 2);
   }
 }
 
@@ -307,9 +307,9 @@ TEST(Nm24Replay, BigTile) {
 }
 
 TEST(Nm24Replay, OtherTunedTiles) {  // shapes the tunables can produce
-  ExpectReplayMatches<Tile<64, 64, 4, 4>>(70, 96, 70, 1);
-  ExpectReplayMatches<Tile<128, 64, 2, 2>>(130, 64, 50, 1);
-  ExpectReplayMatches<Tile<64, 128, 2, 4>>(64, 128, 136, 2);
+  ExpectReplayMatches<Tile<64, 64, 4, 4, 3>>(70, 96, 70, 1);
+  ExpectReplayMatches<Tile<128, 64, 2, 2, 3>>(130, 64, 50, 1);
+  ExpectReplayMatches<Tile<64, 128, 2, 4, 4>>(64, 128, 136, 2);
 }
 
 }  // namespace
