@@ -90,3 +90,37 @@ TEST(PackedRowsLaunchShape, SmallNLeavesMostLanesToTheNonzeros) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PackedRowsSharedB, UsedOnlyWhereATileFitsAndRowsFillTheGpu) {
+  constexpr int64_t kSmem = 232448;  // an H200's opt-in limit; the kernel reads it from the device
+  struct Case {
+    int64_t rows, k, n;
+    int elem_bytes;
+    bool use;
+    int64_t tiles;
+  };
+  for (const Case& c : {Case{4096, 4096, 16, 2, true, 1},      // 4096 x 16 halves: 128 KiB
+                        Case{4096, 11008, 16, 2, true, 2},     // 16 columns do not fit, 8 do: two tiles
+                        Case{8192, 8192, 16, 2, true, 2},
+                        Case{4096, 4096, 128, 2, false, 0},    // would need 16x the tiles (A re-read 16 times)
+                        Case{512, 4096, 16, 2, false, 0},      // too few rows for a CTA per SM
+                        Case{4096, 4096, 7, 2, false, 0},      // no 16-byte vectors
+                        Case{4096, 200000, 8, 2, false, 0}}) { // not even 8 columns fit
+    SCOPED_TRACE("rows " + std::to_string(c.rows) + " k " + std::to_string(c.k) + " n " + std::to_string(c.n));
+    const LaunchShape global = ChooseLaunchShape(c.n, c.elem_bytes, true);
+    const SharedBPlan plan = ChooseSharedB(global, c.rows, c.k, c.n, c.elem_bytes, kSmem, 132);
+    EXPECT_EQ(plan.use, c.use && SHARED_B);
+    if (!plan.use) continue;
+    EXPECT_EQ(plan.shape.tiles, c.tiles);
+    const int64_t width = int64_t{plan.shape.vec} << plan.shape.col_lanes_log2;
+    EXPECT_EQ(plan.smem, static_cast<size_t>(c.k * width * c.elem_bytes));
+    EXPECT_LE(plan.smem, static_cast<size_t>(kSmem));
+    EXPECT_GE(width * plan.shape.tiles, c.n);  // the tiles cover n
+    EXPECT_GE(plan.blocks, 1);
+    EXPECT_LE(plan.blocks, (c.rows + SHARED_B_WARPS - 1) / SHARED_B_WARPS);
+  }
+}
+
+}  // namespace
