@@ -32,6 +32,7 @@
 #define MAX_COL_LANES 32    // sparseditto:tunable values=[4, 8, 16, 32]
 #define MIN_WARPS_PER_SM 16 // sparseditto:tunable values=[8, 16, 24, 32]
 #define SHARED_B 0          // sparseditto:tunable values=[0, 1]
+#define B_LOADS_IN_FLIGHT 8 // sparseditto:tunable values=[2, 4, 8]
 #define SHARED_B_WARPS 16   // sparseditto:tunable values=[8, 16, 32]
 
 static_assert(WARPS_PER_BLOCK >= 1 && WARPS_PER_BLOCK <= 32, "CTA size");
@@ -43,6 +44,7 @@ static_assert((MAX_COL_LANES & (MAX_COL_LANES - 1)) == 0 && MAX_COL_LANES <= 32,
 namespace {
 
 constexpr int kGroup = 8;  // entries per group: 16 bytes of uint16 columns
+static_assert(kGroup % B_LOADS_IN_FLIGHT == 0, "whole steps per group");
 
 __device__ __forceinline__ float ToFloat(float x) { return x; }
 __device__ __forceinline__ float ToFloat(__half x) { return __half2float(x); }
@@ -100,17 +102,20 @@ __device__ __forceinline__ void MultiplyGroup(const Group<T>& grp, int count, co
   T val[kGroup];
   memcpy(col, &grp.cols, sizeof(col));
   memcpy(val, grp.vals, sizeof(val));
-  RawB<T, V> bv[kGroup];
 #pragma unroll
-  for (int e = 0; e < kGroup; ++e)  // all loads first: eight independent B loads in flight
-    if (e < count) bv[e] = LoadB<T, V, kShared>(b, ld, col[e], c0);
+  for (int e0 = 0; e0 < kGroup; e0 += B_LOADS_IN_FLIGHT) {  // B_LOADS_IN_FLIGHT independent B loads, then use
+    RawB<T, V> bv[B_LOADS_IN_FLIGHT];
 #pragma unroll
-  for (int e = 0; e < kGroup; ++e)
-    if (e < count) {
-      const float a = ToFloat(val[e]);
+    for (int e = 0; e < B_LOADS_IN_FLIGHT; ++e)
+      if (e0 + e < count) bv[e] = LoadB<T, V, kShared>(b, ld, col[e0 + e], c0);
 #pragma unroll
-      for (int v = 0; v < V; ++v) acc[v] = fmaf(a, ToFloat(bv[e].e[v]), acc[v]);
-    }
+    for (int e = 0; e < B_LOADS_IN_FLIGHT; ++e)
+      if (e0 + e < count) {
+        const float a = ToFloat(val[e0 + e]);
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[v] = fmaf(a, ToFloat(bv[e].e[v]), acc[v]);
+      }
+  }
 }
 
 // Role: store. Slice 0's lanes write their V columns.
