@@ -1,7 +1,7 @@
 // Every seed in kernels/seeds/ (LoadSeedLibrary, so a new seed file is covered without editing this
-// test) compiles, through the evaluator's compiler (NvccCompiler, default CompileOptions with the
-// seed's archs, as Evaluator::CompileOptionsFor gives a task's archs), for every arch its metadata line
-// claims, with no register spills in the ptxas report. The library must not be empty.
+// test) compiles, through the evaluator's compiler with the evaluator's own options for a task on the
+// seed's archs (Evaluator::CompileOptionsFor), for every arch its metadata line claims, with no register
+// spills in the ptxas report. The library must not be empty.
 // CPU only: nvcc, no GPU. One compile per seed for all its archs, two at a time (CompilePool), into a
 // fresh cache folder, so nothing is a cache hit.
 #include <algorithm>
@@ -14,7 +14,7 @@
 
 #include "evaluator/compile/compile_pool.h"
 #include "evaluator/compile/compile_test_sources.h"
-#include "evaluator/compile/nvcc_compiler.h"
+#include "evaluator/evaluator.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "gtest/gtest.h"
@@ -29,12 +29,11 @@ std::string Tail(const std::string& log) {
   return log.size() <= kLogTailBytes ? log : "...\n" + log.substr(log.size() - kLogTailBytes);
 }
 
-// What Evaluator::CompileOptionsFor gives a task on `archs`: the defaults, with the ABI header.
-CompileOptions OptionsFor(std::vector<std::string> archs) {
-  CompileOptions options;
-  options.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
-  options.archs = std::move(archs);
-  return options;
+// A task on `archs`, for Evaluator::CompileOptionsFor.
+v1::Task TaskOn(const std::vector<std::string>& archs) {
+  v1::Task task;
+  for (const std::string& arch : archs) task.add_arch(arch);
+  return task;
 }
 
 TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
@@ -44,14 +43,18 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
 
   testing::ScratchDir scratch;
   ASSERT_FALSE(scratch.path().empty());
-  absl::StatusOr<std::unique_ptr<NvccCompiler>> compiler =
-      NvccCompiler::Create({.nvcc = SPARSEDITTO_NVCC, .cache_directory = scratch.path() + "/cache"});
-  ASSERT_TRUE(compiler.ok()) << compiler.status();
-  CompilePool pool(compiler->get(), /*num_workers=*/2);
+  EvaluatorOptions options;
+  options.compiler = {.nvcc = SPARSEDITTO_NVCC, .cache_directory = scratch.path() + "/cache"};
+  options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+  options.runner.runner_path = SPARSEDITTO_RUNNER;  // required by Create; no runner is started here
+  absl::StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(options);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  const NvccCompiler& compiler = (*evaluator)->compiler();
+  CompilePool pool(&compiler, /*num_workers=*/2);
 
   std::vector<std::future<absl::StatusOr<CompileResult>>> compiles;
   for (const SeedKernel& seed : *seeds) {
-    compiles.push_back(pool.Submit(seed.source, OptionsFor(seed.archs)));
+    compiles.push_back(pool.Submit(seed.source, (*evaluator)->CompileOptionsFor(TaskOn(seed.archs))));
   }
 
   for (size_t i = 0; i < seeds->size(); ++i) {
@@ -66,7 +69,7 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
       // Which of the claimed archs fails: compile each alone (only on failure, so CI pays once per seed).
       int failing_archs = 0;
       for (const std::string& arch : seed.archs) {
-        absl::StatusOr<CompileResult> alone = (*compiler)->Compile(seed.source, OptionsFor({arch}));
+        absl::StatusOr<CompileResult> alone = compiler.Compile(seed.source, (*evaluator)->CompileOptionsFor(TaskOn({arch})));
         if (alone.ok() && alone->ok) continue;
         ++failing_archs;
         ADD_FAILURE() << "seed " << seed.name << " (" << seed.path << ") does not compile for " << arch << ": "
