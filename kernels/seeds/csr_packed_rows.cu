@@ -264,7 +264,8 @@ struct SharedBPlan {
 SharedBPlan ChooseSharedB(const LaunchShape& global, int64_t rows, int64_t k, int64_t n, int elem_bytes,
                           int64_t max_smem, int sm_count) {
   SharedBPlan plan;
-  if (!SHARED_B || global.vec * elem_bytes != 16 || rows < int64_t{SHARED_B_WARPS} * sm_count) return plan;
+  if constexpr (!SHARED_B) return plan;
+  if (global.vec * elem_bytes != 16 || rows < int64_t{SHARED_B_WARPS} * sm_count) return plan;
   for (int lanes_log2 = global.col_lanes_log2; lanes_log2 >= 0; --lanes_log2) {
     const int64_t width = int64_t{global.vec} << lanes_log2, bytes = k * width * elem_bytes;
     if ((n + width - 1) / width > 2 * global.tiles) break;  // each tile re-reads A: at most twice the tiles
