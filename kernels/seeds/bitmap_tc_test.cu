@@ -10,33 +10,12 @@
 #include <set>
 
 #include "gtest/gtest.h"
+#include "kernels/seeds/testing/random_csr16.h"
 
 namespace {
 
-struct Csr {
-  int64_t rows, cols;
-  std::vector<int32_t> offsets{0}, cols_of;
-  std::vector<uint16_t> bits;
-};
-
-// Each element nonzero with probability `density`; rows listed in `dense_rows` full, in `empty_rows` empty.
-Csr RandomCsr(int64_t rows, int64_t cols, double density, uint32_t seed, std::vector<int64_t> dense_rows = {},
-              std::vector<int64_t> empty_rows = {}) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  Csr m{rows, cols};
-  for (int64_t r = 0; r < rows; ++r) {
-    const bool dense = std::find(dense_rows.begin(), dense_rows.end(), r) != dense_rows.end();
-    const bool empty = std::find(empty_rows.begin(), empty_rows.end(), r) != empty_rows.end();
-    for (int64_t c = 0; c < cols; ++c) {
-      if (empty || !(dense || u(rng) < density)) continue;
-      m.cols_of.push_back(static_cast<int32_t>(c));
-      m.bits.push_back(static_cast<uint16_t>(1 + rng() % 65535));  // never 0: a stored zero is invisible
-    }
-    m.offsets.push_back(static_cast<int32_t>(m.cols_of.size()));
-  }
-  return m;
-}
+using Csr = sparseditto::seed_testing::Csr16;
+using sparseditto::seed_testing::RandomCsr16;
 
 std::vector<uint16_t> Dense(const Csr& m, int64_t rows, int64_t cols) {
   std::vector<uint16_t> d(rows * cols, 0);
@@ -146,17 +125,17 @@ void CheckRoundTrip(const Csr& m) {
 }
 
 TEST(BitmapTcFormat, AwkwardShapesRoundTrip) {
-  CheckRoundTrip(RandomCsr(7, 96, 0.3, 1));
-  CheckRoundTrip(RandomCsr(65, 33, 0.3, 2));
-  CheckRoundTrip(RandomCsr(33, 200, 0.1, 3));
-  CheckRoundTrip(RandomCsr(33, 200, 0.5, 4, {0}, {1, 2}));  // one dense row, empty rows
-  CheckRoundTrip(RandomCsr(1, 1, 1.0, 5));
-  CheckRoundTrip(RandomCsr(16, 16, 1.0, 6));                // a full tile
-  CheckRoundTrip(RandomCsr(130, 300, 0.9, 7));
+  CheckRoundTrip(RandomCsr16(7, 96, 0.3, 1));
+  CheckRoundTrip(RandomCsr16(65, 33, 0.3, 2));
+  CheckRoundTrip(RandomCsr16(33, 200, 0.1, 3));
+  CheckRoundTrip(RandomCsr16(33, 200, 0.5, 4, {0}, {1, 2}));  // one dense row, empty rows
+  CheckRoundTrip(RandomCsr16(1, 1, 1.0, 5));
+  CheckRoundTrip(RandomCsr16(16, 16, 1.0, 6));                // a full tile
+  CheckRoundTrip(RandomCsr16(130, 300, 0.9, 7));
 }
 
 TEST(BitmapTcFormat, EmptyMatrixHasOnlyBitmaps) {
-  const Csr m = RandomCsr(20, 70, 0.0, 8);
+  const Csr m = RandomCsr16(20, 70, 0.0, 8);
   const BitmapFormat f = Build(m);
   EXPECT_EQ(f.max_group_chunks, static_cast<uint32_t>(1 + WARPS_K * kBitmapChunks));
   for (size_t i = 0; i + 1 < f.goff.size(); ++i) EXPECT_EQ(f.goff[i + 1] - f.goff[i], f.max_group_chunks);
@@ -164,7 +143,7 @@ TEST(BitmapTcFormat, EmptyMatrixHasOnlyBitmaps) {
 }
 
 TEST(BitmapTcFormat, FullTileStoresEveryValue) {
-  const Csr m = RandomCsr(16, kGroupK, 1.0, 9);
+  const Csr m = RandomCsr16(16, kGroupK, 1.0, 9);
   const BitmapFormat f = Build(m);
   ASSERT_EQ(f.goff.size(), static_cast<size_t>(WARPS_M) + 1);
   // Header, then per tile the bitmaps and 16 * TILE_K values.
@@ -341,7 +320,7 @@ TEST(BitmapTcSplitK, ReplaySumsTheSplitsInSplitOrderInAnyArrivalOrder) {
   std::mt19937 rng(11);
   for (const auto& [rows, cols, n, exact] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
            {100, 3000, 7, true}, {33, 1900, 16, true}, {70, 2600, 1, true}, {40, 3000, 20, false}}) {
-    Csr m = RandomCsr(rows, cols, 0.4, static_cast<uint32_t>(rows + cols), {1}, {2});
+    Csr m = RandomCsr16(rows, cols, 0.4, static_cast<uint32_t>(rows + cols), {1}, {2});
     std::vector<float> b(cols * n);
     for (uint16_t& v : m.bits)  // exact: multiples of 1/8 in [-1, 1], so every sum is exact in fp32
       v = ToBits<true>(exact ? (static_cast<int>(rng() % 17) - 8) / 8.0f : std::normal_distribution<float>()(rng));
