@@ -11,14 +11,13 @@
 #include "evaluator/gpu/device_kernels.h"
 #include "evaluator/runner/harness_kernels.h"
 #include "evaluator/runner/output_check.h"
-
-namespace {
-constexpr int64_t kGateTimeoutNs = 200'000'000;  // a run that waits on its own stream opens it after 0.2 s
-}  // namespace
 #include "common/status_format.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
+namespace {
+constexpr int64_t kGateTimeoutNs = 200'000'000;  // a run that waits on its own stream opens it after 0.2 s
+}  // namespace
 
 Verdict CrashVerdict(const absl::Status& status, const std::string& what) {
   Verdict v = Verdict::Fail(v1::FAILURE_CATEGORY_CRASH, fmt::format("{}: {}", what, status.message()));
@@ -41,8 +40,7 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(const CandidateLi
   run->n_values_ = std::move(n_values);
   run->candidate_stream_ = candidate_stream;
   SD_CUDA_CHECK(cudaStreamCreateWithFlags(&run->harness_stream_, cudaStreamNonBlocking));
-  SD_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&run->gate_host_), 2 * sizeof(int), cudaHostAllocMapped));
-  SD_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&run->gate_device_), run->gate_host_, 0));
+  SD_ASSIGN_OR_RETURN(run->gate_, StreamGate::Create("stream gate"));
   SD_ASSIGN_OR_RETURN(run->oracle_, ReferenceOracle::Create(matrix, dtype));
   const int64_t max_n = *std::max_element(run->n_values_.begin(), run->n_values_.end());
   const size_t out_bytes = sizeof(float) * matrix.rows * max_n;
@@ -55,7 +53,6 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(const CandidateLi
 ProblemRun::~ProblemRun() {
   if (prepared_) library_->release(state_);
   if (harness_stream_ != nullptr) cudaStreamDestroy(harness_stream_);
-  if (gate_host_ != nullptr) cudaFreeHost(gate_host_);
 }
 
 Verdict ProblemRun::Prepare() {
@@ -136,21 +133,17 @@ Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* 
   if (absl::Status s = buffers->c.ResetGuards(); !s.ok()) return CrashVerdict(s, name_);
   cudaDeviceSynchronize();
   // Hold the candidate's stream closed, call run, and look at C before opening it again.
-  __atomic_store_n(&gate_host_[0], 0, __ATOMIC_SEQ_CST);
-  __atomic_store_n(&gate_host_[1], -1, __ATOMIC_SEQ_CST);
-  if (absl::Status s = gpu::CudaStatus(LaunchStreamGate(gate_device_, gate_device_ + 1, kGateTimeoutNs,
-                                                        candidate_stream_), "stream gate");
-      !s.ok()) {
+  if (absl::Status s = gate_.Close(candidate_stream_, kGateTimeoutNs, "stream gate"); !s.ok()) {
     return CrashVerdict(s, name_);
   }
   const int rc = library_->run(state_, buffers->b.get(), buffers->c.payload(), n, candidate_stream_);
   const bool written_behind_gate = COutsideStreamWasWritten(buffers->c);
-  __atomic_store_n(&gate_host_[0], 1, __ATOMIC_SEQ_CST);
+  gate_.Open();
   if (rc != 0) return CrashVerdict(absl::InternalError(fmt::format("returned {}", rc)), fmt::format("{}: run(n={})", name_, n));
   if (absl::Status s = gpu::CudaStatus(cudaStreamSynchronize(candidate_stream_), "run"); !s.ok()) {
     return CrashVerdict(s, fmt::format("{}: run(n={})", name_, n));
   }
-  if (written_behind_gate && __atomic_load_n(&gate_host_[1], __ATOMIC_SEQ_CST) == 1) {
+  if (written_behind_gate && gate_.ReleasedByHost()) {
     cudaDeviceSynchronize();
     return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG,
                          fmt::format("{}: n={}: work escaped the given stream: C was written while that stream was "

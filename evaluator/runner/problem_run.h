@@ -21,6 +21,7 @@
 #include "evaluator/runner/candidate_library.h"
 #include "evaluator/runner/guarded_buffer.h"
 #include "evaluator/runner/reference_oracle.h"
+#include "evaluator/runner/stream_gate.h"
 #include "matrix/csr_matrix.h"
 #include "task.pb.h"
 
@@ -90,8 +91,7 @@ class ProblemRun {
   std::unique_ptr<ReferenceOracle> oracle_;
   std::map<int64_t, Buffers> buffers_;
   gpu::DeviceBuffer ref_, abs_sum_, c_float_;
-  int* gate_host_ = nullptr;    // mapped pinned: [0] open flag, [1] released by host (1) or timed out (0)
-  int* gate_device_ = nullptr;  // the same two ints, device view
+  StreamGate gate_;  // holds candidate_stream_ closed during each checked run
   void* state_ = nullptr;
   bool prepared_ = false;
   double prepare_ms_ = 0;

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "evaluator/gpu/cuda_status.h"
-#include "evaluator/runner/harness_kernels.h"
+#include "evaluator/runner/stream_gate.h"
 
 namespace sparseditto {
 namespace {
@@ -17,24 +17,6 @@ double Percentile(const std::vector<double>& sorted, double q) {
   return sorted[low] + (sorted[high] - sorted[low]) * (position - low);
 }
 
-// A mapped pinned pair of ints for the stream gate: [0] the open flag the host writes, [1] what the gate
-// reports (1: opened by the host, 0: timed out). Freed on scope exit.
-struct GateFlag {
-  int* host = nullptr;
-  int* device = nullptr;
-  ~GateFlag() {
-    if (host) cudaFreeHost(host);
-  }
-  absl::Status Allocate() {
-    SD_RETURN_IF_ERROR(gpu::CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&host), 2 * sizeof(int), cudaHostAllocMapped), "gate flag"));
-    return gpu::CudaStatus(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0), "gate flag");
-  }
-  void Close() {
-    __atomic_store_n(&host[0], 0, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&host[1], -1, __ATOMIC_SEQ_CST);
-  }
-  void Open() { __atomic_store_n(&host[0], 1, __ATOMIC_SEQ_CST); }
-};
 // The gate gives up after this long, and the trial then runs as if there were none.
 constexpr int64_t kTrialGateTimeoutNs = 200'000'000;
 
@@ -99,9 +81,8 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
   EventPair events;
   absl::Status s = gpu::CudaStatus(cudaEventCreate(&events.start), "cudaEventCreate");
   if (s.ok()) s = gpu::CudaStatus(cudaEventCreate(&events.stop), "cudaEventCreate");
-  GateFlag gate;
-  if (s.ok()) s = gate.Allocate();
   if (!s.ok()) return s;
+  SD_ASSIGN_OR_RETURN(StreamGate gate, StreamGate::Create("gate flag"));
 
   std::vector<double> event_ms, host_ms;
   const auto begin = Clock::now();
@@ -115,8 +96,7 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
     // device work and stop back to back: the host's enqueue latency (which grows with CPU load, e.g.
     // compiles running beside the timing) stays out of the device time. The host clock still covers
     // enqueue + device work, for the escaped-work check.
-    gate.Close();
-    s = gpu::CudaStatus(LaunchStreamGate(gate.device, gate.device + 1, kTrialGateTimeoutNs, stream), "trial gate");
+    s = gate.Close(stream, kTrialGateTimeoutNs, "trial gate");
     if (!s.ok()) return s;
     const auto host_start = Clock::now();
     s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
