@@ -1,6 +1,7 @@
 // The benchmark table of `sparseditto bench`: one row per (task, n) with the best correct kernel, its
 // time, every baseline's time, the speedup over the best baseline and the fraction of the physical
-// limit reached; printed as text and written as JSON and CSV. Pure functions; thread-safe.
+// limit reached; printed as text and written as JSON and CSV (which also carry every correct seed's
+// time, fastest first: where each strategy stands, not only the winner). Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -26,6 +27,8 @@ struct BenchRow {
   int64_t n = 0;
   std::string best_kernel;           // empty: no seed was correct
   double kernel_ms = 0;
+  std::vector<std::pair<std::string, double>> seeds_ms;  // every correct seed timed at n, fastest first
+                                                         // (ties in evaluation order); front() is the best
   std::vector<std::pair<std::string, double>> baselines_ms;  // name, ms (< 0: absent)
   double speedup_over_best_baseline = 0;
   double speedup_over_dense = 0;

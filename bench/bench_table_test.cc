@@ -78,12 +78,44 @@ TEST(BenchTableTest, RowsTakeTheFastestCorrectSeedPerNAndListFailures) {
   EXPECT_EQ(BenchJson(rows)[1]["best_kernel"], "b");
 }
 
+TEST(BenchTableTest, RowsListEveryCorrectSeedFastestFirst) {
+  v1::Task task;
+  task.set_name("t");
+  task.set_dtype(v1::DTYPE_BF16);
+  task.add_n(16);
+  const std::vector<v1::EvalResult> results = {
+      Result("slow", v1::FAILURE_CATEGORY_SLOWER, {{16, 0.05}}),
+      Result("wrong", v1::FAILURE_CATEGORY_WRONG, {{16, 0.001}}),
+      Result("tie_first", v1::FAILURE_CATEGORY_NONE, {{16, 0.02}}),
+      Result("untimed_at_16", v1::FAILURE_CATEGORY_NONE, {{2048, 0.01}}),
+      Result("tie_second", v1::FAILURE_CATEGORY_NONE, {{16, 0.02}}),
+      Result("fast", v1::FAILURE_CATEGORY_NONE, {{16, 0.01}}),
+  };
+  const auto rows = MakeBenchRows(task, FakeSetup(), results, 64, 64);
+  ASSERT_EQ(rows.size(), 1u);
+  const std::vector<std::pair<std::string, double>> want = {
+      {"fast", 0.01}, {"tie_first", 0.02}, {"tie_second", 0.02}, {"slow", 0.05}};
+  EXPECT_EQ(rows[0].seeds_ms, want);
+  EXPECT_EQ(rows[0].best_kernel, "fast");
+  EXPECT_DOUBLE_EQ(rows[0].kernel_ms, 0.01);
+  const nlohmann::json json = BenchJson(rows);
+  ASSERT_EQ(json[0]["seeds_ms"].size(), 4u);
+  EXPECT_EQ(json[0]["seeds_ms"][1]["seed"], "tie_first");
+  EXPECT_DOUBLE_EQ(json[0]["seeds_ms"][3]["ms"].get<double>(), 0.05);
+  const std::string csv = BenchCsv(rows);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "task,dtype,n,best_kernel,kernel_ms,speedup_over_best_baseline,speedup_over_dense,fraction_of_limit,"
+            "baselines,failures,seeds");
+  EXPECT_NE(csv.find(",fast=0.010000;tie_first=0.020000;tie_second=0.020000;slow=0.050000\n"), std::string::npos);
+}
+
 TEST(BenchTableTest, NoCorrectSeedLeavesTheRowEmpty) {
   v1::Task task;
   task.add_n(16);
   const auto rows = MakeBenchRows(task, FakeSetup(), {Result("x", v1::FAILURE_CATEGORY_CRASH, {})}, 10, 10);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_TRUE(rows[0].best_kernel.empty());
+  EXPECT_TRUE(rows[0].seeds_ms.empty());
   EXPECT_NE(FormatBenchTable(rows).find("(none correct)"), std::string::npos);
   EXPECT_EQ(GeomeanSpeedup(rows), 0);
 }
