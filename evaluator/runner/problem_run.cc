@@ -15,10 +15,6 @@
 #include "fmt/format.h"
 
 namespace sparseditto {
-namespace {
-constexpr int64_t kGateTimeoutNs = 200'000'000;  // a run that waits on its own stream opens it after 0.2 s
-}  // namespace
-
 Verdict CrashVerdict(const absl::Status& status, const std::string& what) {
   Verdict v = Verdict::Fail(v1::FAILURE_CATEGORY_CRASH, fmt::format("{}: {}", what, status.message()));
   const cudaError_t device = cudaDeviceSynchronize();
@@ -133,7 +129,8 @@ Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* 
   if (absl::Status s = buffers->c.ResetGuards(); !s.ok()) return CrashVerdict(s, name_);
   cudaDeviceSynchronize();
   // Hold the candidate's stream closed, call run, and look at C before opening it again.
-  if (absl::Status s = gate_.Close(candidate_stream_, kGateTimeoutNs, "stream gate"); !s.ok()) {
+  if (absl::Status s = gate_.Close(candidate_stream_, kStreamGateTimeoutNs, "stream gate"); !s.ok()) {
+    gate_.Open();  // whether or not the gate was enqueued, it must not hold the stream
     return CrashVerdict(s, name_);
   }
   const int rc = library_->run(state_, buffers->b.get(), buffers->c.payload(), n, candidate_stream_);

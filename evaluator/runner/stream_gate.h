@@ -33,6 +33,11 @@
 
 namespace sparseditto {
 
+// How long a gate holds its stream before it gives up, on the device clock: the timing loop's trials
+// (timing.cc) and ProblemRun's checked runs (problem_run.cc) both close their gates with it. A run that
+// waits on work of its own stream (which the closed gate holds back) is released after this long.
+inline constexpr int64_t kStreamGateTimeoutNs = 200'000'000;
+
 class StreamGate {
  public:
   StreamGate() = default;

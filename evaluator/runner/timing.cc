@@ -17,9 +17,6 @@ double Percentile(const std::vector<double>& sorted, double q) {
   return sorted[low] + (sorted[high] - sorted[low]) * (position - low);
 }
 
-// The gate gives up after this long, and the trial then runs as if there were none.
-constexpr int64_t kTrialGateTimeoutNs = 200'000'000;
-
 // Events destroyed on scope exit.
 struct EventPair {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -96,14 +93,19 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
     // device work and stop back to back: the host's enqueue latency (which grows with CPU load, e.g.
     // compiles running beside the timing) stays out of the device time. The host clock still covers
     // enqueue + device work, for the escaped-work check.
-    s = gate.Close(stream, kTrialGateTimeoutNs, "trial gate");
-    if (!s.ok()) return s;
+    s = gate.Close(stream, kStreamGateTimeoutNs, "trial gate");
+    if (!s.ok()) {
+      gate.Open();  // whether or not the gate was enqueued, it must not hold the stream
+      cudaStreamSynchronize(stream);  // ... nor read the pair after `gate` frees it
+      return s;
+    }
     const auto host_start = Clock::now();
     s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
     if (s.ok()) s = launch(stream);
     if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
     gate.Open();  // also on error: never leave the stream closed
     if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    else cudaStreamSynchronize(stream);  // the stream passes the gate before `gate` frees the pair it reads
     const auto host_stop = Clock::now();
     if (!s.ok()) return s;
     float ms = 0;
