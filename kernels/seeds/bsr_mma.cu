@@ -4,11 +4,11 @@
 // BSR with square BLOCK x BLOCK dense blocks (BLOCK = the task's block size: 16, 32 or 64). One CTA owns
 // one block-row x N_TILE columns of C and walks the nonzero blocks of its block-row: for each it stages
 // the A block and the BLOCK x N_TILE slab of B (the rows of the block's column) into XOR-swizzled shared
-// memory through a STAGES-deep cp.async pipeline, reads fragments with ldmatrix (.trans for B) and
-// issues mma.sync with fp32 accumulators; C is stored once, converted to the dtype. Block-rows are
-// launched heaviest first (longest-processing-time order). For n <= SMALL_N_MAX a second instance with
-// a 16-column tile and BLOCK/16 warps is used, for n <= MID_N_MAX a 64-column tile (measured on the
-// H200, 4096x4096 block 64 at 90% fp16: n=128 0.0218 ms with 64 columns vs 0.0272 with 128).
+// memory through a STAGES-deep (BIG_STAGES for the large-n tile) cp.async pipeline, reads fragments with
+// ldmatrix (.trans for B) and issues mma.sync with fp32 accumulators; C is stored once, converted to the
+// dtype. Block-rows are launched heaviest first (longest-processing-time order). For n <= SMALL_N_MAX a second
+// instance with a 16-column tile and BLOCK/16 warps is used, for n <= MID_N_MAX a 64-column tile (measured on
+// the H200, 4096x4096 block 64 at 90% fp16: n=128 0.0218 ms with 64 columns vs 0.0272 with 128).
 // prepare builds: block-row pointers, block-column indices, dense zero-padded blocks in the dtype (M and
 // K padded up to a multiple of BLOCK), and the heaviest-first block-row order.
 // Edges: B rows >= K and columns >= n are zero-filled in shared memory (cp.async src-size 0); when
@@ -27,24 +27,27 @@
 #define N_TILE 128       // sparseditto:tunable values=[64, 128, 256]
 #define WARPS 4          // sparseditto:tunable values=[4, 8]
 #define STAGES 3         // sparseditto:tunable values=[2, 3, 4]
+#define BIG_STAGES 2     // sparseditto:tunable values=[2, 3, 4]
 #define SMALL_N_MAX 32   // sparseditto:tunable values=[0, 16, 32, 64]
 #define MID_N_MAX 256    // sparseditto:tunable values=[0, 128, 256, 512]
-static_assert(STAGES >= 2, "double buffering at least");
+static_assert(STAGES >= 2 && BIG_STAGES >= 2, "double buffering at least");
 
 namespace {
 // ---- tiling -------------------------------------------------------------------------------------
 // CTA tile BLOCK x NT, warps WM x WN, warp tile (BLOCK/WM) x (NT/WN) of MI x NI mma tiles (16 x 8).
-template <int BLOCK_, int NT_, int WM_, int WN_>
+template <int BLOCK_, int NT_, int WM_, int WN_, int STAGES_>
 struct Tile {
-  static constexpr int kBlock = BLOCK_, kNt = NT_, kWn = WN_, kThreads = 32 * WM_ * WN_;
+  static constexpr int kBlock = BLOCK_, kNt = NT_, kWn = WN_, kThreads = 32 * WM_ * WN_, kStages = STAGES_;
   static constexpr int kWtm = BLOCK_ / WM_, kWtn = NT_ / WN_, kMi = kWtm / 16, kNi = kWtn / 8;
   static constexpr int kAElems = BLOCK_ * BLOCK_, kBElems = BLOCK_ * NT_;
   static_assert(kWtm % 16 == 0 && kWtn % 8 == 0 && kMi >= 1 && kNi >= 1, "warp tile of whole mma tiles");
   static_assert(NT_ % 8 == 0 && BLOCK_ % 16 == 0, "16-byte chunks");
 };
-template <int BLOCK> using BigTile = Tile<BLOCK, N_TILE, (BLOCK == 64 ? 2 : 1), WARPS / (BLOCK == 64 ? 2 : 1)>;
-template <int BLOCK> using MidTile = Tile<BLOCK, 64, (BLOCK == 64 ? 2 : 1), WARPS / (BLOCK == 64 ? 2 : 1)>;
-template <int BLOCK> using SmallTile = Tile<BLOCK, 16, BLOCK / 16, 1>;
+// Two stages for the large-n tile, three for the others (H200, bsr_mma at n = 2048: block 64 @ 90% 1.88x
+// dense with two stages against 1.75x with three on 4096x11008; at n = 16 three stages: 1.90x against 1.44x).
+template <int BLOCK> using BigTile = Tile<BLOCK, N_TILE, (BLOCK == 64 ? 2 : 1), WARPS / (BLOCK == 64 ? 2 : 1), BIG_STAGES>;
+template <int BLOCK> using MidTile = Tile<BLOCK, 64, (BLOCK == 64 ? 2 : 1), WARPS / (BLOCK == 64 ? 2 : 1), STAGES>;
+template <int BLOCK> using SmallTile = Tile<BLOCK, 16, BLOCK / 16, 1, STAGES>;
 
 // Swizzled index of 16-byte chunk c of row r in a tile with CPR chunks per row: eight consecutive rows
 // at one logical chunk land in eight different 128-byte bank groups (conflict-free ldmatrix).
@@ -202,30 +205,30 @@ template <typename T, class TL>
 __global__ void __launch_bounds__(TL::kThreads) BsrMmaKernel(BsrArgs p) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* sa = reinterpret_cast<T*>(smem);
-  T* sb = sa + STAGES * TL::kAElems;
+  T* sb = sa + TL::kStages * TL::kAElems;
   const int brow = p.order[blockIdx.x];
   const int64_t n0 = static_cast<int64_t>(blockIdx.y) * TL::kNt;
   const int first = p.row_ptr[brow], count = p.row_ptr[brow + 1] - first;
   const T* vals = static_cast<const T*>(p.vals);
   float acc[TL::kMi][TL::kNi][4] = {};
-  auto load = [&](int j) {  // nonzero block j of this block-row into stage j % STAGES
-    const int s = j % STAGES;
+  auto load = [&](int j) {  // nonzero block j of this block-row into stage j % kStages
+    const int s = j % TL::kStages;
     LoadABlock<T, TL>(sa + s * TL::kAElems, vals + static_cast<int64_t>(first + j) * TL::kAElems);
     LoadBSlab<T, TL>(sb + s * TL::kBElems, p, static_cast<int64_t>(p.col_idx[first + j]) * TL::kBlock, n0);
   };
 #pragma unroll
-  for (int j = 0; j < STAGES - 1; ++j) { if (j < count) load(j); CpAsyncCommit(); }
+  for (int j = 0; j < TL::kStages - 1; ++j) { if (j < count) load(j); CpAsyncCommit(); }
   for (int j = 0; j < count; ++j) {
-    CpAsyncWait<STAGES - 2>();
+    CpAsyncWait<TL::kStages - 2>();
     __syncthreads();  // stage j landed for all; stage j-1 fully consumed, so it may be refilled
-    if (j + STAGES - 1 < count) load(j + STAGES - 1);
+    if (j + TL::kStages - 1 < count) load(j + TL::kStages - 1);
     CpAsyncCommit();
-    ComputeBlock<T, TL>(sa + (j % STAGES) * TL::kAElems, sb + (j % STAGES) * TL::kBElems, acc);
+    ComputeBlock<T, TL>(sa + (j % TL::kStages) * TL::kAElems, sb + (j % TL::kStages) * TL::kBElems, acc);
   }
   StoreTile<T, TL>(p, static_cast<int64_t>(brow) * TL::kBlock, n0, acc);
 }
 
-template <class TL> constexpr size_t SmemBytes() { return STAGES * (TL::kAElems + TL::kBElems) * 2; }
+template <class TL> constexpr size_t SmemBytes() { return TL::kStages * (TL::kAElems + TL::kBElems) * 2; }
 
 // ---- host: BSR builder (unit tested) -------------------------------------------------------------
 struct BsrHost {

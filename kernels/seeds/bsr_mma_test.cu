@@ -274,8 +274,8 @@ TEST(BsrMmaReplay, Block16) { ReplayAllTiles<16>(33, 70); }
 TEST(BsrMmaReplay, Block32) { ReplayAllTiles<32>(65, 96); }
 TEST(BsrMmaReplay, Block64) { ReplayAllTiles<64>(100, 130); }
 TEST(BsrMmaReplay, OddWarpTileWidth) {  // 8 columns per warp: the ldmatrix.x2 path
-  ExpectReplayMatches<Tile<16, 64, 1, 8>>(20, 40, 0.7, 70);
-  ExpectReplayMatches<Tile<64, 192, 2, 8>>(70, 64, 0.7, 200);  // 24 columns: x4 then x2
+  ExpectReplayMatches<Tile<16, 64, 1, 8, 3>>(20, 40, 0.7, 70);
+  ExpectReplayMatches<Tile<64, 192, 2, 8, 2>>(70, 64, 0.7, 200);  // 24 columns: x4 then x2
 }
 
 }  // namespace
