@@ -60,8 +60,11 @@ absl::StatusOr<std::vector<SmokeCase>> MakeSmokeCases(const v1::Task& task, int6
     row_unit = col_unit = declared.num_blocks();
   }
   const int64_t smallest_n = task.n().empty() ? 1 : *std::min_element(task.n().begin(), task.n().end());
+  const int64_t largest_n = task.n().empty() ? 1 : *std::max_element(task.n().begin(), task.n().end());
   std::vector<int64_t> n_values = {1, 7};
-  if (smallest_n != 1 && smallest_n != 7) n_values.push_back(std::min<int64_t>(smallest_n, 256));
+  for (const int64_t n : {std::min<int64_t>(smallest_n, 256), std::min(largest_n, kSmokeMaxN)}) {
+    if (std::find(n_values.begin(), n_values.end(), n) == n_values.end()) n_values.push_back(n);
+  }
 
   const double density = 0.3;  // for families without a declared density (FILE)
   struct Shape { const char* label; int64_t rows, cols; };

@@ -49,7 +49,7 @@ TEST(SmokeCasesTest, EveryFamilyGetsValidSmallCasesWithNOneAndOdd) {
       EXPECT_TRUE(ValidateCsr(s.matrix, s.name).ok());
       EXPECT_EQ(s.matrix.rows % c.row_unit, 0);
       EXPECT_EQ(s.matrix.cols % c.col_unit, 0);
-      EXPECT_EQ(s.n_values, (std::vector<int64_t>{1, 7, 128}));
+      EXPECT_EQ(s.n_values, (std::vector<int64_t>{1, 7, 128, kSmokeMaxN}));  // the task's n: 128 and 2048
       EXPECT_NE(s.pattern.family(), v1::PATTERN_FAMILY_FILE);
     }
   }
@@ -79,6 +79,26 @@ TEST(SmokeCasesTest, RaggedTaskShapesGiveRaggedSmokeShapes) {
   ASSERT_TRUE(smoke.ok()) << smoke.status();
   EXPECT_EQ(smoke->front().matrix.rows, 7);
   EXPECT_EQ(smoke->front().n_values, (std::vector<int64_t>{1, 7}));
+}
+
+TEST(SmokeCasesTest, NValuesAddTheTasksSmallestAndLargestOnce) {
+  v1::PatternSpec p;
+  p.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
+  p.set_sparsity(0.9);
+  struct Case { std::vector<int64_t> task_n, smoke_n; };
+  const Case cases[] = {
+      {{16, 128, 2048}, {1, 7, 16, kSmokeMaxN}},
+      {{16}, {1, 7, 16}},
+      {{7, 300}, {1, 7, 300}},
+      {{512, 600}, {1, 7, 256, 600}},
+      {{1}, {1, 7}},
+      {{kSmokeMaxN + 1}, {1, 7, 256, kSmokeMaxN}},
+  };
+  for (const Case& c : cases) {
+    auto smoke = MakeSmokeCases(MakeTask(p, c.task_n), 4096, 4096, 3);
+    ASSERT_TRUE(smoke.ok()) << smoke.status();
+    for (const SmokeCase& s : *smoke) EXPECT_EQ(s.n_values, c.smoke_n) << s.name << ", task n " << c.task_n.front();
+  }
 }
 
 }  // namespace
