@@ -1,6 +1,7 @@
 #include "kernels/seed_library.h"
 
 #include "gtest/gtest.h"
+#include "kernel_abi/tunables.h"
 
 namespace sparseditto {
 namespace {
@@ -69,6 +70,39 @@ TEST(SeedLibraryTest, TheShippedLibraryParses) {
   auto seeds = LoadSeedLibrary(SPARSEDITTO_SOURCE_DIR "/kernels/seeds");
   ASSERT_TRUE(seeds.ok()) << seeds.status();
   for (const auto& seed : *seeds) EXPECT_FALSE(seed.families.empty()) << seed.name;
+}
+
+// Every shipped seed declares tunables, and every value each one lists can be applied: the rewritten source
+// parses back with that value current and differs from the seed in that one line only.
+TEST(SeedLibraryTest, EveryShippedSeedsTunablesApplyForEveryListedValue) {
+  auto seeds = LoadSeedLibrary(SPARSEDITTO_SOURCE_DIR "/kernels/seeds");
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  for (const auto& seed : *seeds) {
+    SCOPED_TRACE(seed.name);
+    auto tunables = ParseTunables(seed.source);
+    ASSERT_TRUE(tunables.ok()) << tunables.status();
+    EXPECT_FALSE(tunables->empty()) << "a seed with nothing for the built-in mutator to tune";
+    for (const v1::Tunable& t : *tunables) {
+      for (const std::string& value : t.allowed_values()) {
+        auto applied = ApplyTunables(seed.source, {{t.name(), value}});
+        ASSERT_TRUE(applied.ok()) << t.name() << "=" << value << ": " << applied.status();
+        auto back = ParseTunables(*applied);
+        ASSERT_TRUE(back.ok()) << back.status();
+        for (const v1::Tunable& u : *back) {
+          if (u.name() == t.name()) EXPECT_EQ(u.value(), value) << t.name();
+        }
+        size_t differing = 0, a = 0, b = 0;  // lines that differ between the seed and the rewrite
+        const std::string& x = seed.source;
+        const std::string& y = *applied;
+        while (a < x.size() || b < y.size()) {
+          const size_t ea = std::min(x.find('\n', a), x.size()), eb = std::min(y.find('\n', b), y.size());
+          differing += x.compare(a, ea - a, y, b, eb - b) != 0;
+          a = ea + 1, b = eb + 1;
+        }
+        EXPECT_LE(differing, 1u) << t.name() << "=" << value;
+      }
+    }
+  }
 }
 
 }  // namespace
