@@ -94,16 +94,11 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
     // compiles running beside the timing) stays out of the device time. The host clock still covers
     // enqueue + device work, for the escaped-work check.
     s = gate.Close(stream, kStreamGateTimeoutNs, "trial gate");
-    if (!s.ok()) {
-      gate.Open();  // whether or not the gate was enqueued, it must not hold the stream
-      cudaStreamSynchronize(stream);  // ... nor read the pair after `gate` frees it
-      return s;
-    }
     const auto host_start = Clock::now();
-    s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
+    if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
     if (s.ok()) s = launch(stream);
     if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
-    gate.Open();  // also on error: never leave the stream closed
+    gate.Open();  // also on error, a failed Close included (enqueued or not): never leave the stream closed
     if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     else cudaStreamSynchronize(stream);  // the stream passes the gate before `gate` frees the pair it reads
     const auto host_stop = Clock::now();
