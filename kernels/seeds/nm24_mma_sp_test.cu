@@ -4,7 +4,7 @@
 // (its load order, fragment offsets, accumulator coordinates) through emulated ldmatrix.trans and
 // mma.sp against a plain product, for every tile instance, split-K, awkward shapes and n.
 #include "kernels/seeds/nm24_mma_sp.cu"
-#include "kernels/seeds/testing/nm24_emulation.h"
+#include "kernels/seeds/testing/nm24_layout_checks.h"
 
 #include <array>
 #include <cmath>
@@ -112,16 +112,8 @@ void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, int splits) {
   Plan plan;
   plan.kt_per_split = (ktiles + splits - 1) / splits;
   plan.splits = (ktiles + plan.kt_per_split - 1) / plan.kt_per_split;
-  std::mt19937 rng(static_cast<uint32_t>(n * 3 + 1));
-  std::vector<float> b(cols * n);
-  for (float& x : b) x = Eighths(rng);
-  const std::vector<float> c = Replay<TL>(h, b, n, plan), dense = Dense(m);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < cols; ++k) want += double(dense[r * cols + k]) * b[k * n + j];
-      ASSERT_EQ(c[r * n + j], static_cast<float>(want)) << "C[" << r << "][" << j << "]";
-    }
+  const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
+  ExpectPlainProduct(m, b, n, Replay<TL>(h, b, n, plan));
 }
 
 TEST(Nm24Replay, SmallTileWithSplitK) {

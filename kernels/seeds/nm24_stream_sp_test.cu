@@ -3,7 +3,7 @@
 // and a replay of every CTA's data flow (its pointer walk over A, the B slab's swizzle, ldmatrix.trans and
 // mma.sp emulated, the cluster's rank-order sum, the store coordinates) against a plain product.
 #include "kernels/seeds/nm24_stream_sp.cu"
-#include "kernels/seeds/testing/nm24_emulation.h"
+#include "kernels/seeds/testing/nm24_layout_checks.h"
 
 #include "gtest/gtest.h"
 
@@ -57,12 +57,8 @@ std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_
       for (int split = 0; split < plan.splits; ++split) {
         const int kt0 = split * plan.kt_per_split, count = static_cast<int>(std::min<int64_t>(ktiles - kt0, plan.kt_per_split));
         EXPECT_GT(count, 0);
-        std::vector<float> sb(count * kBk * kNt, std::numeric_limits<float>::quiet_NaN());
-        for (int i = 0; i < count * kBk * 2; ++i)
-          for (int x = 0; x < 8; ++x) {
-            const int64_t k = int64_t(kt0) * kBk + i / 2, col = n0 + (i % 2) * 8 + x;
-            sb[SlabChunk(i / 2, i % 2) * 8 + x] = k < h.cols && col < n ? b[k * n + col] : 0.0f;
-          }
+        static_assert(kBk == 64 && kNt == 16, "FillSlab's slab");
+        const std::vector<float> sb = FillSlab(b, h.cols, n, kt0, count, n0, &SlabChunk);
         for (int warp = 0; warp < WARPS; ++warp) {
           const int64_t mt = group * WARPS + warp;
           std::vector<float> acc(2 * 128, 0.0f);
@@ -82,19 +78,10 @@ std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_
                 EmuMmaSp(a, e, EmuLdmTrans(sb, addr), &acc[ni * 128]);
               }
             }
-          for (int l = 0; l < 32; ++l)
-            for (int i = 0; i < 8; ++i) red[((split * WARPS + warp) * 32 + l) * 8 + i] = acc[(i / 4) * 128 + l * 4 + i % 4];
+          StoreWarpPartial(acc, split * WARPS + warp, &red);
         }
       }
-      for (int warp = 0; warp < WARPS; ++warp)
-        for (int l = 0; l < 32; ++l)
-          for (int ni = 0; ni < 2; ++ni)
-            for (int i = 0; i < 4; ++i) {
-              float sum = 0.0f;
-              for (int s = 0; s < plan.splits; ++s) sum += red[((s * WARPS + warp) * 32 + l) * 8 + ni * 4 + i];
-              const int64_t row = (group * WARPS + warp) * 16 + l / 4 + 8 * (i / 2), col = n0 + ni * 8 + 2 * (l % 4) + i % 2;
-              if (row < rows && col < n) c[row * n + col] = sum;
-            }
+      ClusterSumAndStore(red, plan.splits, WARPS, group, n0, rows, n, &c);
     }
   return c;
 }
@@ -104,16 +91,8 @@ void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, int max_splits) 
   const Nm24Host h = Build(m);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " n " << n << " splits " << plan.splits);
-  std::mt19937 rng(static_cast<uint32_t>(n * 3 + 1));
-  std::vector<float> b(cols * n);
-  for (float& x : b) x = Eighths(rng);
-  const std::vector<float> c = Replay(h, b, n, plan), dense = Dense(m);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < cols; ++k) want += double(dense[r * cols + k]) * b[k * n + j];
-      ASSERT_EQ(c[r * n + j], static_cast<float>(want)) << "C[" << r << "][" << j << "]";
-    }
+  const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
+  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan));
 }
 
 TEST(Nm24StreamReplay, AwkwardShapesSplitsAndN) {

@@ -1,7 +1,6 @@
-// CPU emulation shared by the 2:4 seeds' tests (nm24_mma_sp, nm24_stream_sp): test matrices, the mma.sp
-// m16n8k32 operand A and ldmatrix.trans as the PTX ISA defines them, and checks of the compressed layout
-// both seeds build. Include it after the seed's .cu: the layout checks use the seed's Nm24Host, BuildNm24,
-// ValTile, MetaRecord and MetaLaneWord.
+// CPU emulation shared by the sparse-tensor-core seeds' tests (nm24_mma_sp, nm24_stream_sp, u14_stream_sp):
+// test matrices, and the mma.sp m16n8k32 operand A and ldmatrix.trans as the PTX ISA defines them.
+// nm24_layout_checks.h adds the checks of the 2:4 compressed layout.
 #ifndef SPARSEDITTO_KERNELS_SEEDS_TESTING_NM24_EMULATION_H_
 #define SPARSEDITTO_KERNELS_SEEDS_TESTING_NM24_EMULATION_H_
 
@@ -65,13 +64,6 @@ inline std::vector<float> Dense(const Csr& m) {
   return d;
 }
 
-inline Nm24Host Build(const Csr& m) {
-  Nm24Host h;
-  std::string why;
-  EXPECT_TRUE(BuildNm24(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
-  return h;
-}
-
 using Reg = std::array<float, 2>;  // a .b32 register of two 16-bit values, lower half first
 using Lanes4 = std::array<std::array<Reg, 4>, 32>;
 
@@ -97,16 +89,6 @@ inline void DecodeA(const Lanes4& a, const std::array<uint32_t, 32>& e, float (*
         }
       }
     }
-  }
-}
-
-// What the kernel hands mma.sp for tile (mt, kc): a lane's 16 bytes and its metadata word.
-inline void TileOperands(const Nm24Host& h, int64_t mt, int64_t kc, Lanes4* a, std::array<uint32_t, 32>* e) {
-  const int64_t kchunks = h.kp / 32;
-  for (int l = 0; l < 32; ++l) {
-    for (int r = 0; r < 4; ++r)
-      for (int x = 0; x < 2; ++x) (*a)[l][r][x] = h.vals[ValTile(mt, kc, kchunks) + l * 8 + r * 2 + x];
-    (*e)[l] = h.meta[MetaRecord(mt, kc / 2, kchunks / 2) + MetaLaneWord(l) + kc % 2];
   }
 }
 
@@ -144,48 +126,56 @@ inline void EmuMmaSp(const Lanes4& a, const std::array<uint32_t, 32>& e, const L
     }
 }
 
-// The re-expanded compressed layout equals the CSR input over awkward shapes (padding included).
-inline void ExpectBuildReexpands() {
-  struct Case { int64_t rows, cols; };
-  for (const Case& c : {Case{7, 96}, Case{65, 36}, Case{33, 200}, Case{1, 4}, Case{16, 32}, Case{130, 68}, Case{3, 6}}) {
-    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols);
-    const Csr m = RandomNmCsr(c.rows, c.cols, static_cast<uint32_t>(c.rows * 13 + c.cols));
-    const Nm24Host h = Build(m);
-    ASSERT_EQ(h.mp % 128, 0);
-    ASSERT_EQ(h.kp % 64, 0);
-    ASSERT_GE(h.mp, c.rows);
-    ASSERT_GE(h.kp, c.cols);
-    const std::vector<float> dense = Dense(m);
-    for (int64_t mt = 0; mt < h.mp / 16; ++mt)
-      for (int64_t kc = 0; kc < h.kp / 32; ++kc) {
-        Lanes4 a;
-        std::array<uint32_t, 32> e;
-        TileOperands(h, mt, kc, &a, &e);
-        float tile[16][32];
-        DecodeA(a, e, tile);
-        for (int r = 0; r < 16; ++r)
-          for (int k = 0; k < 32; ++k) {
-            const int64_t row = mt * 16 + r, col = kc * 32 + k;
-            const float want = row < c.rows && col < c.cols ? dense[row * c.cols + col] : 0.0f;
-            ASSERT_EQ(tile[r][k], want) << "A[" << row << "][" << col << "]";
-          }
-      }
-  }
+// B (cols x n) of exact test values.
+inline std::vector<float> RandomB(int64_t cols, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> b(cols * n);
+  for (float& x : b) x = Eighths(rng);
+  return b;
 }
 
-// Three nonzeros in a group of four are refused with a reason; an explicit zero does not count.
-inline void ExpectBuildRefusesThreeOfFour() {
-  Csr m;
-  m.rows = 2, m.cols = 8;
-  m.ci = {0, 1, 2, 5};
-  m.v = {1, 1, 1, 1};
-  m.ro = {0, 3, 4};
-  Nm24Host h;
-  std::string why;
-  EXPECT_FALSE(BuildNm24(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why));
-  EXPECT_NE(why.find("more than 2"), std::string::npos) << why;
-  m.v = {1, 0, 1, 1};  // an explicit zero does not count
-  EXPECT_TRUE(BuildNm24(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
+// c == m * b exactly (the test values keep every product and sum exact), element by element.
+inline void ExpectPlainProduct(const Csr& m, const std::vector<float>& b, int64_t n, const std::vector<float>& c) {
+  const std::vector<float> dense = Dense(m);
+  for (int64_t r = 0; r < m.rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < m.cols; ++k) want += double(dense[r * m.cols + k]) * b[k * n + j];
+      ASSERT_EQ(c[r * n + j], static_cast<float>(want)) << "C[" << r << "][" << j << "]";
+    }
+}
+
+// The streamed sparse-tensor-core seeds' cluster epilogue. A warp's accumulators acc[ni * 128 + lane * 4 + i]
+// (n8 tile ni, mma.sp accumulator i) go to red[(slot * 32 + lane) * 8 + ni * 4 + i], slot = split * warps + warp;
+// then each row tile's partials are summed in rank order and stored where the kernel's StoreTile puts them:
+// row (group * warps + warp) * 16 + lane / 4 + 8 (i / 2), column n0 + 8 ni + 2 (lane % 4) + i % 2.
+// The B slab of K tiles kt0 .. kt0 + count - 1 (64 rows each) and columns n0 .. n0 + 15 as the kernels'
+// LoadBSlab lays it out: 16-byte chunk c of slab row r at chunk(r, c) * 8 elements; zero outside K x n.
+inline std::vector<float> FillSlab(const std::vector<float>& b, int64_t cols, int64_t n, int64_t kt0, int count, int64_t n0,
+                                   int (*chunk)(int, int)) {
+  std::vector<float> sb(count * 64 * 16, std::numeric_limits<float>::quiet_NaN());
+  for (int i = 0; i < count * 64 * 2; ++i)
+    for (int x = 0; x < 8; ++x) {
+      const int64_t k = kt0 * 64 + i / 2, col = n0 + (i % 2) * 8 + x;
+      sb[chunk(i / 2, i % 2) * 8 + x] = k < cols && col < n ? b[k * n + col] : 0.0f;
+    }
+  return sb;
+}
+inline void StoreWarpPartial(const std::vector<float>& acc, int slot, std::vector<float>* red) {
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) (*red)[(slot * 32 + l) * 8 + i] = acc[(i / 4) * 128 + l * 4 + i % 4];
+}
+inline void ClusterSumAndStore(const std::vector<float>& red, int splits, int warps, int64_t group, int64_t n0, int64_t rows,
+                               int64_t n, std::vector<float>* c) {
+  for (int warp = 0; warp < warps; ++warp)
+    for (int l = 0; l < 32; ++l)
+      for (int ni = 0; ni < 2; ++ni)
+        for (int i = 0; i < 4; ++i) {
+          float sum = 0.0f;
+          for (int s = 0; s < splits; ++s) sum += red[((s * warps + warp) * 32 + l) * 8 + ni * 4 + i];
+          const int64_t row = (group * warps + warp) * 16 + l / 4 + 8 * (i / 2), col = n0 + ni * 8 + 2 * (l % 4) + i % 2;
+          if (row < rows && col < n) (*c)[row * n + col] = sum;
+        }
 }
 
 }  // namespace sparseditto::seed_testing

@@ -1,0 +1,276 @@
+// CPU tests of the 1:4 seed (no GPU, no CUDA runtime calls): its format (values, metadata nibbles, residual)
+// re-expanded through the seed's own ExpandStep and the PTX definition of mma.sp, and a replay of every CTA's
+// data flow (pointer walk, expansion, ldmatrix.trans and mma.sp emulated, the residual against the slab, the
+// cluster's rank-order sum) against a plain product.
+#include "kernels/seeds/u14_stream_sp.cu"
+#include "kernels/seeds/testing/nm24_emulation.h"
+
+#include "gtest/gtest.h"
+
+namespace {
+
+using namespace sparseditto::seed_testing;
+
+// Each element nonzero with probability `density`; row 0 dense, row 2 empty (when they exist).
+Csr RandomCsr(int64_t rows, int64_t cols, double density, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  Csr m;
+  m.rows = rows, m.cols = cols;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      if (r == 2 || !(r == 0 || u(rng) < density)) continue;
+      m.ci.push_back(static_cast<int32_t>(c)), m.v.push_back(Eighths(rng));
+    }
+    m.ro.push_back(static_cast<int32_t>(m.ci.size()));
+  }
+  return m;
+}
+
+U14Host BuildU(const Csr& m) {
+  U14Host h;
+  std::string why;
+  EXPECT_TRUE(BuildU14(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
+  return h;
+}
+
+// What mma.sp gets in step q of record (mt, kt): each lane's registers as the kernel builds them (ExpandStep
+// over its first and second values and the metadata words of its lane pair, which the kernel exchanges with one
+// shuffle), and each lane's own metadata word.
+void StepOperands(const U14Host& h, int64_t mt, int64_t kt, int q, Lanes4* a, std::array<uint32_t, 32>* e) {
+  const int64_t kpairs = h.kp / kBk;
+  for (int l = 0; l < 32; ++l) (*e)[l] = h.meta[MetaRecord(mt, kt, kpairs) + MetaLaneWord(l) + q];
+  for (int l = 0; l < 32; ++l) {
+    const int t = l & 3;
+    const uint32_t mine = (*e)[l], other = (*e)[l ^ 1];
+    const int64_t base = ValRecord(mt, kt, kpairs) + l * 8 + q * 4;
+    uint32_t sid[4];  // ids 5-8 for the registers that have a second value
+    for (int r = 0; r < 4; ++r) sid[r] = h.seconds[base + r] != 0.0f ? uint32_t(r + 5) : 0u;
+    uint32_t regs[4];
+    ExpandStep(1u | (2u << 16), 3u | (4u << 16), sid[0] | (sid[1] << 16), sid[2] | (sid[3] << 16), (t & 1) ? other : mine,
+               (t & 1) ? mine : other, t, regs);  // first-value ids 1-4
+    for (int r = 0; r < 4; ++r) {
+      const float v = h.vals[base + r], second = h.seconds[base + r];
+      const uint32_t id = static_cast<uint32_t>(r + 1);
+      if (sid[r]) {
+        ASSERT_EQ(regs[r], id | (sid[r] << 16)) << "lane " << l << " register " << r << ": first value low, second high";
+        (*a)[l][r] = Reg{v, second};
+        continue;
+      }
+      ASSERT_TRUE(regs[r] == id || regs[r] == id << 16) << "lane " << l << " register " << r;
+      (*a)[l][r] = regs[r] == id ? Reg{v, 0.0f} : Reg{0.0f, v};
+    }
+  }
+}
+
+TEST(U14Format, NibblesAndExpansion) {
+  for (int p = 0; p < 4; ++p) {
+    const uint32_t nib = NibbleFor(p), i0 = nib & 3, i1 = nib >> 2;
+    EXPECT_LT(i0, i1) << p;                              // ordered metadata
+    EXPECT_TRUE(i0 == uint32_t(p) || i1 == uint32_t(p)) << p;  // the value's position is selected
+    EXPECT_EQ(Expand(0x1234u, 0, nib), i1 == uint32_t(p) ? 0x12340000u : 0x1234u) << "slot of the value, p " << p;
+    EXPECT_EQ(Expand(0x1234u, 0x8000u, nib), 0x80001234u) << "a second value (even -0) puts both in order, p " << p;
+  }
+  EXPECT_EQ(NibbleFor(-1), 0x4u);
+}
+
+TEST(U14Format, ReexpandsToTheCsrMatrixWithTheResidual) {
+  struct Case { int64_t rows, cols; double density; };
+  for (const Case& c : {Case{7, 96, 0.1}, Case{65, 36, 0.3}, Case{33, 200, 0.5}, Case{130, 68, 0.9}, Case{16, 64, 1.0}, Case{3, 6, 0.5}}) {
+    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density);
+    const Csr m = RandomCsr(c.rows, c.cols, c.density, static_cast<uint32_t>(c.rows * 7 + c.cols));
+    const U14Host h = BuildU(m);
+    ASSERT_EQ(h.mp % kMPad, 0);
+    ASSERT_EQ(h.kp % kBk, 0);
+    const int64_t kpairs = h.kp / kBk;
+    ASSERT_EQ(h.rstart.size(), size_t(h.mp / 16 * (kpairs + 1) * 8));
+    const std::vector<float> dense = Dense(m);
+    for (int64_t mt = 0; mt < h.mp / 16; ++mt)
+      for (int64_t kt = 0; kt < kpairs; ++kt) {
+        for (int g = 0; g < 8; ++g) ASSERT_LE(h.rstart[ResidualStart(mt, kt, g, kpairs)], h.rstart[ResidualStart(mt, kt + 1, g, kpairs)]);
+        for (int q = 0; q < 2; ++q) {
+          Lanes4 a;
+          std::array<uint32_t, 32> e;
+          StepOperands(h, mt, kt, q, &a, &e);
+          float tile[16][32];
+          DecodeA(a, e, tile);
+          for (int g = 0; g < 8; ++g)
+            for (uint32_t i = h.rstart[ResidualStart(mt, kt, g, kpairs)]; i < h.rstart[ResidualStart(mt, kt + 1, g, kpairs)]; ++i) {
+              ASSERT_EQ(h.residual_row[i] % 8, uint32_t(g)) << "entry filed under its row pair";
+              ASSERT_EQ(int64_t(h.residual_col[i]) / kBk, kt) << "entry filed under its K tile";
+              const uint32_t w = ResidualWord(0xABCDu, static_cast<int>(h.residual_row[i]), h.residual_col[i]);
+              ASSERT_EQ(w & 0xFFFFu, 0xABCDu);
+              ASSERT_EQ((w >> 16) & 1u, h.residual_row[i] / 8) << "row half as the kernel decodes it";
+              ASSERT_EQ(w >> 17, h.residual_col[i]) << "column as the kernel decodes it";
+              if ((h.residual_col[i] % kBk) / 32 == uint32_t(q)) tile[h.residual_row[i]][h.residual_col[i] % 32] += h.residual_val[i];
+            }
+          for (int r = 0; r < 16; ++r)
+            for (int k = 0; k < 32; ++k) {
+              const int64_t row = mt * 16 + r, col = kt * kBk + q * 32 + k;
+              const float want = row < c.rows && col < c.cols ? dense[row * c.cols + col] : 0.0f;
+              ASSERT_EQ(tile[r][k], want) << "A[" << row << "][" << col << "]";
+            }
+        }
+      }
+  }
+}
+
+TEST(U14Format, ResidualHoldsOnlyTheSecondAndLaterNonzerosOfAGroup) {
+  Csr m;  // row 0: group 0 full, group 1 only position 3; row 1: positions 1 and 2 of group 0
+  m.rows = 2, m.cols = 8;
+  m.ci = {0, 1, 2, 3, 7, 1, 2};
+  m.v = {1, 2, 3, 4, 5, 6, 7};
+  m.ro = {0, 5, 7};
+  const U14Host h = BuildU(m);
+  EXPECT_EQ(h.residual_val, (std::vector<float>{3, 4}));  // group 0 of row 0: 2 is its second value
+  EXPECT_EQ(h.residual_col, (std::vector<uint32_t>{2, 3}));
+  EXPECT_EQ(h.residual_row, (std::vector<uint32_t>{0, 0}));
+  EXPECT_EQ(h.seconds[ValInRecord(0, 0, 0)], 2.0f);
+  EXPECT_EQ(h.seconds[ValInRecord(1, 0, 0)], 7.0f);
+  EXPECT_EQ(h.meta[MetaLaneWord(4 * 0) + 0] & 0xFu, 0x4u) << "row 0 group 0: positions (0, 1)";
+  EXPECT_EQ(h.meta[MetaLaneWord(4 * 1) + 0] & 0xFu, 0x9u) << "row 1 group 0: positions (1, 2)";
+}
+
+// U14StreamKernel<T> for every CTA of the plan, as nm24_stream_sp_test replays its kernel, plus the residual
+// against the slab before the cluster sum.
+std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t n, const Plan& plan) {
+  const int64_t rows = h.rows, ktiles = h.kp / kBk;
+  std::vector<float> c(rows * n, std::numeric_limits<float>::quiet_NaN());
+  for (int64_t group = 0; group < h.mp / (16 * WARPS); ++group)
+    for (int64_t n0 = 0; n0 < n; n0 += kNt) {
+      std::vector<float> red(plan.splits * WARPS * 32 * 8);
+      for (int split = 0; split < plan.splits; ++split) {
+        const int kt0 = split * plan.kt_per_split, count = static_cast<int>(std::min<int64_t>(ktiles - kt0, plan.kt_per_split));
+        EXPECT_GT(count, 0);
+        static_assert(kBk == 64 && kNt == 16, "FillSlab's slab");
+        const std::vector<float> sb = FillSlab(b, h.cols, n, kt0, count, n0, &SlabChunk);
+        for (int warp = 0; warp < WARPS; ++warp) {
+          const int64_t mt = group * WARPS + warp;
+          std::vector<float> acc(2 * 128, 0.0f);  // [ni][lane][i]
+          for (int j = 0; j < count; ++j)
+            for (int q = 0; q < 2; ++q) {
+              Lanes4 a;
+              std::array<uint32_t, 32> e;
+              StepOperands(h, mt, kt0 + j, q, &a, &e);
+              for (int ni = 0; ni < 2; ++ni) {
+                std::array<int, 32> addr;
+                for (int l = 0; l < 32; ++l) addr[l] = BFragOffset(j, q, ni, l);
+                EmuMmaSp(a, e, EmuLdmTrans(sb, addr), &acc[ni * 128]);
+              }
+            }
+          for (int l = 0; l < 32; ++l)  // ApplyResidual: lanes 4g .. 4g+3 walk list g's slice in order
+            for (uint32_t i = h.rstart[ResidualStart(mt, kt0, l >> 2, ktiles)]; i < h.rstart[ResidualStart(mt, kt0 + count, l >> 2, ktiles)]; ++i) {
+              const int r = static_cast<int>(h.residual_row[i]), t = l & 3;
+              EXPECT_EQ(r & 7, l >> 2);
+              const int row = static_cast<int>(h.residual_col[i]) - kt0 * kBk, hh = r >> 3;
+              EXPECT_TRUE(row >= 0 && row < count * kBk) << "entry inside the slab";
+              for (int ni = 0; ni < 2; ++ni)
+                for (int x = 0; x < 2; ++x)
+                  acc[ni * 128 + l * 4 + 2 * hh + x] += h.residual_val[i] * sb[SlabChunk(row, ni) * 8 + 2 * t + x];
+            }
+          StoreWarpPartial(acc, split * WARPS + warp, &red);
+        }
+      }
+      ClusterSumAndStore(red, plan.splits, WARPS, group, n0, rows, n, &c);
+    }
+  return c;
+}
+
+void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits) {
+  const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
+  const U14Host h = BuildU(m);
+  const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
+  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits);
+  const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
+  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan));
+}
+
+TEST(U14Format, ARecordCarriesAtMostkSecondsSecondValuesTheRestGoToTheResidual) {
+  Csr m;  // 16 rows, 8 columns, every element nonzero: 32 groups of four, each with three more after its first
+  m.rows = 16, m.cols = 8;
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 8; ++c) m.ci.push_back(c), m.v.push_back(float(r * 8 + c + 1));
+    m.ro.push_back(static_cast<int32_t>(m.ci.size()));
+  }
+  const U14Host h = BuildU(m);
+  int seconds = 0;
+  for (float s : h.seconds) seconds += s != 0.0f;
+  EXPECT_EQ(seconds, kSeconds);
+  EXPECT_EQ(h.residual_val.size(), size_t(16 * 8 - 32 - kSeconds));
+  EXPECT_NE(h.seconds[ValInRecord(0, 0, 0)], 0.0f) << "rows in order: row 0's groups come first";
+  EXPECT_EQ(h.seconds[ValInRecord(15, 0, 1)], 0.0f) << "row 15's come after the record ran out";
+}
+
+// SpreadSeconds on the host: each word's value lands in its slot of a zeroed record; lane l then holds slots
+// 8l .. 8l+7, the slots of its first values.
+TEST(U14Format, SecondWordsSpreadBackToTheirSlots) {
+  for (double density : {0.1, 0.4, 0.9}) {
+    const U14Host h = BuildU(RandomCsr(33, 200, density, 9));
+    const std::vector<uint32_t> words = SecondWords<__half>(h);
+    ASSERT_EQ(words.size(), h.seconds.size() / 256 * kSeconds);
+    for (size_t rec = 0; rec < words.size() / kSeconds; ++rec) {
+      std::array<uint16_t, 256> slots{};
+      for (int i = 0; i < kSeconds; ++i) {
+        const uint32_t w = words[rec * kSeconds + i];
+        if (w & 0xFFFFu) slots[w >> 16] = static_cast<uint16_t>(w & 0xFFFFu);
+      }
+      for (int slot = 0; slot < 256; ++slot) {
+        const float want = h.seconds[rec * 256 + slot];
+        ASSERT_EQ(slots[slot] != 0, want != 0.0f) << "record " << rec << " slot " << slot;
+        if (want != 0.0f) ASSERT_EQ(__half2float(__ushort_as_half(slots[slot])), want) << "record " << rec << " slot " << slot;
+      }
+    }
+  }
+  U14Host tiny;  // a second value that rounds to +0 in fp16 still marks its slot (as -0)
+  tiny.seconds.assign(256, 0.0f);
+  tiny.seconds[37] = 1e-12f;
+  EXPECT_EQ(SecondWords<__half>(tiny)[0], 0x8000u | (37u << 16));
+}
+
+TEST(U14Format, RefusesKBeyondTheResidualColumnBits) {
+  Csr m;
+  m.rows = 1, m.cols = kMaxResidualCols + 1, m.ci = {0}, m.v = {1}, m.ro = {0, 1};
+  U14Host h;
+  std::string why;
+  EXPECT_FALSE(BuildU14(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why));
+  EXPECT_NE(why.find("15-bit residual columns"), std::string::npos) << why;
+}
+
+TEST(U14Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
+  const Csr m = RandomCsr(260, 1000, 0.4, 5);
+  const U14Host h = BuildU(m);
+  const int64_t ktiles = h.kp / kBk;
+  const Plan plan = MakePlan(h.mp, h.kp, 16, 132, 4);
+  ASSERT_GT(plan.splits, 1);
+  uint32_t longest = 0;  // straight from the lists: entries of list (mt, g) whose column falls in a split's K range
+  for (int64_t mt = 0; mt < h.mp / 16; ++mt)
+    for (int g = 0; g < 8; ++g)
+      for (int split = 0; split < plan.splits; ++split) {
+        uint32_t in = 0;
+        for (uint32_t i = h.rstart[ResidualStart(mt, 0, g, ktiles)]; i < h.rstart[ResidualStart(mt, ktiles, g, ktiles)]; ++i)
+          in += int64_t(h.residual_col[i]) / kBk / plan.kt_per_split == split;
+        longest = std::max(longest, in);
+      }
+  ASSERT_GT(longest, 4u);
+  const Plan roomy = WithResidual(plan, h.rstart, h.mp, h.kp, 1 << 20);
+  EXPECT_EQ(roomy.res_cap, static_cast<int>(longest));
+  EXPECT_EQ(roomy.smem, plan.smem + size_t(longest) * WARPS * 8 * 4);
+  const Plan tight = WithResidual(plan, h.rstart, h.mp, h.kp, plan.smem + 3 * WARPS * 8 * 4 + 5);
+  EXPECT_EQ(tight.res_cap, 3) << "only what fits is staged; the kernel reads the rest from global";
+  EXPECT_EQ(WithResidual(plan, h.rstart, h.mp, h.kp, plan.smem).res_cap, 0);
+  EXPECT_GE(SmemBudget(232448, 233472), kRedBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes);
+  EXPECT_LE(SmemBudget(232448, 233472), 232448u);
+}
+
+TEST(U14Replay, AwkwardShapesSplitsDensitiesAndN) {
+  for (int64_t n : {1, 7, 16, 20}) {
+    ExpectReplayMatches(7, 96, 0.1, n, 8);
+    ExpectReplayMatches(65, 36, 0.5, n, 8);
+    ExpectReplayMatches(33, 200, 0.1, n, 8);   // 4 K tiles over 4 ranks
+    ExpectReplayMatches(33, 200, 0.3, n, 3);   // 2 ranks of 2 tiles
+    ExpectReplayMatches(130, 600, 0.1, n, 8);  // 10 K tiles: 5 ranks of 2
+    ExpectReplayMatches(130, 600, 0.7, n, 1);  // mostly residual
+  }
+}
+
+}  // namespace
