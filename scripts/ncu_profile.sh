@@ -18,7 +18,6 @@ runner="$(dirname "$sd")/sparseditto-runner"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 [[ -x "$ncu" ]] || { echo "ncu_profile: ncu not found (PATH or /usr/local/cuda/bin)" >&2; exit 1; }
 [[ -x "$runner" ]] || { echo "ncu_profile: no runner beside $sd ($runner)" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "ncu_profile: python3 missing (picks the launch)" >&2; exit 1; }
 mkdir -p "$out"; out=$(realpath "$out")
 wrapper="$out/runner_under_ncu.sh"
 
@@ -35,26 +34,31 @@ profile_pass() {
 profile_pass "$out/eval_light.txt" --clock-control none -k "regex:$regex" --launch-count 40 \
   --metrics gpu__time_duration.sum,launch__grid_size --csv --log-file "$out/light.csv"
 [[ -s "$out/light.csv" ]] || { echo "ncu_profile: light pass wrote nothing (see $out/eval_light.txt)" >&2; exit 1; }
-skip=$(python3 - "$out/light.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-if len(rows) < 2:
-    sys.exit("no launch matched")
-head = rows[0]
-grid, ident = head.index("Grid Size"), head.index("ID")
-seen, best, pick = [], -1, 0
-for r in rows[1:]:
-    if r[ident] in seen:
-        continue
-    seen.append(r[ident])
-    size = 1
-    for x in r[grid].strip("()").split(","):
-        size *= int(x)
-    if size > best:
-        best, pick = size, len(seen) - 1
-print(pick)
-PY
-) || { echo "ncu_profile: no launch of regex '$regex' in $out/light.csv" >&2; exit 1; }
+# The launch to profile: among the distinct launch IDs in the order ncu met them, the first with the largest
+# grid (blocks). ncu's CSV quotes every field and no field holds '","', so that splits the columns.
+pick_launch() {
+  local line id grid_col=-1 id_col=-1 best=-1 index=-1 pick=-1 last="" i size dims d
+  local -a f
+  while IFS= read -r line; do
+    line=${line%$'\r'}; [[ $line == \"* ]] || continue
+    line=${line#\"}; line=${line%\"}
+    IFS=$'\x1f' read -r -a f <<< "${line//\",\"/$'\x1f'}"
+    if ((grid_col < 0)); then
+      for i in "${!f[@]}"; do [[ ${f[$i]} == "Grid Size" ]] && grid_col=$i; [[ ${f[$i]} == "ID" ]] && id_col=$i; done
+      ((grid_col >= 0 && id_col >= 0)) || return 1
+      continue
+    fi
+    id=${f[$id_col]}
+    [[ $id == "$last" ]] && continue
+    last=$id; index=$((index + 1))
+    dims=${f[$grid_col]//[() ]/}; size=1
+    IFS=, read -r -a d <<< "$dims"
+    for i in "${d[@]}"; do size=$((size * i)); done
+    ((size > best)) && best=$size && pick=$index
+  done < "$1"
+  ((pick >= 0)) && echo "$pick"
+}
+skip=$(pick_launch "$out/light.csv") || { echo "ncu_profile: no launch of regex '$regex' in $out/light.csv" >&2; exit 1; }
 
 rm -f "$out/full.ncu-rep"
 profile_pass "$out/eval_full.txt" --clock-control none -k "regex:$regex" --launch-skip "$skip" --launch-count 1 \

@@ -1,0 +1,143 @@
+// scripts/ncu_profile.sh against a fake toolchain (ncu, sparseditto and its runner as small shell scripts that
+// record how they were called): which launch it profiles, what it passes through, and how it fails. The real
+// ncu runs on the GPU machine only (docs/measurements/h200-2026-11-29-s6, call 6).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kScript = std::string(SPARSEDITTO_SOURCE_DIR) + "/scripts/ncu_profile.sh";
+
+// Light-pass CSV rows: launch 1 has the largest grid and appears twice (one row per metric); launch 3 ties it
+// (the first is profiled: the correctness run comes before the timing).
+constexpr char kLightCsv[] =
+    R"csv("ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Metric Name","Metric Value"
+"0","7","runner","h","K","1","13","(256, 1, 1)","(4, 1, 1)","0","9.0","gpu__time_duration.sum","5000"
+"1","7","runner","h","K","1","13","(256, 1, 1)","(8, 32, 1)","0","9.0","gpu__time_duration.sum","9000"
+"1","7","runner","h","K","1","13","(256, 1, 1)","(8, 32, 1)","0","9.0","launch__grid_size","256"
+"2","7","runner","h","K","1","13","(256, 1, 1)","(2, 1, 1)","0","9.0","gpu__time_duration.sum","4000"
+"3","7","runner","h","K","1","13","(256, 1, 1)","(16, 16, 1)","0","9.0","gpu__time_duration.sum","9100"
+)csv";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class NcuProfileScriptTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sd_ncu_profile_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "bin");
+    fs::create_directories(dir_ / "tools");
+    Write(dir_ / "light.csv", kLightCsv);
+    // The fake ncu: records its arguments; writes the light CSV (--log-file) or a report (-o) per
+    // FAKE_NCU_MODE (ok: as ncu would; header: a CSV with no launch; silent: writes nothing).
+    Executable(dir_ / "tools" / "ncu", "#!/bin/bash\necho \"$*\" >> '" + (dir_ / "ncu_calls.txt").string() + "'\n" +
+                                           "mode=${FAKE_NCU_MODE:-ok}\n"
+                                           "while [[ $# -gt 0 ]]; do case \"$1\" in\n"
+                                           "  --log-file) [[ $mode == ok ]] && cp '" + (dir_ / "light.csv").string() +
+                                           "' \"$2\"; [[ $mode == header ]] && head -1 '" + (dir_ / "light.csv").string() +
+                                           "' > \"$2\"; shift;;\n"
+                                           "  -o) [[ $mode != silent ]] && echo report > \"$2.ncu-rep\"; shift;;\n"
+                                           "  --import) echo \"details of $2\"; exit 0;;\n"
+                                           "esac; shift; done\nexit 0\n");
+    // The fake sparseditto starts its runner the way the evaluator does: through SPARSEDITTO_RUNNER.
+    Executable(dir_ / "bin" / "sparseditto", "#!/bin/bash\necho \"eval $*\"\nexec \"$SPARSEDITTO_RUNNER\" --child 3 4\n");
+    Executable(dir_ / "bin" / "sparseditto-runner", "#!/bin/bash\necho \"runner $*\"\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static void Write(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+  static void Executable(const fs::path& path, const std::string& text) {
+    Write(path, text);
+    fs::permissions(path, fs::perms::owner_all);
+  }
+
+  Outcome Run(const std::string& args, const std::string& mode = "ok") {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string command = "PATH='" + (dir_ / "tools").string() + "':$PATH FAKE_NCU_MODE=" + mode + " bash '" + kScript + "' " +
+                                args + " 2>'" + err.string() + "'";
+    Outcome outcome;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buffer[4096];
+    size_t got;
+    while ((got = fread(buffer, 1, sizeof(buffer), pipe)) > 0) outcome.out.append(buffer, got);
+    const int status = pclose(pipe);
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    outcome.err = Slurp(err);
+    return outcome;
+  }
+  std::string Args() const {
+    std::ostringstream args;
+    args << "'" << (dir_ / "bin" / "sparseditto").string() << "' tasks.yaml t k.cu 'U14Stream' '" << (dir_ / "out").string() << "'";
+    return args.str();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(NcuProfileScriptTest, ProfilesOnlyTheLaunchWithTheLargestGrid) {
+  const Outcome r = Run(Args());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string calls = Slurp(dir_ / "ncu_calls.txt");
+  const std::string runner = (dir_ / "bin" / "sparseditto-runner").string();
+  EXPECT_NE(calls.find("-k regex:U14Stream --launch-count 40 --metrics gpu__time_duration.sum,launch__grid_size"), std::string::npos)
+      << calls;
+  EXPECT_NE(calls.find("-k regex:U14Stream --launch-skip 1 --launch-count 1 --section SpeedOfLight"), std::string::npos)
+      << "launch 1 (8 x 32 blocks, listed twice) is the first of the largest of the four distinct launches:\n" << calls;
+  EXPECT_NE(calls.find(runner + " --child 3 4"), std::string::npos) << "the runner under ncu gets the evaluator's arguments:\n"
+                                                                    << calls;
+  EXPECT_EQ(Slurp(dir_ / "out" / "details.txt"), "details of " + (dir_ / "out" / "full.ncu-rep").string() + "\n");
+  EXPECT_NE(Slurp(dir_ / "out" / "eval_light.txt").find("eval --task tasks.yaml --name t --kernel k.cu"), std::string::npos);
+  EXPECT_NE(r.out.find("launch 1 of 'U14Stream'"), std::string::npos) << r.out;
+}
+
+TEST_F(NcuProfileScriptTest, FailuresExitNonZeroAndSayWhichStepFailed) {
+  struct Case {
+    std::string name, mode;
+    bool remove_runner;
+    int exit_code;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"no launch matched", "header", false, 1, "no launch of regex 'U14Stream'"},
+      {"light pass wrote nothing", "silent", false, 1, "light pass wrote nothing"},
+      {"no runner beside sparseditto", "ok", true, 1, "no runner beside"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SetUp();
+    if (c.remove_runner) fs::remove(dir_ / "bin" / "sparseditto-runner");
+    const Outcome r = Run(Args(), c.mode);
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out" / "details.txt"));
+  }
+}
+
+TEST_F(NcuProfileScriptTest, WrongArgumentCountPrintsUsage) {
+  const Outcome r = Run("only two");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("ncu_profile.sh SPARSEDITTO TASK_FILE TASK_NAME KERNEL_FILE KERNEL_REGEX OUT_DIR"), std::string::npos) << r.err;
+}
+
+}  // namespace
