@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/shell_command.h"
 
 namespace {
 
@@ -16,18 +17,9 @@ namespace fs = std::filesystem;
 const std::string kDlmcFile = std::string(SPARSEDITTO_DATA_DIR) +
     "/dlmc/transformer/magnitude_pruning/0.9/body_encoder_layer_0_ffn_conv1_fully_connected.smtx";
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Outcome = sparseditto::testing_support::ShellOutcome;
+using sparseditto::testing_support::RunShell;
+using sparseditto::testing_support::Slurp;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -37,19 +29,7 @@ class CliTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Outcome Run(const std::string& args) {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command = std::string("'") + SPARSEDITTO_BINARY + "' " + args + " 2>'" + err.string() + "'";
-    Outcome outcome;
-    FILE* pipe = popen(command.c_str(), "r");
-    char buffer[4096];
-    size_t got;
-    while ((got = fread(buffer, 1, sizeof(buffer), pipe)) > 0) outcome.out.append(buffer, got);
-    const int status = pclose(pipe);
-    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    outcome.err = Slurp(err);
-    return outcome;
-  }
+  Outcome Run(const std::string& args) { return RunShell(std::string("'") + SPARSEDITTO_BINARY + "' " + args, dir_); }
 
   fs::path Write(const std::string& name, const std::string& contents) {
     const fs::path path = dir_ / name;

@@ -1,16 +1,15 @@
 // scripts/ncu_profile.sh against a fake toolchain (ncu, sparseditto and its runner as small shell scripts that
 // record how they were called): which launch it profiles, what it passes through, and how it fails. The real
 // ncu runs on the GPU machine only (docs/measurements/h200-2026-11-29-s6, call 6).
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/shell_command.h"
 
 namespace {
 
@@ -29,17 +28,9 @@ constexpr char kLightCsv[] =
 "3","7","runner","h","K","1","13","(256, 1, 1)","(16, 16, 1)","0","9.0","gpu__time_duration.sum","9100"
 )csv";
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Outcome = sparseditto::testing_support::ShellOutcome;
+using sparseditto::testing_support::RunShell;
+using sparseditto::testing_support::Slurp;
 
 class NcuProfileScriptTest : public ::testing::Test {
  protected:
@@ -73,18 +64,7 @@ class NcuProfileScriptTest : public ::testing::Test {
   }
 
   Outcome Run(const std::string& args, const std::string& mode = "ok") {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command = "PATH='" + (dir_ / "tools").string() + "':$PATH FAKE_NCU_MODE=" + mode + " bash '" + kScript + "' " +
-                                args + " 2>'" + err.string() + "'";
-    Outcome outcome;
-    FILE* pipe = popen(command.c_str(), "r");
-    char buffer[4096];
-    size_t got;
-    while ((got = fread(buffer, 1, sizeof(buffer), pipe)) > 0) outcome.out.append(buffer, got);
-    const int status = pclose(pipe);
-    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    outcome.err = Slurp(err);
-    return outcome;
+    return RunShell("PATH='" + (dir_ / "tools").string() + "':$PATH FAKE_NCU_MODE=" + mode + " bash '" + kScript + "' " + args, dir_);
   }
   std::string Args() const {
     std::ostringstream args;
