@@ -122,7 +122,9 @@ bool SeedAppliesTo(const SeedKernel& seed, const v1::Task& task) {
   };
   if (!has(seed.families, task.pattern().family()) || !has(seed.dtypes, task.dtype())) return false;
   for (const std::string& arch : task.arch()) {
-    if (!has(seed.archs, arch)) return false;
+    // sm_90a is sm_90 plus its arch-specific instructions (wgmma, setmaxnreg): an sm_90 seed builds for it.
+    const bool covered = has(seed.archs, arch) || (arch == "sm_90a" && has(seed.archs, std::string("sm_90")));
+    if (!covered) return false;
   }
   const v1::PatternSpec& p = task.pattern();
   if (p.family() == v1::PATTERN_FAMILY_BLOCK && !seed.block_sizes.empty()) {

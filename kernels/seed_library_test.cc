@@ -32,7 +32,16 @@ TEST(SeedLibraryTest, ParsesMetadataAndMatchesTasks) {
   v1::Task hopper = MakeTask(v1::PATTERN_FAMILY_BLOCK, v1::DTYPE_BF16, {"sm_90a"});
   hopper.mutable_pattern()->set_block_rows(16);
   hopper.mutable_pattern()->set_block_cols(16);
-  EXPECT_FALSE(SeedAppliesTo(*seed, hopper)) << "arch not declared";
+  EXPECT_TRUE(SeedAppliesTo(*seed, hopper)) << "sm_90a builds whatever sm_90 builds";
+  auto ampere_only = ParseSeed("a", "// sparseditto:seed families=[block] dtypes=[bf16] archs=[sm_80] block_sizes=[16]\n");
+  ASSERT_TRUE(ampere_only.ok()) << ampere_only.status();
+  EXPECT_FALSE(SeedAppliesTo(*ampere_only, hopper)) << "arch not declared";
+  auto wgmma = ParseSeed("w", "// sparseditto:seed families=[block] dtypes=[bf16] archs=[sm_90a] block_sizes=[16]\n");
+  ASSERT_TRUE(wgmma.ok()) << wgmma.status();
+  EXPECT_TRUE(SeedAppliesTo(*wgmma, hopper));
+  v1::Task plain = hopper;
+  plain.set_arch(0, "sm_90");
+  EXPECT_FALSE(SeedAppliesTo(*wgmma, plain)) << "an sm_90a-only seed does not build for plain sm_90";
 }
 
 TEST(SeedLibraryTest, NmSeedsMatchOnlyTheirRatio) {

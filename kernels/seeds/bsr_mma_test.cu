@@ -12,44 +12,15 @@
 #include <set>
 
 #include "gtest/gtest.h"
+#include "kernels/seeds/testing/random_block_csr.h"
 
 namespace {
 
-struct Csr {
-  int64_t rows = 0, cols = 0;
-  std::vector<int32_t> ro{0}, ci;
-  std::vector<float> v;
-};
-
-float Eighths(std::mt19937& rng) {  // nonzero multiples of 1/8 in [-1, 1]: products and sums stay exact
-  const int x = static_cast<int>(rng() % 16) - 8;
-  return (x == 0 ? 3 : x) / 8.0f;
-}
-
-// Block pattern with clipped edge blocks, partly filled blocks and (likely) empty block-rows.
-Csr RandomBlockCsr(int64_t rows, int64_t cols, int block, double keep, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  const int64_t bcols = (cols + block - 1) / block, brows = (rows + block - 1) / block;
-  std::vector<char> kept(brows * bcols);
-  for (auto& k : kept) k = u(rng) < keep;
-  Csr m;
-  m.rows = rows, m.cols = cols;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      if (kept[(r / block) * bcols + c / block] && u(rng) < 0.8) m.ci.push_back(static_cast<int32_t>(c)), m.v.push_back(Eighths(rng));
-    }
-    m.ro.push_back(static_cast<int32_t>(m.ci.size()));
-  }
-  return m;
-}
-
-std::vector<float> Dense(const Csr& m) {
-  std::vector<float> d(m.rows * m.cols, 0.0f);
-  for (int64_t r = 0; r < m.rows; ++r)
-    for (int32_t e = m.ro[r]; e < m.ro[r + 1]; ++e) d[r * m.cols + m.ci[e]] = m.v[e];
-  return d;
-}
+using sparseditto::seed_testing::BlockCsr;
+using sparseditto::seed_testing::Dense;
+using sparseditto::seed_testing::Eighths;
+using sparseditto::seed_testing::RandomBlockCsr;
+using Csr = BlockCsr;
 
 BsrHost Build(const Csr& m, int block) {
   BsrHost h;
