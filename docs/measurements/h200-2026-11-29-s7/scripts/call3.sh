@@ -1,0 +1,28 @@
+#!/bin/bash
+# Session 7 call 3: bsr_wgmma with a persistent grid (load pipeline across tile boundaries) and its variants
+# its tiling variants vs bsr_mma on block 64 tasks; finalists of the default on odd / bf16 shapes.
+set -u
+cd /work/main
+R=/tmp/r3; mkdir -p $R
+trap 'tar czf $OUT/r3.tgz -C /tmp r3' EXIT
+export PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64
+T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
+SD=$PWD/.device/dist/bin/sparseditto; V=.device/s7/v; TK=.device/s7/btasks.yaml
+# correctness first, small: the default on the odd shapes (a wrong descriptor shows here in seconds)
+timeout 60 $SD eval --task $TK --name f_b64_fp16_odd --kernel $V/p.cu --timing-seconds 0.1 --stage-timeout 50 --cache /tmp/c3 > $R/first_f_b64_fp16_odd.txt 2>&1
+echo "first rc $? at $(el)s" >> $R/timeline.txt
+KS="--kernel kernels/seeds/bsr_mma.cu"
+for k in w_t128w2 p p_s3 p_s5 p_t128w2 p_t128w2s6 p_t128w2s8; do KS="$KS --kernel $V/$k.cu"; done
+for t in b64_4096 b64_4096x11008 b64_11008x4096 b64_8192 b64_90_all_n b64_4096_bf16; do
+  [ $(el) -lt 400 ] || break
+  timeout 150 $SD eval --task $TK --name $t $KS --timing-seconds 0.2 --stage-timeout 60 --cache /tmp/c3 > $R/$t.txt 2>&1
+  echo "$t rc $? at $(el)s" >> $R/timeline.txt
+done
+for t in f_b64_fp16_odd; do
+  [ $(el) -lt 480 ] || break
+  timeout 80 $SD eval --task $TK --name $t --kernel $V/p.cu --finalist --timing-seconds 0.1 --stage-timeout 75 --cache /tmp/cf > $R/fin_p_$t.txt 2>&1
+  echo "fin $t rc $? at $(el)s" >> $R/timeline.txt
+done
+cat $R/timeline.txt
+.device/s7/summ.sh $R/first*.txt $R/b64*.txt
+for f in $R/fin_*.txt; do echo "## $f"; grep -E 'verdict|detail|exited|correctness|rror' $f | head -10; done
