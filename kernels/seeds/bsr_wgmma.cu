@@ -1,23 +1,22 @@
 // Block-sparse (BSR, 64x64 blocks) SpMM on Hopper's warpgroup tensor cores: wgmma.mma_async m64n64k16,
 // fp16/bf16 operands from shared memory, fp32 accumulators in registers. Needs sm_90a.
 //
-// Strategy: bsr_mma's block-row walk with the compute role moved to wgmma. One CTA owns one 64-row
-// block-row x N_TILE columns of C; WGS warpgroups split the columns (N_TILE / WGS each, in n64 pieces).
-// For each nonzero block it stages the 64x64 A block and the 64 x N_TILE slab of B (the rows of the
-// block's column) into shared memory through a STAGES-deep cp.async pipeline, in the 128-byte-swizzled
-// canonical layouts wgmma reads through matrix descriptors: A K-major (a row of 64 values is one
-// 128-byte line), B MN-major (a K row of 64 columns is one 128-byte line; transposed-B wgmma). One
-// wgmma group a block stays in flight while the next block's operands are waited for; C is stored once.
-// When n % 8 == 0 the copy engine moves the operands (BsrWgmmaTmaKernel: one bulk copy of the A block's
-// stored image, one tensor copy a 64-column piece of B, an mbarrier a stage); otherwise the threads do
-// (cp.async into the same layout). H200, block 64 @ 90%, n = 2048, fp16 (docs/measurements/h200-2026-11-29-s7):
-// 0.0470 / 0.0735 / 0.1096 / 0.1118 ms on 4096² / 4096x11008 / 11008x4096 / 8192² against bsr_mma's 0.0549 /
-// 0.1105 / 0.1095 / 0.1512; threads issuing the copies (cp.async) instead: 0.0599 / 0.1094 / 0.1410 / 0.1617.
-// For n <= SMALL_N_MAX a 64-column instance with one warpgroup is used. Block-rows run heaviest first.
-// prepare builds: block-row pointers, block-column indices, dense zero-padded blocks in the dtype (M, K
-// padded to multiples of 64) and the heaviest-first order. Edges: B rows >= K and columns >= n are
-// zero-filled (cp.async src-size 0); when n % 8 != 0 or B is not 16-byte aligned the B slab goes through
-// a guarded scalar path; C stores are guarded at M and n.
+// Strategy: bsr_mma's block-row walk with the compute role on wgmma. One CTA owns one 64-row block-row x
+// N_TILE columns of C; WGS warpgroups split the columns (N_TILE / WGS each, in n64 pieces). For each nonzero
+// block it stages the 64x64 A block and the 64 x N_TILE slab of B (the rows of the block's column) into
+// shared memory, STAGES deep, in the 128-byte-swizzled canonical layouts wgmma reads through matrix
+// descriptors: A K-major (a row of 64 values is one 128-byte line), B MN-major (a K row of 64 columns is one
+// 128-byte line; transposed-B wgmma). One wgmma group stays in flight while the next block is waited for.
+// When n % 8 == 0 and B, C are 16-byte aligned the copy engine moves the operands (BsrWgmmaTmaKernel: one
+// bulk copy of the A block's stored image, one tensor copy a 64-column piece of B, an mbarrier a stage) and
+// C leaves through a shared tile in 16-byte row chunks; otherwise the threads copy (cp.async, same layout)
+// and store from the fragments. For n <= SMALL_N_MAX a 64-column instance with one warpgroup is used.
+// Block-rows run heaviest first. prepare builds: block-row pointers, block-column indices, each block's
+// shared-memory image in the dtype (M, K zero-padded to multiples of 64), the heaviest-first order.
+// Edges: B rows >= K and columns >= n are zeros (tensor-copy fill, cp.async src-size 0, or the guarded
+// scalar path when n % 8 != 0); C stores are guarded at M and n.
+// H200, block 64 @ 90%, n = 2048, fp16 (docs/measurements/h200-2026-11-29-s7, call 7): 0.0273 / 0.0568 /
+// 0.0556 / 0.0793 ms on 4096² / 4096x11008 / 11008x4096 / 8192², bsr_mma 0.0549 / 0.1105 / 0.1095 / 0.1512.
 // sparseditto:seed families=[block] dtypes=[fp16, bf16] archs=[sm_90a] block_sizes=[64]
 #include "sparseditto_kernel.h"
 #include <cuda.h>
@@ -32,9 +31,10 @@
 #include <vector>
 #define N_TILE 128       // sparseditto:tunable values=[128, 256]
 #define WGS 2            // sparseditto:tunable values=[1, 2]
-#define STAGES 4         // sparseditto:tunable values=[3, 4, 5]
+#define STAGES 3         // sparseditto:tunable values=[3, 4, 5]
+#define SMALL_STAGES 4   // sparseditto:tunable values=[3, 4, 5]
 #define SMALL_N_MAX 64   // sparseditto:tunable values=[0, 64, 128]
-static_assert(STAGES >= 3, "one block computing, one in flight on the tensor cores, one loading");
+static_assert(STAGES >= 3 && SMALL_STAGES >= 3, "one block computing, one in flight on the tensor cores, one loading");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(SD_BSR_WGMMA_HOST_TEST)
 #error "bsr_wgmma needs wgmma: compile for sm_90a (-gencode arch=compute_90a,code=sm_90a)"
 #endif
@@ -52,10 +52,12 @@ struct Tile {
   static constexpr int kWgCols = NT_ / WGS_, kPieces = kWgCols / 64;  // n64 wgmma pieces a warpgroup
   static constexpr int kBBytes = (NT_ / 64) * kBAtomBytes, kStageBytes = kABytes + kBBytes;
   static constexpr int kSmemBytes = STAGES_ * kStageBytes + 1024 + 8 * STAGES_;  // + 1 KB-alignment slack, mbarriers
+  static constexpr int kCRowBytes = NT_ * 2 + 16;  // C tile staged for the store; 16 bytes of pad: no bank conflicts
+  static_assert(kBlock * kCRowBytes <= STAGES_ * kStageBytes, "the C tile fits where the stages were");
   static_assert(NT_ % 64 == 0 && kWgCols % 64 == 0 && kPieces >= 1, "warpgroup columns in n64 pieces");
 };
 using BigTile = Tile<N_TILE, WGS, STAGES>;
-using SmallTile = Tile<64, 1, STAGES>;
+using SmallTile = Tile<64, 1, SMALL_STAGES>;
 
 // Byte offset of 16-byte chunk `chunk` of line `line` in a 128-byte-swizzled region whose base is 1 KB
 // aligned: the chunk index is XORed with the line's position in its 8-line atom — the address map of
@@ -81,6 +83,8 @@ __host__ __device__ __forceinline__ uint32_t AStepAddress(uint32_t a, int s) { r
 __host__ __device__ __forceinline__ uint32_t BStepAddress(uint32_t b, int piece, int s) {
   return b + piece * kBAtomBytes + s * 16 * kLineBytes;
 }
+// Byte offset of C tile value (row, col) where the epilogue stages it.
+template <class TL> __host__ __device__ __forceinline__ int CStageOffset(int row, int col) { return row * TL::kCRowBytes + col * 2; }
 // Accumulator i of an m64n64 piece held by thread t of a warpgroup: row, column in the piece.
 __host__ __device__ __forceinline__ void AccCoord(int t, int i, int* row, int* col) {
   *row = 16 * (t >> 5) + ((t & 31) >> 2) + 8 * ((i >> 1) & 1);
@@ -223,6 +227,36 @@ __device__ __forceinline__ void StoreTile(const BsrArgs& p, int64_t row_base, in
   }
 }
 
+// The TMA kernel's epilogue (n % 8 == 0, C 16-byte aligned): accumulators converted into a shared C tile
+// (pairs of adjacent columns as 4-byte words), then whole rows written with 16-byte stores — full 32-byte
+// sectors, where stores straight from the fragments write 2 or 4 bytes of a row per lane.
+template <typename T, class TL>
+__device__ __forceinline__ void StageTile(unsigned char* smem, int wg, const float (&acc)[TL::kPieces][32]) {
+  const int t = threadIdx.x & 127;
+#pragma unroll
+  for (int q = 0; q < TL::kPieces; ++q) {
+#pragma unroll
+    for (int i = 0; i < 32; i += 2) {
+      int r, cc;
+      AccCoord(t, i, &r, &cc);
+      const T lo = FromF<T>(acc[q][i]), hi = FromF<T>(acc[q][i + 1]);
+      const uint32_t w = static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(&lo)) |
+                         (static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(&hi)) << 16);
+      *reinterpret_cast<uint32_t*>(smem + CStageOffset<TL>(r, (wg * TL::kPieces + q) * 64 + cc)) = w;
+    }
+  }
+}
+template <typename T, class TL>
+__device__ __forceinline__ void StoreStaged(const BsrArgs& p, const unsigned char* smem, int64_t row_base, int64_t n0) {
+  constexpr int kChunks = TL::kNt / 8;
+  T* c = static_cast<T*>(p.c);
+  for (int i = threadIdx.x; i < kBlock * kChunks; i += TL::kThreads) {
+    const int r = i / kChunks, ch = i % kChunks;
+    const int64_t row = row_base + r, col = n0 + ch * 8;
+    if (row < p.m && col < p.n) *reinterpret_cast<uint4*>(c + row * p.n + col) = *reinterpret_cast<const uint4*>(smem + CStageOffset<TL>(r, ch * 8));
+  }
+}
+
 template <typename T, class TL>
 __global__ void __launch_bounds__(TL::kThreads) BsrWgmmaKernel(BsrArgs p) {
   extern __shared__ unsigned char smem_raw[];
@@ -261,9 +295,9 @@ __global__ void __launch_bounds__(TL::kThreads) BsrWgmmaKernel(BsrArgs p) {
 
 // The same walk with the copy engine: thread 0 issues a step's A block (one bulk copy of its image) and its
 // B slab (one tensor copy a 64-column piece, swizzled and zero-filled by the TMA unit) against the stage's
-// mbarrier; no thread computes an address. Used when n % 8 == 0 and B is 16-byte aligned (the tensor
-// map's stride rule). Stage reuse as in BsrWgmmaKernel: step j + kStages - 2 is issued after the barrier
-// that follows step j - 2's wgmma retirement in every warpgroup.
+// mbarrier; no thread computes an address. Used when n % 8 == 0 and B and C are 16-byte aligned (the
+// tensor map's stride rule; the staged store). Stage reuse as in BsrWgmmaKernel: step j + kStages - 2 is
+// issued after the barrier that follows step j - 2's wgmma retirement in every warpgroup.
 template <typename T, class TL>
 __global__ void __launch_bounds__(TL::kThreads) BsrWgmmaTmaKernel(BsrArgs p, const __grid_constant__ CUtensorMap b_map) {
   extern __shared__ unsigned char smem_raw[];
@@ -301,7 +335,10 @@ __global__ void __launch_bounds__(TL::kThreads) BsrWgmmaTmaKernel(BsrArgs p, con
     WgmmaWait<1>();
   }
   WgmmaWait<0>();
-  StoreTile<T, TL>(p, static_cast<int64_t>(brow) * kBlock, n0, wg, acc);
+  __syncthreads();  // every warpgroup's wgmma retired: the stages may hold the C tile
+  StageTile<T, TL>(smem, wg, acc);
+  __syncthreads();
+  StoreStaged<T, TL>(p, smem, static_cast<int64_t>(brow) * kBlock, n0);
 }
 
 // ---- host: BSR builder (unit tested) -------------------------------------------------------------
@@ -403,14 +440,14 @@ template <typename T> cudaError_t ConfigureBoth(int optin) {
   const cudaError_t e = Configure<T, BigTile>(optin);
   return e == cudaSuccess ? Configure<T, SmallTile>(optin) : e;
 }
-template <typename T, class TL> void LaunchTile(const State* s, const BsrArgs& a, cudaStream_t stream) {
+template <typename T, class TL> void LaunchTile(const State* s, const BsrArgs& a, bool tma, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(s->block_rows), static_cast<unsigned>((a.n + TL::kNt - 1) / TL::kNt));
-  if (a.vec) BsrWgmmaTmaKernel<T, TL><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a, s->b_map);
+  if (tma) BsrWgmmaTmaKernel<T, TL><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a, s->b_map);
   else BsrWgmmaKernel<T, TL><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a);
 }
-template <typename T> void Launch(const State* s, const BsrArgs& a, cudaStream_t stream) {
-  if (a.n <= SMALL_N_MAX) LaunchTile<T, SmallTile>(s, a, stream);
-  else LaunchTile<T, BigTile>(s, a, stream);
+template <typename T> void Launch(const State* s, const BsrArgs& a, bool tma, cudaStream_t stream) {
+  if (a.n <= SMALL_N_MAX) LaunchTile<T, SmallTile>(s, a, tma, stream);
+  else LaunchTile<T, BigTile>(s, a, tma, stream);
 }
 template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
   cudaError_t e = cudaMalloc(d, sizeof(T) * std::max<size_t>(h.size(), 1));
@@ -481,8 +518,10 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   if (n < 1) return 1;
   BsrArgs a{s->row_ptr, s->col_idx, s->vals, s->order, b, c, s->m, s->k, n,
             (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0};
-  if (a.vec && (b != s->map_b || n != s->map_n) && EncodeBMap(s, b, n) != CUDA_SUCCESS) a.vec = 0;  // cp.async path then
-  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, stream);
-  else Launch<__nv_bfloat16>(s, a, stream);
+  // The copy engine needs B's rows 16-byte aligned (the tensor map's stride rule); the staged C store, C's.
+  bool tma = a.vec && reinterpret_cast<uintptr_t>(c) % 16 == 0;
+  if (tma && (b != s->map_b || n != s->map_n) && EncodeBMap(s, b, n) != CUDA_SUCCESS) tma = false;  // cp.async path then
+  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, tma, stream);
+  else Launch<__nv_bfloat16>(s, a, tma, stream);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

@@ -104,6 +104,45 @@ TEST(BsrWgmmaLayout, DescriptorFields) {
   EXPECT_EQ(d >> 62, 1u);                         // 128-byte swizzle
 }
 
+// The TMA kernel's epilogue: StageTile's words (thread t, registers i, i + 1 of piece q of warpgroup wg)
+// land once each where StoreStaged's 16-byte chunks read whole runs of 8 columns; a warp's words hit 32
+// different banks.
+template <class TL>
+void ExpectStagedStoreIsTheTile() {
+  std::vector<float> staged(kBlock * TL::kCRowBytes / 2, NAN);
+  std::set<int> words;
+  constexpr int kWarpgroups = TL::kThreads / 128;
+  for (int wg = 0; wg < kWarpgroups; ++wg)
+    for (int q = 0; q < TL::kPieces; ++q)
+      for (int i = 0; i < 32; i += 2) {
+        for (int warp = 0; warp < 4; ++warp) {
+          std::set<int> banks;
+          for (int lane = 0; lane < 32; ++lane) {
+            const int t = 32 * warp + lane;
+            int r, cc;
+            AccCoord(t, i, &r, &cc);
+            const int col = (wg * TL::kPieces + q) * 64 + cc, at = CStageOffset<TL>(r, col);
+            ASSERT_EQ(at % 4, 0);
+            EXPECT_TRUE(words.insert(at).second) << "word written twice: row " << r << " col " << col;
+            banks.insert((at / 4) % 32);
+            staged[at / 2] = static_cast<float>(r * 1000 + col), staged[at / 2 + 1] = static_cast<float>(r * 1000 + col + 1);
+          }
+          EXPECT_EQ(banks.size(), 32u) << "bank conflict: warpgroup " << wg << " piece " << q << " register " << i;
+        }
+      }
+  for (int r = 0; r < kBlock; ++r)
+    for (int ch = 0; ch < TL::kNt / 8; ++ch) {
+      ASSERT_EQ(CStageOffset<TL>(r, ch * 8) % 16, 0);
+      for (int e = 0; e < 8; ++e) ASSERT_EQ(staged[CStageOffset<TL>(r, ch * 8) / 2 + e], r * 1000 + ch * 8 + e) << r << "," << ch;
+    }
+}
+
+TEST(BsrWgmmaLayout, StagedStoreWritesWholeRowsOfTheTile) {
+  ExpectStagedStoreIsTheTile<BigTile>();
+  ExpectStagedStoreIsTheTile<SmallTile>();
+  ExpectStagedStoreIsTheTile<Tile<256, 1, 3>>();
+}
+
 // Value at shared byte address `addr` of a stage image (2-byte elements stored as floats by address / 2).
 float At(const std::vector<float>& smem, int addr) {
   EXPECT_TRUE(addr >= 0 && addr % 2 == 0 && addr / 2 < static_cast<int>(smem.size())) << addr;
