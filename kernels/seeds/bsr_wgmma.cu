@@ -157,7 +157,7 @@ template <> __device__ __forceinline__ __nv_bfloat16 FromF<__nv_bfloat16>(float 
 struct BsrArgs {
   const int32_t* row_ptr;
   const int32_t* col_idx;
-  const void* vals;      // nnzb blocks of 64 x 64, row-major inside a block
+  const void* vals;      // nnzb blocks of 64 x 64, each its shared-memory image (SwizzleBlocks)
   const int32_t* order;  // block-rows, heaviest first
   const void* b;
   void* c;
