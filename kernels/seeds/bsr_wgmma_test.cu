@@ -54,6 +54,13 @@ TEST(BsrWgmmaBuild, ReexpandsToTheCsrMatrixWithZeroPadding) {
   }
 }
 
+TEST(BsrWgmmaBuild, WideTileOnlyForLongBlockRows) {
+  static_assert(WIDE_MIN_BLOCKS > 0, "the shipped default uses the wide tile somewhere");
+  EXPECT_TRUE(LongBlockRows(int64_t(WIDE_MIN_BLOCKS) * 64, 64));
+  EXPECT_FALSE(LongBlockRows(int64_t(WIDE_MIN_BLOCKS) * 64 - 1, 64));
+  EXPECT_FALSE(LongBlockRows(0, 64));
+}
+
 TEST(BsrWgmmaBuild, BadInputNamesWhere) {
   Csr bad = RandomBlockCsr(16, 70, 64, 1.0, 1);
   bad.ci[3] = 70;
@@ -140,6 +147,7 @@ void ExpectStagedStoreIsTheTile() {
 TEST(BsrWgmmaLayout, StagedStoreWritesWholeRowsOfTheTile) {
   ExpectStagedStoreIsTheTile<BigTile>();
   ExpectStagedStoreIsTheTile<SmallTile>();
+  ExpectStagedStoreIsTheTile<WideTile>();
   ExpectStagedStoreIsTheTile<Tile<256, 1, 3>>();
 }
 
@@ -233,6 +241,7 @@ TEST(BsrWgmmaReplay, SmallTile) {
 }
 TEST(BsrWgmmaReplay, BigTileAndTheOtherSplits) {
   for (int64_t n : {70, 130, 300}) ExpectReplayMatches<BigTile>(70, 150, 0.5, n);
+  for (int64_t n : {65, 300}) ExpectReplayMatches<WideTile>(130, 200, 0.6, n);
   ExpectReplayMatches<Tile<128, 1, 3>>(65, 64, 0.7, 200);
   ExpectReplayMatches<Tile<256, 1, 3>>(7, 96, 1.0, 257);
   ExpectReplayMatches<Tile<128, 2, 3>>(130, 40, 0.6, 129);
