@@ -105,8 +105,8 @@ TEST(BsrWgmmaLayout, StoredBlocksAreTheirSharedMemoryImage) {
 TEST(BsrWgmmaLayout, DescriptorFields) {
   const uint64_t d = Descriptor(0x12340);
   EXPECT_EQ(d & 0x3FFF, 0x12340u >> 4);           // start address, 16-byte units
-  EXPECT_EQ((d >> 16) & 0x3FFF, 1024u >> 4);      // leading byte offset
-  EXPECT_EQ((d >> 32) & 0x3FFF, 1024u >> 4);      // stride byte offset: 8-line groups
+  EXPECT_EQ((d >> 16) & 0x3FFF, static_cast<uint64_t>(kAtomBytes) >> 4);  // leading byte offset
+  EXPECT_EQ((d >> 32) & 0x3FFF, static_cast<uint64_t>(kAtomBytes) >> 4);  // stride byte offset: 8-line groups
   EXPECT_EQ((d >> 49) & 7, 0u);                   // base offset: atoms are 1 KB aligned
   EXPECT_EQ(d >> 62, 1u);                         // 128-byte swizzle
 }
