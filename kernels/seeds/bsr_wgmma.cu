@@ -423,7 +423,8 @@ struct State {
   int32_t *row_ptr = nullptr, *col_idx = nullptr, *order = nullptr;
   void* vals = nullptr;
   PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;  // the driver's, looked up in prepare
-  CUtensorMap b_map{};                                  // B's tensor map for (map_b, map_n), built on first use
+  CUtensorMap b_map{};                                  // B's tensor map for (map_b, map_n), built on first use;
+                                                        // run() rebuilds it (the harness calls run from one thread)
   const void* map_b = nullptr;
   int64_t map_n = 0;
   bool wide = false;  // block-rows average WIDE_MIN_BLOCKS nonzero blocks or more
