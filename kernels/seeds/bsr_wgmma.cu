@@ -264,14 +264,33 @@ __device__ __forceinline__ void StoreStaged(const BsrArgs& p, const unsigned cha
   }
 }
 
+// What both kernels start from: the shared memory (1 KB-aligned for the swizzle atoms), the CTA's block-row
+// (heaviest first by blockIdx.x), the thread's warpgroup, its first column and its run of nonzero blocks.
+struct CtaWork {
+  unsigned char* smem;
+  uint32_t base;  // smem as a shared-space address
+  int brow, wg, first, count;  // wg: this thread's warpgroup
+  int64_t n0;
+};
+template <class TL> __device__ __forceinline__ CtaWork CtaWorkOf(const BsrArgs& p, unsigned char* smem_raw) {
+  CtaWork w;
+  w.smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
+  w.base = SmemAddr(w.smem);
+  w.brow = p.order[blockIdx.x], w.wg = threadIdx.x >> 7;
+  w.n0 = static_cast<int64_t>(blockIdx.y) * TL::kNt;
+  w.first = p.row_ptr[w.brow];
+  w.count = p.row_ptr[w.brow + 1] - w.first;
+  return w;
+}
+
 template <typename T, class TL>
 __global__ void __launch_bounds__(TL::kThreads) BsrWgmmaKernel(BsrArgs p) {
   extern __shared__ unsigned char smem_raw[];
-  unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);  // 1 KB-aligned atoms
-  const uint32_t base = SmemAddr(smem);
-  const int brow = p.order[blockIdx.x], wg = threadIdx.x >> 7;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.y) * TL::kNt;
-  const int first = p.row_ptr[brow], count = p.row_ptr[brow + 1] - first;
+  const CtaWork w = CtaWorkOf<TL>(p, smem_raw);
+  unsigned char* smem = w.smem;
+  const uint32_t base = w.base;
+  const int brow = w.brow, first = w.first, count = w.count, wg = w.wg;
+  const int64_t n0 = w.n0;
   const uint16_t* vals = static_cast<const uint16_t*>(p.vals);
   float acc[TL::kPieces][32];
   ZeroAcc<TL>(acc);
@@ -308,11 +327,11 @@ __global__ void __launch_bounds__(TL::kThreads) BsrWgmmaKernel(BsrArgs p) {
 template <typename T, class TL>
 __global__ void __launch_bounds__(TL::kThreads) BsrWgmmaTmaKernel(BsrArgs p, const __grid_constant__ CUtensorMap b_map) {
   extern __shared__ unsigned char smem_raw[];
-  unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
-  const uint32_t base = SmemAddr(smem), bars = base + TL::kStages * TL::kStageBytes;
-  const int brow = p.order[blockIdx.x], wg = threadIdx.x >> 7;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.y) * TL::kNt;
-  const int first = p.row_ptr[brow], count = p.row_ptr[brow + 1] - first;
+  const CtaWork w = CtaWorkOf<TL>(p, smem_raw);
+  unsigned char* smem = w.smem;
+  const uint32_t base = w.base, bars = base + TL::kStages * TL::kStageBytes;
+  const int brow = w.brow, first = w.first, count = w.count, wg = w.wg;
+  const int64_t n0 = w.n0;
   const uint16_t* vals = static_cast<const uint16_t*>(p.vals);
   const int64_t inside = (p.n - n0 + 63) / 64;  // pieces that hold columns < n
   const int pieces = inside < TL::kNt / 64 ? static_cast<int>(inside) : TL::kNt / 64;
@@ -448,7 +467,8 @@ template <typename T, class TL> cudaError_t Configure(int optin) {
   if (e == cudaSuccess) e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&BsrWgmmaTmaKernel<T, TL>), cudaFuncAttributeMaxDynamicSharedMemorySize, TL::kSmemBytes);
   return e;
 }
-template <typename T> cudaError_t ConfigureBoth(int optin) {
+// Both kernels of every tile instance.
+template <typename T> cudaError_t ConfigureAll(int optin) {
   cudaError_t e = Configure<T, BigTile>(optin);
   if (e == cudaSuccess) e = Configure<T, WideTile>(optin);
   return e == cudaSuccess ? Configure<T, SmallTile>(optin) : e;
@@ -518,7 +538,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&s->encode), 12000, cudaEnableDefault, &found);
     if (e == cudaSuccess && found != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
   }
-  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? ConfigureBoth<__half>(optin) : ConfigureBoth<__nv_bfloat16>(optin);
+  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? ConfigureAll<__half>(optin) : ConfigureAll<__nv_bfloat16>(optin);
   if (e != cudaSuccess) {
     snprintf(error, cap, "bsr_wgmma prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
