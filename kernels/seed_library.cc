@@ -122,8 +122,10 @@ bool SeedAppliesTo(const SeedKernel& seed, const v1::Task& task) {
   };
   if (!has(seed.families, task.pattern().family()) || !has(seed.dtypes, task.dtype())) return false;
   for (const std::string& arch : task.arch()) {
-    // sm_90a is sm_90 plus its arch-specific instructions (wgmma, setmaxnreg): an sm_90 seed builds for it.
-    const bool covered = has(seed.archs, arch) || (arch == "sm_90a" && has(seed.archs, std::string("sm_90")));
+    // An arch-specific target (sm_90a) is its base arch plus instructions only that chip has (wgmma,
+    // setmaxnreg): a seed for the base arch builds for it.
+    const bool arch_specific = arch.size() > 1 && arch.back() == 'a';
+    const bool covered = has(seed.archs, arch) || (arch_specific && has(seed.archs, arch.substr(0, arch.size() - 1)));
     if (!covered) return false;
   }
   const v1::PatternSpec& p = task.pattern();

@@ -34,9 +34,9 @@ absl::StatusOr<SeedKernel> ParseSeed(std::string name, std::string source);
 // Every *.cu in `dir`, sorted by name. Errors: NotFound (no such folder), or the first ParseSeed error.
 absl::StatusOr<std::vector<SeedKernel>> LoadSeedLibrary(const std::string& dir);
 
-// True when the seed declares the task's family, dtype, every arch of the task (an sm_90 seed also
-// covers an sm_90a task: the arch-specific target builds all of sm_90), and (for BLOCK and N:M) its block
-// size and n:m. A FILE task matches seeds that list `file`.
+// True when the seed declares the task's family, dtype, every arch of the task (a seed for a base arch
+// also covers its arch-specific target: sm_90 covers sm_90a), and (for BLOCK and N:M) its block size and
+// n:m. A FILE task matches seeds that list `file`.
 bool SeedAppliesTo(const SeedKernel& seed, const v1::Task& task);
 
 }  // namespace sparseditto
