@@ -10,7 +10,8 @@
 // When n % 8 == 0 and B, C are 16-byte aligned the copy engine moves the operands (BsrWgmmaTmaKernel: one
 // bulk copy of the A block's stored image, one tensor copy a 64-column piece of B, an mbarrier a stage) and
 // C leaves through a shared tile in 16-byte row chunks; otherwise the threads copy (cp.async, same layout)
-// and store from the fragments. For n <= SMALL_N_MAX a 64-column instance with one warpgroup is used.
+// and store from the fragments. For n <= SMALL_N_MAX a 64-column instance with one warpgroup is used;
+// when the 128-column grid fits in one wave of a DEEP_STAGES-deep instance, that one (ChooseTile).
 // Block-rows run heaviest first. prepare builds: block-row pointers, block-column indices, each block's
 // shared-memory image in the dtype (M, K zero-padded to multiples of 64), the heaviest-first order.
 // Edges: B rows >= K and columns >= n are zeros (tensor-copy fill, cp.async src-size 0, or the guarded
@@ -32,11 +33,12 @@
 #define N_TILE 128       // sparseditto:tunable values=[128, 256]
 #define WGS 2            // sparseditto:tunable values=[1, 2]
 #define STAGES 3         // sparseditto:tunable values=[3, 4, 5]
-#define SMALL_STAGES 4   // sparseditto:tunable values=[3, 4, 5]
+#define SMALL_STAGES 6   // sparseditto:tunable values=[4, 6, 8]
 #define SMALL_N_MAX 64   // sparseditto:tunable values=[0, 64, 128]
 #define WIDE_MIN_N 1024      // sparseditto:tunable values=[512, 1024, 4096]
 #define WIDE_MIN_BLOCKS 10   // sparseditto:tunable values=[0, 8, 10, 14]
-static_assert(STAGES >= 3 && SMALL_STAGES >= 3, "one block computing, one in flight on the tensor cores, one loading");
+#define DEEP_STAGES 4        // sparseditto:tunable values=[3, 4, 5, 6]
+static_assert(STAGES >= 3 && SMALL_STAGES >= 3 && DEEP_STAGES >= 3, "one block computing, one in flight on the tensor cores, one loading");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(SD_BSR_WGMMA_HOST_TEST)
 #error "bsr_wgmma needs wgmma: compile for sm_90a (-gencode arch=compute_90a,code=sm_90a)"
 #endif
@@ -65,6 +67,11 @@ using SmallTile = Tile<64, 1, SMALL_STAGES>;
 // 0.0550 against 0.0572 ms on 4096x11008, 0.0759 against 0.0803 on 8192², about 17 and 13 blocks a
 // block-row; 10-12% slower at 6 blocks a block-row and at n = 128).
 using WideTile = Tile<256, 2, 4>;
+// When the 128-column grid fits in one wave of this deeper instance (few column tiles: n = 128 and the
+// like), latency, not resident CTAs, bounds it: more blocks in flight a CTA. H200, block 64, n = 128
+// (docs/measurements/h200-2026-11-29-s8, call 3): 0.0111 / 0.0156 / 0.0120 / 0.0224 ms against 0.0119 /
+// 0.0174 / 0.0130 / 0.0254 at 3 stages (4096² 90%, 4096x11008 90%, 11008x4096 90%, 8192² 80%).
+using DeepTile = Tile<N_TILE, WGS, DEEP_STAGES>;
 
 // Byte offset of 16-byte chunk `chunk` of line `line` in a 128-byte-swizzled region whose base is 1 KB
 // aligned: the chunk index is XORed with the line's position in its 8-line atom — the address map of
@@ -435,6 +442,17 @@ std::vector<float> SwizzleBlocks(const std::vector<float>& plain) {
 // True when block-rows hold WIDE_MIN_BLOCKS nonzero blocks or more on average (never when it is 0).
 bool LongBlockRows(int64_t nnzb, int64_t block_rows) { return WIDE_MIN_BLOCKS > 0 && nnzb >= int64_t(WIDE_MIN_BLOCKS) * block_rows; }
 
+enum class TileKind { kSmall, kWide, kDeep, kBig };
+// The instance a launch uses: n <= SMALL_N_MAX the 64-column one; n >= WIDE_MIN_N on long block-rows the
+// wide one; otherwise the deep one when its grid (block_rows x 128-column tiles) fits in deep_slots (its
+// resident CTAs an SM x SMs), else the big one.
+TileKind ChooseTile(int64_t n, int64_t block_rows, bool wide, int64_t deep_slots) {
+  if (n <= SMALL_N_MAX) return TileKind::kSmall;
+  if (n >= WIDE_MIN_N && wide) return TileKind::kWide;
+  const int64_t ctas = block_rows * ((n + BigTile::kNt - 1) / BigTile::kNt);
+  return DEEP_STAGES > STAGES && ctas <= deep_slots ? TileKind::kDeep : TileKind::kBig;
+}
+
 // ---- host: state, launch -------------------------------------------------------------------------
 struct State {
   int dtype = 0;
@@ -447,6 +465,7 @@ struct State {
   const void* map_b = nullptr;
   int64_t map_n = 0;
   bool wide = false;  // block-rows average WIDE_MIN_BLOCKS nonzero blocks or more
+  int64_t deep_slots = 0;  // DeepTile CTAs resident at once on the device (occupancy x SMs)
 };
 
 // B (K x n, row-major, 2-byte values) as 64 x 64 boxes landing 128-byte swizzled, zeros outside.
@@ -471,7 +490,16 @@ template <typename T, class TL> cudaError_t Configure(int optin) {
 template <typename T> cudaError_t ConfigureAll(int optin) {
   cudaError_t e = Configure<T, BigTile>(optin);
   if (e == cudaSuccess) e = Configure<T, WideTile>(optin);
+  if (e == cudaSuccess) e = Configure<T, DeepTile>(optin);
   return e == cudaSuccess ? Configure<T, SmallTile>(optin) : e;
+}
+// How many DeepTile CTAs the device holds at once (after ConfigureAll).
+template <typename T> cudaError_t DeepSlots(int device, int64_t* slots) {
+  int per_sm = 0, sms = 0;
+  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, &BsrWgmmaTmaKernel<T, DeepTile>, DeepTile::kThreads, DeepTile::kSmemBytes);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  *slots = int64_t(per_sm) * sms;
+  return e;
 }
 template <typename T, class TL> void LaunchTile(const State* s, const BsrArgs& a, bool tma, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(s->block_rows), static_cast<unsigned>((a.n + TL::kNt - 1) / TL::kNt));
@@ -479,9 +507,12 @@ template <typename T, class TL> void LaunchTile(const State* s, const BsrArgs& a
   else BsrWgmmaKernel<T, TL><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a);
 }
 template <typename T> void Launch(const State* s, const BsrArgs& a, bool tma, cudaStream_t stream) {
-  if (a.n <= SMALL_N_MAX) LaunchTile<T, SmallTile>(s, a, tma, stream);
-  else if (a.n >= WIDE_MIN_N && s->wide) LaunchTile<T, WideTile>(s, a, tma, stream);
-  else LaunchTile<T, BigTile>(s, a, tma, stream);
+  switch (ChooseTile(a.n, s->block_rows, s->wide, s->deep_slots)) {
+    case TileKind::kSmall: return LaunchTile<T, SmallTile>(s, a, tma, stream);
+    case TileKind::kWide: return LaunchTile<T, WideTile>(s, a, tma, stream);
+    case TileKind::kDeep: return LaunchTile<T, DeepTile>(s, a, tma, stream);
+    case TileKind::kBig: return LaunchTile<T, BigTile>(s, a, tma, stream);
+  }
 }
 template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
   cudaError_t e = cudaMalloc(d, sizeof(T) * std::max<size_t>(h.size(), 1));
@@ -539,6 +570,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     if (e == cudaSuccess && found != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
   }
   if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? ConfigureAll<__half>(optin) : ConfigureAll<__nv_bfloat16>(optin);
+  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? DeepSlots<__half>(p->device, &s->deep_slots) : DeepSlots<__nv_bfloat16>(p->device, &s->deep_slots);
   if (e != cudaSuccess) {
     snprintf(error, cap, "bsr_wgmma prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);

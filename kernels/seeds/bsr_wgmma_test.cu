@@ -61,6 +61,27 @@ TEST(BsrWgmmaBuild, WideTileOnlyForLongBlockRows) {
   EXPECT_FALSE(LongBlockRows(0, 64));
 }
 
+TEST(BsrWgmmaBuild, TileChoice) {
+  static_assert(SMALL_N_MAX < 128 && WIDE_MIN_N > 128 && DEEP_STAGES > STAGES, "the shipped defaults reach every instance");
+  const int64_t cols128 = (WIDE_MIN_N + BigTile::kNt - 1) / BigTile::kNt;  // 128-column tiles at n = WIDE_MIN_N
+  struct Case { int64_t n, block_rows; bool wide; int64_t deep_slots; TileKind want; };
+  const Case cases[] = {
+      {1, 64, true, 1000, TileKind::kSmall},
+      {SMALL_N_MAX, 172, false, 0, TileKind::kSmall},
+      {SMALL_N_MAX + 1, 64, false, 64, TileKind::kDeep},   // 64 CTAs, 64 slots
+      {SMALL_N_MAX + 1, 65, false, 64, TileKind::kBig},    // one CTA more than a wave
+      {128, 128, false, 264, TileKind::kDeep},
+      {129, 128, false, 255, TileKind::kBig},              // 256 CTAs
+      {WIDE_MIN_N, 64, true, 1 << 20, TileKind::kWide},     // long block-rows take the wide tile first
+      {WIDE_MIN_N, 64, false, 64 * cols128, TileKind::kDeep},
+      {WIDE_MIN_N, 64, false, 64 * cols128 - 1, TileKind::kBig},
+      {WIDE_MIN_N - 1, 64, true, 0, TileKind::kBig},
+  };
+  for (const Case& c : cases)
+    EXPECT_EQ(static_cast<int>(ChooseTile(c.n, c.block_rows, c.wide, c.deep_slots)), static_cast<int>(c.want))
+        << "n " << c.n << ", block-rows " << c.block_rows << ", wide " << c.wide << ", slots " << c.deep_slots;
+}
+
 TEST(BsrWgmmaBuild, BadInputNamesWhere) {
   Csr bad = RandomBlockCsr(16, 70, 64, 1.0, 1);
   bad.ci[3] = 70;
@@ -148,6 +169,7 @@ TEST(BsrWgmmaLayout, StagedStoreWritesWholeRowsOfTheTile) {
   ExpectStagedStoreIsTheTile<BigTile>();
   ExpectStagedStoreIsTheTile<SmallTile>();
   ExpectStagedStoreIsTheTile<WideTile>();
+  ExpectStagedStoreIsTheTile<DeepTile>();
   ExpectStagedStoreIsTheTile<Tile<256, 1, 3>>();
 }
 
@@ -242,6 +264,7 @@ TEST(BsrWgmmaReplay, SmallTile) {
 TEST(BsrWgmmaReplay, BigTileAndTheOtherSplits) {
   for (int64_t n : {70, 130, 300}) ExpectReplayMatches<BigTile>(70, 150, 0.5, n);
   for (int64_t n : {65, 300}) ExpectReplayMatches<WideTile>(130, 200, 0.6, n);
+  for (int64_t n : {100, 129}) ExpectReplayMatches<DeepTile>(70, 330, 0.4, n);
   ExpectReplayMatches<Tile<128, 1, 3>>(65, 64, 0.7, 200);
   ExpectReplayMatches<Tile<256, 1, 3>>(7, 96, 1.0, 257);
   ExpectReplayMatches<Tile<128, 2, 3>>(130, 40, 0.6, 129);
