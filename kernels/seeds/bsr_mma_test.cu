@@ -241,6 +241,45 @@ void ReplayAllTiles(int64_t rows, int64_t cols) {
   }
 }
 
+// The staged epilogue: StageTile's words (warp, lane, mma tile, half) land once each where StoreStaged's
+// 16-byte chunks read whole runs of 8 columns; a warp's words of one register pair hit 32 different banks.
+template <class TL>
+void ExpectStagedStoreIsTheTile() {
+  SCOPED_TRACE(testing::Message() << "block " << TL::kBlock << " tile " << TL::kNt);
+  std::vector<float> staged(TL::kBlock * TL::kCRowBytes / 2, NAN);
+  std::set<int> words;
+  for (int w = 0; w < TL::kThreads / 32; ++w)
+    for (int t = 0; t < TL::kMi * TL::kNi * 2; ++t) {
+      const int mi = t / (TL::kNi * 2), ni = (t / 2) % TL::kNi, h = t % 2;
+      std::set<int> banks;
+      for (int lane = 0; lane < 32; ++lane) {
+        int r, cc;
+        AccCoord<TL>(w, lane, mi, ni, h, &r, &cc);
+        const int at = CStageOffset<TL>(r, cc);
+        ASSERT_EQ(at % 4, 0);
+        EXPECT_TRUE(words.insert(at).second) << "word written twice: row " << r << " col " << cc;
+        banks.insert((at / 4) % 32);
+        staged[at / 2] = static_cast<float>(r * 1000 + cc), staged[at / 2 + 1] = static_cast<float>(r * 1000 + cc + 1);
+      }
+      EXPECT_EQ(banks.size(), 32u) << "bank conflict: warp " << w << " tile " << mi << "," << ni << " half " << h;
+    }
+  for (int r = 0; r < TL::kBlock; ++r)
+    for (int ch = 0; ch < TL::kNt / 8; ++ch) {
+      ASSERT_EQ(CStageOffset<TL>(r, ch * 8) % 16, 0);
+      for (int e = 0; e < 8; ++e) ASSERT_EQ(staged[CStageOffset<TL>(r, ch * 8) / 2 + e], r * 1000 + ch * 8 + e) << r << "," << ch;
+    }
+}
+
+TEST(BsrMmaStagedStore, WritesWholeRowsOfEveryTile) {
+  ExpectStagedStoreIsTheTile<SmallTile<16>>();
+  ExpectStagedStoreIsTheTile<MidTile<32>>();
+  ExpectStagedStoreIsTheTile<BigTile<16>>();
+  ExpectStagedStoreIsTheTile<BigTile<32>>();
+  ExpectStagedStoreIsTheTile<BigTile<64>>();
+  ExpectStagedStoreIsTheTile<SmallTile<64>>();
+  ExpectStagedStoreIsTheTile<MidTile<64>>();
+}
+
 TEST(BsrMmaReplay, Block16) { ReplayAllTiles<16>(33, 70); }
 TEST(BsrMmaReplay, Block32) { ReplayAllTiles<32>(65, 96); }
 TEST(BsrMmaReplay, Block64) { ReplayAllTiles<64>(100, 130); }
