@@ -7,7 +7,9 @@
 // memory through a STAGES-deep (BIG_STAGES for the large-n tile) cp.async pipeline, reads fragments with
 // ldmatrix (.trans for B) and issues mma.sync with fp32 accumulators; C is stored once, converted to the
 // dtype: through a shared C tile in 16-byte row chunks when n % 8 == 0 and C is 16-byte aligned (whole
-// 32-byte sectors; bsr_wgmma gained 17-40% from it on the H200), else from the fragments. Block-rows are launched heaviest first (longest-processing-time order). For n <= SMALL_N_MAX a second
+// 32-byte sectors; on the H200 2-5% on block 32 at 80/90%, docs/measurements/h200-2026-11-29-s8 call 1),
+// else from the fragments. Block-rows are launched heaviest first (longest-processing-time order). For
+// n <= SMALL_N_MAX a second
 // instance with a 16-column tile and BLOCK/16 warps is used, for n <= MID_N_MAX a 64-column tile (measured on
 // the H200, 4096x4096 block 64 at 90% fp16: n=128 0.0218 ms with 64 columns vs 0.0272 with 128).
 // prepare builds: block-row pointers, block-column indices, dense zero-padded blocks in the dtype (M and
