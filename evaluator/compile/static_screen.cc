@@ -211,11 +211,16 @@ class Screener {
     Scope scope;
     size_t first_class_key = std::string::npos, first_paren = std::string::npos;
     bool has_initializer = false;
+    int paren_depth = 0;
     for (size_t k = declaration_start_; k < open; ++k) {
       const SourceToken& t = tokens_[k];
       if (t.directive >= 0) continue;
       if (t.IsIdentifier("namespace")) return Scope{Scope::Kind::kNamespace};
-      if (t.IsPunct("=")) has_initializer = true;
+      // `x = ...` starts an initialiser; an `=` inside parentheses (a default argument) or in `operator=`
+      // does not.
+      if (t.IsPunct("=") && paren_depth == 0 && !(k > 0 && tokens_[k - 1].IsIdentifier("operator"))) has_initializer = true;
+      if (t.IsPunct("(")) ++paren_depth;
+      if (t.IsPunct(")") && paren_depth > 0) --paren_depth;
       if (t.IsPunct("(") && first_paren == std::string::npos) first_paren = k;
       if (first_class_key == std::string::npos &&
           (t.IsIdentifier("class") || t.IsIdentifier("struct") || t.IsIdentifier("union") || t.IsIdentifier("enum"))) {
