@@ -34,6 +34,7 @@ struct BenchOptions {
   bool finalist = false;
   double stage_timeout = 60;
   int max_faults = 2;  // a seed that crashes or hangs this often is skipped for the rest of the suite
+  bool list = false;   // print which seeds apply to which task and stop (no GPU, nothing compiled)
 };
 
 // Writes the table so far (after every task, so an interrupted run still leaves its rows).
@@ -54,6 +55,23 @@ int RunBench(const BenchOptions& o) {
     std::cerr << "sparseditto bench: " << seeds.status().message() << "\n";
     return kExitFailure;
   }
+  const std::regex filter(o.name_filter.empty() ? ".*" : o.name_filter);
+  std::vector<v1::Task> tasks;
+  for (const auto& task : suite->tasks()) {
+    if (std::regex_search(task.name(), filter)) tasks.push_back(task);
+  }
+  if (o.list) {  // task, seed, seed file: one line a pair (scripts/seed_finalists.sh reads it)
+    for (const v1::Task& task : tasks) {
+      int applies = 0;
+      for (const SeedKernel& seed : *seeds) {
+        if (!SeedAppliesTo(seed, task)) continue;
+        std::cout << task.name() << "\t" << seed.name << "\t" << seed.path << "\n";
+        ++applies;
+      }
+      if (applies == 0) std::cerr << fmt::format("{}: no seed applies\n", task.name());
+    }
+    return kExitSuccess;
+  }
   EvaluatorOptions options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, o.min_trials);
   options.runner_options.set_correctness_trials(o.correctness_trials);
   options.runner_options.set_measure_device_limits(true);
@@ -61,11 +79,6 @@ int RunBench(const BenchOptions& o) {
   if (!evaluator.ok()) {
     std::cerr << "sparseditto bench: " << evaluator.status().message() << "\n";
     return kExitFailure;
-  }
-  const std::regex filter(o.name_filter.empty() ? ".*" : o.name_filter);
-  std::vector<v1::Task> tasks;
-  for (const auto& task : suite->tasks()) {
-    if (std::regex_search(task.name(), filter)) tasks.push_back(task);
   }
   // Every (task, seed) compile up front, on every core; the cache folds identical ones.
   CompilePool pool(&(*evaluator)->compiler());
@@ -155,6 +168,7 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--min-trials", o->min_trials, "Timed trials at least")->capture_default_str();
   cmd->add_option("--correctness-trials", o->correctness_trials, "Fresh-B checks per n")->capture_default_str();
   cmd->add_flag("--finalist", o->finalist, "Run every seed through the finalist checks (sanitizers) too");
+  cmd->add_flag("--list", o->list, "Print the seeds that apply to each task (task, seed, file) and stop");
   cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
   cmd->add_option("--max-faults", o->max_faults, "Skip a seed after this many crashes or timeouts")
       ->capture_default_str();

@@ -91,6 +91,24 @@ TEST_F(CliTest, ValidateOfAMisspeltFieldExits1NamingTheLine) {
   EXPECT_NE(r.err.find("dtype"), std::string::npos) << "should suggest the right name: " << r.err;
 }
 
+// `bench --list` needs no GPU: which seeds apply to which task. The seed-finalists suite must reach every
+// seed file (scripts/seed_finalists.sh runs each through the sanitizers on it).
+TEST_F(CliTest, BenchListReachesEverySeedOnTheSeedFinalistsSuite) {
+  const std::string src = SPARSEDITTO_SOURCE_DIR;
+  const Outcome r = Run("bench --suite '" + src + "/configs/suites/seed_finalists.yaml' --seeds '" + src + "/kernels/seeds' --list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int seeds = 0;
+  for (const auto& entry : fs::directory_iterator(src + "/kernels/seeds")) {
+    const std::string stem = entry.path().stem().string();
+    if (entry.path().extension() != ".cu" || stem.ends_with("_test")) continue;
+    ++seeds;
+    EXPECT_NE(r.out.find("\t" + stem + "\t"), std::string::npos) << stem << " applies to no task of the suite:\n" << r.out;
+  }
+  EXPECT_GE(seeds, 15);
+  EXPECT_NE(r.out.find("fin_block64_80_bf16\tbsr_wgmma\t" + src + "/kernels/seeds/bsr_wgmma.cu\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("fin_banded_fp32\tbsr_mma"), std::string::npos) << "a block seed on a banded task:\n" << r.out;
+}
+
 TEST_F(CliTest, ExitCodesFollowTheConvention) {
   struct Case { std::string args; int want; };
   const Case cases[] = {
