@@ -100,7 +100,7 @@ TEST_F(CliTest, BenchListReachesEverySeedOnTheSeedFinalistsSuite) {
   int seeds = 0;
   for (const auto& entry : fs::directory_iterator(src + "/kernels/seeds")) {
     const std::string stem = entry.path().stem().string();
-    if (entry.path().extension() != ".cu" || stem.ends_with("_test")) continue;
+    if (entry.path().extension() != ".cu" || stem.find("_test") != std::string::npos) continue;  // LoadSeedLibrary's rule
     ++seeds;
     EXPECT_NE(r.out.find("\t" + stem + "\t"), std::string::npos) << stem << " applies to no task of the suite:\n" << r.out;
   }

@@ -11,7 +11,7 @@
 // bulk copy of the A block's stored image, one tensor copy a 64-column piece of B, an mbarrier a stage) and
 // C leaves through a shared tile in 16-byte row chunks; otherwise the threads copy (cp.async, same layout)
 // and store from the fragments. For n <= SMALL_N_MAX a 64-column instance with one warpgroup is used;
-// when the 128-column grid fits in one wave of a DEEP_STAGES-deep instance, that one (ChooseTile).
+// when the N_TILE-column grid fits in one wave of a DEEP_STAGES-deep instance, that one (ChooseTile).
 // Block-rows run heaviest first. prepare builds: block-row pointers, block-column indices, each block's
 // shared-memory image in the dtype (M, K zero-padded to multiples of 64), the heaviest-first order.
 // Edges: B rows >= K and columns >= n are zeros (tensor-copy fill, cp.async src-size 0, or the guarded
@@ -67,7 +67,7 @@ using SmallTile = Tile<64, 1, SMALL_STAGES>;
 // 0.0550 against 0.0572 ms on 4096x11008, 0.0759 against 0.0803 on 8192², about 17 and 13 blocks a
 // block-row; 10-12% slower at 6 blocks a block-row and at n = 128).
 using WideTile = Tile<256, 2, 4>;
-// When the 128-column grid fits in one wave of this deeper instance (few column tiles: n = 128 and the
+// When the N_TILE-column grid fits in one wave of this deeper instance (few column tiles: n = 128 and the
 // like), latency, not resident CTAs, bounds it: more blocks in flight a CTA. H200, block 64, n = 128
 // (docs/measurements/h200-2026-11-29-s8, call 3): 0.0111 / 0.0156 / 0.0120 / 0.0224 ms against 0.0119 /
 // 0.0174 / 0.0130 / 0.0254 at 3 stages (4096² 90%, 4096x11008 90%, 11008x4096 90%, 8192² 80%).
@@ -444,7 +444,7 @@ bool LongBlockRows(int64_t nnzb, int64_t block_rows) { return WIDE_MIN_BLOCKS > 
 
 enum class TileKind { kSmall, kWide, kDeep, kBig };
 // The instance a launch uses: n <= SMALL_N_MAX the 64-column one; n >= WIDE_MIN_N on long block-rows the
-// wide one; otherwise the deep one when its grid (block_rows x 128-column tiles) fits in deep_slots (its
+// wide one; otherwise the deep one when its grid (block_rows x N_TILE-column tiles) fits in deep_slots (its
 // resident CTAs an SM x SMs), else the big one.
 TileKind ChooseTile(int64_t n, int64_t block_rows, bool wide, int64_t deep_slots) {
   if (n <= SMALL_N_MAX) return TileKind::kSmall;

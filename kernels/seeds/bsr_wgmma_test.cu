@@ -63,7 +63,7 @@ TEST(BsrWgmmaBuild, WideTileOnlyForLongBlockRows) {
 
 TEST(BsrWgmmaBuild, TileChoice) {
   static_assert(SMALL_N_MAX < 128 && WIDE_MIN_N > 128 && DEEP_STAGES > STAGES, "the shipped defaults reach every instance");
-  const int64_t cols128 = (WIDE_MIN_N + BigTile::kNt - 1) / BigTile::kNt;  // 128-column tiles at n = WIDE_MIN_N
+  const int64_t col_tiles = (WIDE_MIN_N + BigTile::kNt - 1) / BigTile::kNt;  // N_TILE-column tiles at n = WIDE_MIN_N
   struct Case { int64_t n, block_rows; bool wide; int64_t deep_slots; TileKind want; };
   const Case cases[] = {
       {1, 64, true, 1000, TileKind::kSmall},
@@ -73,8 +73,8 @@ TEST(BsrWgmmaBuild, TileChoice) {
       {128, 128, false, 264, TileKind::kDeep},
       {129, 128, false, 255, TileKind::kBig},              // 256 CTAs
       {WIDE_MIN_N, 64, true, 1 << 20, TileKind::kWide},     // long block-rows take the wide tile first
-      {WIDE_MIN_N, 64, false, 64 * cols128, TileKind::kDeep},
-      {WIDE_MIN_N, 64, false, 64 * cols128 - 1, TileKind::kBig},
+      {WIDE_MIN_N, 64, false, 64 * col_tiles, TileKind::kDeep},
+      {WIDE_MIN_N, 64, false, 64 * col_tiles - 1, TileKind::kBig},
       {WIDE_MIN_N - 1, 64, true, 0, TileKind::kBig},
   };
   for (const Case& c : cases)
