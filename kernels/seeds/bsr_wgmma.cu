@@ -13,7 +13,8 @@
 // and store from the fragments. For n <= SMALL_N_MAX a 64-column instance with one warpgroup is used;
 // when the N_TILE-column grid fits in one wave of a DEEP_STAGES-deep instance, that one (ChooseTile).
 // Block-rows run heaviest first. prepare builds: block-row pointers, block-column indices, each block's
-// shared-memory image in the dtype (M, K zero-padded to multiples of 64), the heaviest-first order.
+// shared-memory image in the dtype (M, K zero-padded to multiples of 64), and one run record a CTA row
+// (block-row, first block, block count) in heaviest-first order, so a CTA starts from one 16-byte load.
 // Edges: B rows >= K and columns >= n are zeros (tensor-copy fill, cp.async src-size 0, or the guarded
 // scalar path when n % 8 != 0); C stores are guarded at M and n.
 // H200, block 64 @ 90%, n = 2048, fp16 (docs/measurements/h200-2026-11-29-s7, call 9): 0.0275 / 0.0550 /
@@ -38,6 +39,7 @@
 #define WIDE_MIN_N 1024      // sparseditto:tunable values=[512, 1024, 4096]
 #define WIDE_MIN_BLOCKS 10   // sparseditto:tunable values=[0, 8, 10, 14]
 #define DEEP_STAGES 4        // sparseditto:tunable values=[3, 4, 5, 6]
+#define LPT_MAX_WAVES 3      // sparseditto:tunable values=[0, 3, 8]
 static_assert(STAGES >= 3 && SMALL_STAGES >= 3 && DEEP_STAGES >= 3, "one block computing, one in flight on the tensor cores, one loading");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(SD_BSR_WGMMA_HOST_TEST)
 #error "bsr_wgmma needs wgmma: compile for sm_90a (-gencode arch=compute_90a,code=sm_90a)"
@@ -63,10 +65,12 @@ struct Tile {
 using BigTile = Tile<N_TILE, WGS, STAGES>;
 using SmallTile = Tile<64, 1, SMALL_STAGES>;
 // For n >= WIDE_MIN_N when block-rows hold WIDE_MIN_BLOCKS nonzero blocks or more on average (0: never):
-// half the A reloads and longer walks per CTA pay for one CTA an SM (H200, block 64 @ 90%, n = 2048:
-// 0.0550 against 0.0572 ms on 4096x11008, 0.0759 against 0.0803 on 8192², about 17 and 13 blocks a
-// block-row; 10-12% slower at 6 blocks a block-row and at n = 128).
-using WideTile = Tile<256, 2, 4>;
+// a quarter of the A reloads and longer walks per CTA pay for one CTA an SM. 512 columns, 4 warpgroups, 3
+// stages (H200, n = 2048, docs/measurements/h200-2026-11-29-s9 call 1): 0.0521 ms on 4096x11008 @ 90%,
+// 0.0700 on 8192² @ 90%, 0.1250 on 8192² @ 80%, against 0.0548 / 0.0756 / 0.1312 for 256 columns, 2
+// warpgroups, 4 stages (about 17, 13 and 26 blocks a block-row). Short block-rows (6 a block-row) and
+// n = 128 were 10-12% slower on a wide tile (s7).
+using WideTile = Tile<512, 4, 3>;
 // When the N_TILE-column grid fits in one wave of this deeper instance (few column tiles: n = 128 and the
 // like), latency, not resident CTAs, bounds it: more blocks in flight a CTA. H200, block 64, n = 128
 // (docs/measurements/h200-2026-11-29-s8, call 3): 0.0111 / 0.0156 / 0.0120 / 0.0224 ms against 0.0119 /
@@ -169,15 +173,22 @@ template <typename T> __device__ __forceinline__ T FromF(float x);
 template <> __device__ __forceinline__ __half FromF<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __forceinline__ __nv_bfloat16 FromF<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 struct BsrArgs {
-  const int32_t* row_ptr;
   const int32_t* col_idx;
   const void* vals;      // nnzb blocks of 64 x 64, each its shared-memory image (SwizzleBlocks)
-  const int32_t* order;  // block-rows, heaviest first
+  const int4* runs;      // a grid row's work: {block-row, first block, block count, 0}, heaviest first
   const void* b;
   void* c;
   int64_t m, k, n;
   int vec;  // n % 8 == 0 and B 16-byte aligned: cp.async B chunks
+  int lpt_tiles;  // > 0: a 1-D grid, CTA x = rank * lpt_tiles + column tile; 0: x the rank, y the column tile
 };
+// The (run rank, column tile) of a CTA. The 1-D grid hands out every column tile of the heaviest block-row
+// first, then the next one's (longest-processing-time order over the whole grid); the 2-D one hands out
+// x first, so a column tile's block-rows run together and share B's columns in L2.
+struct GridTile { int rank, column_tile; };
+__host__ __device__ __forceinline__ GridTile GridTileOf(int bx, int by, int lpt_tiles) {
+  return lpt_tiles > 0 ? GridTile{bx / lpt_tiles, bx % lpt_tiles} : GridTile{bx, by};
+}
 // ---- roles --------------------------------------------------------------------------------------
 // A blocks are stored as their shared-memory image (SwizzleBlocks): a straight copy.
 template <class TL> __device__ __forceinline__ void LoadABlock(uint32_t dst, const uint16_t* src) {
@@ -283,10 +294,10 @@ template <class TL> __device__ __forceinline__ CtaWork CtaWorkOf(const BsrArgs& 
   CtaWork w;
   w.smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
   w.base = SmemAddr(w.smem);
-  w.brow = p.order[blockIdx.x], w.wg = threadIdx.x >> 7;
-  w.n0 = static_cast<int64_t>(blockIdx.y) * TL::kNt;
-  w.first = p.row_ptr[w.brow];
-  w.count = p.row_ptr[w.brow + 1] - w.first;
+  const GridTile at = GridTileOf(blockIdx.x, blockIdx.y, p.lpt_tiles);
+  const int4 run = p.runs[at.rank];  // one load, not order -> row_ptr (two dependent ones)
+  w.brow = run.x, w.first = run.y, w.count = run.z, w.wg = threadIdx.x >> 7;
+  w.n0 = static_cast<int64_t>(at.column_tile) * TL::kNt;
   return w;
 }
 
@@ -346,11 +357,15 @@ __global__ void __launch_bounds__(TL::kThreads) BsrWgmmaTmaKernel(BsrArgs p, con
   ZeroAcc<TL>(acc);
   auto stage = [&](int j) { return base + (j % TL::kStages) * TL::kStageBytes; };
   auto bar = [&](int j) { return bars + 8u * (j % TL::kStages); };
+  // Thread 0 issues blocks 0, 1, ... in order and reads each block's column one issue ahead, so the load
+  // is not waited for right before the copies it addresses.
+  int next_col = threadIdx.x == 0 && count > 0 ? p.col_idx[first] : 0;
   auto issue = [&](int j) {  // thread 0: block j into its stage
     const uint32_t s = stage(j);
+    const int k0 = next_col * kBlock;
+    if (j + 1 < count) next_col = p.col_idx[first + j + 1];
     MbarExpect(bar(j), kABytes + pieces * kBAtomBytes);
     BulkCopy(s, vals + static_cast<int64_t>(first + j) * kBlock * kBlock, kABytes, bar(j));
-    const int k0 = p.col_idx[first + j] * kBlock;
     for (int q = 0; q < pieces; ++q) TensorCopy(s + kABytes + q * kBAtomBytes, &b_map, static_cast<int>(n0) + 64 * q, k0, bar(j));
   };
   if (threadIdx.x == 0) {
@@ -381,6 +396,7 @@ struct BsrHost {
   std::vector<int32_t> col_idx;  // nnzb, increasing within a block-row
   std::vector<float> values;     // nnzb * 64 * 64, zero-padded
   std::vector<int32_t> order;    // block-rows by decreasing block count (stable)
+  std::vector<int32_t> runs;     // per order entry: block-row, first block, block count, 0 (an int4)
 };
 
 // Builds 64x64 BSR from canonical CSR; any entry anywhere is placed (blocks need not be full). False with
@@ -427,6 +443,8 @@ bool BuildBsr(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
   std::stable_sort(out->order.begin(), out->order.end(), [&](int32_t x, int32_t y) {
     return out->row_ptr[x + 1] - out->row_ptr[x] > out->row_ptr[y + 1] - out->row_ptr[y];
   });
+  out->runs.clear();
+  for (int32_t br : out->order) out->runs.insert(out->runs.end(), {br, out->row_ptr[br], out->row_ptr[br + 1] - out->row_ptr[br], 0});
   return true;
 }
 
@@ -452,12 +470,17 @@ TileKind ChooseTile(int64_t n, int64_t block_rows, bool wide, int64_t deep_slots
   const int64_t ctas = block_rows * ((n + BigTile::kNt - 1) / BigTile::kNt);
   return DEEP_STAGES > STAGES && ctas <= deep_slots ? TileKind::kDeep : TileKind::kBig;
 }
+// The 1-D longest-first grid when `ctas` are at most LPT_MAX_WAVES waves of `slots` resident CTAs: with few
+// waves the last one's tail is a large part of the time (H200, 4096² block 64 @ 90%, n = 2048, 2.6 waves:
+// 3.6% faster, s8 call 1); with many, the hardware's hand-out balances and the 2-D order's B sharing wins
+// (5-10% slower at 3.9-7 waves).
+bool UseLpt(int64_t ctas, int64_t slots) { return LPT_MAX_WAVES > 0 && slots > 0 && ctas <= int64_t(LPT_MAX_WAVES) * slots; }
 
 // ---- host: state, launch -------------------------------------------------------------------------
 struct State {
   int dtype = 0;
   int64_t m = 0, k = 0, block_rows = 0;
-  int32_t *row_ptr = nullptr, *col_idx = nullptr, *order = nullptr;
+  int32_t *col_idx = nullptr, *runs = nullptr;
   void* vals = nullptr;
   PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;  // the driver's, looked up in prepare
   CUtensorMap b_map{};                                  // B's tensor map for (map_b, map_n), built on first use;
@@ -465,7 +488,7 @@ struct State {
   const void* map_b = nullptr;
   int64_t map_n = 0;
   bool wide = false;  // block-rows average WIDE_MIN_BLOCKS nonzero blocks or more
-  int64_t deep_slots = 0;  // DeepTile CTAs resident at once on the device (occupancy x SMs)
+  int64_t slots[4] = {};  // by TileKind: CTAs of that instance resident at once on the device (occupancy x SMs)
 };
 
 // B (K x n, row-major, 2-byte values) as 64 x 64 boxes landing 128-byte swizzled, zeros outside.
@@ -493,25 +516,36 @@ template <typename T> cudaError_t ConfigureAll(int optin) {
   if (e == cudaSuccess) e = Configure<T, DeepTile>(optin);
   return e == cudaSuccess ? Configure<T, SmallTile>(optin) : e;
 }
-// How many DeepTile CTAs the device holds at once (after ConfigureAll).
-template <typename T> cudaError_t DeepSlots(int device, int64_t* slots) {
+// How many CTAs of an instance the device holds at once (after ConfigureAll).
+template <typename T, class TL> cudaError_t SlotsOf(int device, int64_t* slots) {
   int per_sm = 0, sms = 0;
-  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, &BsrWgmmaTmaKernel<T, DeepTile>, DeepTile::kThreads, DeepTile::kSmemBytes);
+  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, &BsrWgmmaTmaKernel<T, TL>, TL::kThreads, TL::kSmemBytes);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   *slots = int64_t(per_sm) * sms;
   return e;
 }
-template <typename T, class TL> void LaunchTile(const State* s, const BsrArgs& a, bool tma, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(s->block_rows), static_cast<unsigned>((a.n + TL::kNt - 1) / TL::kNt));
+template <typename T> cudaError_t AllSlots(int device, int64_t (&slots)[4]) {
+  cudaError_t e = SlotsOf<T, SmallTile>(device, &slots[int(TileKind::kSmall)]);
+  if (e == cudaSuccess) e = SlotsOf<T, WideTile>(device, &slots[int(TileKind::kWide)]);
+  if (e == cudaSuccess) e = SlotsOf<T, DeepTile>(device, &slots[int(TileKind::kDeep)]);
+  return e == cudaSuccess ? SlotsOf<T, BigTile>(device, &slots[int(TileKind::kBig)]) : e;
+}
+template <typename T, class TL> void LaunchTile(const State* s, BsrArgs a, int64_t slots, bool tma, cudaStream_t stream) {
+  const int64_t tiles = (a.n + TL::kNt - 1) / TL::kNt, ctas = s->block_rows * tiles;
+  const bool lpt = UseLpt(ctas, slots);
+  a.lpt_tiles = lpt ? static_cast<int>(tiles) : 0;
+  const dim3 grid = lpt ? dim3(static_cast<unsigned>(ctas)) : dim3(static_cast<unsigned>(s->block_rows), static_cast<unsigned>(tiles));
   if (tma) BsrWgmmaTmaKernel<T, TL><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a, s->b_map);
   else BsrWgmmaKernel<T, TL><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a);
 }
 template <typename T> void Launch(const State* s, const BsrArgs& a, bool tma, cudaStream_t stream) {
-  switch (ChooseTile(a.n, s->block_rows, s->wide, s->deep_slots)) {
-    case TileKind::kSmall: return LaunchTile<T, SmallTile>(s, a, tma, stream);
-    case TileKind::kWide: return LaunchTile<T, WideTile>(s, a, tma, stream);
-    case TileKind::kDeep: return LaunchTile<T, DeepTile>(s, a, tma, stream);
-    case TileKind::kBig: return LaunchTile<T, BigTile>(s, a, tma, stream);
+  const TileKind kind = ChooseTile(a.n, s->block_rows, s->wide, s->slots[int(TileKind::kDeep)]);
+  const int64_t slots = s->slots[int(kind)];
+  switch (kind) {
+    case TileKind::kSmall: return LaunchTile<T, SmallTile>(s, a, slots, tma, stream);
+    case TileKind::kWide: return LaunchTile<T, WideTile>(s, a, slots, tma, stream);
+    case TileKind::kDeep: return LaunchTile<T, DeepTile>(s, a, slots, tma, stream);
+    case TileKind::kBig: return LaunchTile<T, BigTile>(s, a, slots, tma, stream);
   }
 }
 template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
@@ -529,9 +563,8 @@ template <typename T> cudaError_t UploadValues(const std::vector<float>& v, void
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
   State* s = static_cast<State*>(state);
   if (s == nullptr) return;
-  cudaFree(s->row_ptr);
   cudaFree(s->col_idx);
-  cudaFree(s->order);
+  cudaFree(s->runs);
   cudaFree(s->vals);
   delete s;
 }
@@ -559,9 +592,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   }
   State* s = new State{p->dtype, p->rows, p->cols, h.block_rows};
   s->wide = LongBlockRows(static_cast<int64_t>(h.col_idx.size()), h.block_rows);
-  e = Upload(h.row_ptr, reinterpret_cast<void**>(&s->row_ptr));
-  if (e == cudaSuccess) e = Upload(h.col_idx, reinterpret_cast<void**>(&s->col_idx));
-  if (e == cudaSuccess) e = Upload(h.order, reinterpret_cast<void**>(&s->order));
+  e = Upload(h.col_idx, reinterpret_cast<void**>(&s->col_idx));
+  if (e == cudaSuccess) e = Upload(h.runs, reinterpret_cast<void**>(&s->runs));
   const std::vector<float> image = SwizzleBlocks(h.values);
   if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? UploadValues<__half>(image, &s->vals) : UploadValues<__nv_bfloat16>(image, &s->vals);
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
@@ -570,7 +602,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     if (e == cudaSuccess && found != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
   }
   if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? ConfigureAll<__half>(optin) : ConfigureAll<__nv_bfloat16>(optin);
-  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? DeepSlots<__half>(p->device, &s->deep_slots) : DeepSlots<__nv_bfloat16>(p->device, &s->deep_slots);
+  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? AllSlots<__half>(p->device, s->slots) : AllSlots<__nv_bfloat16>(p->device, s->slots);
   if (e != cudaSuccess) {
     snprintf(error, cap, "bsr_wgmma prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
@@ -583,7 +615,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
 SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
   State* s = static_cast<State*>(state);
   if (n < 1) return 1;
-  BsrArgs a{s->row_ptr, s->col_idx, s->vals, s->order, b, c, s->m, s->k, n,
+  BsrArgs a{s->col_idx, s->vals, reinterpret_cast<const int4*>(s->runs), b, c, s->m, s->k, n,
             (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0};
   // The copy engine needs B's rows 16-byte aligned (the tensor map's stride rule); the staged C store, C's.
   bool tma = a.vec && reinterpret_cast<uintptr_t>(c) % 16 == 0;

@@ -51,6 +51,13 @@ TEST(BsrWgmmaBuild, ReexpandsToTheCsrMatrixWithZeroPadding) {
         ASSERT_EQ(back[r * width + k], r < c.rows && k < c.cols ? dense[r * c.cols + k] : 0.0f) << r << "," << k;
     for (size_t i = 1; i < h.order.size(); ++i)  // heaviest block-rows first
       EXPECT_GE(h.row_ptr[h.order[i - 1] + 1] - h.row_ptr[h.order[i - 1]], h.row_ptr[h.order[i] + 1] - h.row_ptr[h.order[i]]);
+    ASSERT_EQ(h.runs.size(), 4 * h.order.size());  // a CTA row's run record: the same block-row, its blocks
+    for (size_t i = 0; i < h.order.size(); ++i) {
+      const int32_t br = h.order[i];
+      EXPECT_EQ(h.runs[4 * i], br);
+      EXPECT_EQ(h.runs[4 * i + 1], h.row_ptr[br]);
+      EXPECT_EQ(h.runs[4 * i + 2], h.row_ptr[br + 1] - h.row_ptr[br]);
+    }
   }
 }
 
@@ -80,6 +87,28 @@ TEST(BsrWgmmaBuild, TileChoice) {
   for (const Case& c : cases)
     EXPECT_EQ(static_cast<int>(ChooseTile(c.n, c.block_rows, c.wide, c.deep_slots)), static_cast<int>(c.want))
         << "n " << c.n << ", block-rows " << c.block_rows << ", wide " << c.wide << ", slots " << c.deep_slots;
+}
+
+TEST(BsrWgmmaBuild, LongestFirstGridOnlyForFewWavesAndEveryTileOnce) {
+  static_assert(LPT_MAX_WAVES > 0, "the shipped default uses the 1-D grid somewhere");
+  EXPECT_TRUE(UseLpt(int64_t(LPT_MAX_WAVES) * 396, 396));
+  EXPECT_FALSE(UseLpt(int64_t(LPT_MAX_WAVES) * 396 + 1, 396));
+  EXPECT_FALSE(UseLpt(1, 0)) << "no occupancy known: the 2-D grid";
+  for (int tiles : {1, 3, 16}) {  // the 1-D grid: ranks in order, each rank's column tiles together
+    std::vector<int> seen(5 * tiles, 0);
+    int last_rank = 0;
+    for (int x = 0; x < 5 * tiles; ++x) {
+      const GridTile at = GridTileOf(x, 0, tiles);
+      ASSERT_TRUE(at.rank >= 0 && at.rank < 5 && at.column_tile >= 0 && at.column_tile < tiles) << x;
+      EXPECT_GE(at.rank, last_rank) << "heaviest block-rows first";
+      last_rank = at.rank;
+      ++seen[at.rank * tiles + at.column_tile];
+    }
+    for (int v : seen) EXPECT_EQ(v, 1);
+  }
+  const GridTile two_d = GridTileOf(7, 3, 0);
+  EXPECT_EQ(two_d.rank, 7);
+  EXPECT_EQ(two_d.column_tile, 3);
 }
 
 TEST(BsrWgmmaBuild, BadInputNamesWhere) {
