@@ -44,9 +44,12 @@ absl::Status L2Flusher::Flush(cudaStream_t stream) {
   return gpu::CudaStatus(cudaMemsetAsync(buffer_.get(), 0x5a, buffer_.size(), stream), "L2 flush");
 }
 
-void Summarise(std::vector<double> event_ms, std::vector<double> host_ms, v1::TimingStats* stats) {
+void Summarise(std::vector<double> event_ms, std::vector<double> host_ms, std::vector<double> idle_host_ms,
+               v1::TimingStats* stats) {
   std::sort(event_ms.begin(), event_ms.end());
   std::sort(host_ms.begin(), host_ms.end());
+  std::sort(idle_host_ms.begin(), idle_host_ms.end());
+  stats->set_host_idle_median_ms(Percentile(idle_host_ms, 0.5));
   stats->set_trials(static_cast<int32_t>(event_ms.size()));
   if (event_ms.empty()) return;
   stats->set_median_ms(Percentile(event_ms, 0.5));
@@ -58,7 +61,7 @@ void Summarise(std::vector<double> event_ms, std::vector<double> host_ms, v1::Ti
 }
 
 bool WorkEscapedStream(const v1::TimingStats& stats) {
-  return stats.host_median_ms() > 3.0 * stats.median_ms() + 0.050;
+  return stats.host_median_ms() > 3.0 * stats.median_ms() + 0.050 + stats.host_idle_median_ms();
 }
 
 absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_t stream, int64_t n,
@@ -81,7 +84,7 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
   if (!s.ok()) return s;
   SD_ASSIGN_OR_RETURN(StreamGate gate, StreamGate::Create("gate flag"));
 
-  std::vector<double> event_ms, host_ms;
+  std::vector<double> event_ms, host_ms, idle_host_ms;
   const auto begin = Clock::now();
   v1::TimingStats stats;
   stats.set_n(n);
@@ -89,6 +92,16 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
     s = flusher.Flush(stream);
     if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "flush");
     if (!s.ok()) return s;
+    // The idle trial: the timed trial's steps with nothing launched, for WorkEscapedStream's baseline.
+    s = gate.Close(stream, kStreamGateTimeoutNs, "idle gate");
+    const auto idle_start = Clock::now();
+    if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
+    if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+    gate.Open();
+    if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    else cudaStreamSynchronize(stream);
+    if (!s.ok()) return s;
+    idle_host_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - idle_start).count());
     // The stream is held closed while the trial is enqueued, so the events see start, the launch's
     // device work and stop back to back: the host's enqueue latency (which grows with CPU load, e.g.
     // compiles running beside the timing) stays out of the device time. The host clock still covers
@@ -110,13 +123,13 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
     host_ms.push_back(std::chrono::duration<double, std::milli>(host_stop - host_start).count());
 
     if (static_cast<int>(event_ms.size()) >= min_trials) {
-      Summarise(event_ms, host_ms, &stats);
+      Summarise(event_ms, host_ms, idle_host_ms, &stats);
       const double spread = (stats.p90_ms() - stats.p10_ms()) / std::max(stats.median_ms(), 1e-9);
       const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
       if (spread < stable || elapsed > budget_s) break;
     }
   }
-  Summarise(event_ms, host_ms, &stats);
+  Summarise(event_ms, host_ms, idle_host_ms, &stats);
   return stats;
 }
 

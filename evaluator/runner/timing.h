@@ -35,10 +35,15 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
                                              L2Flusher& flusher, const v1::RunnerOptions& options);
 
 // True when the host clock says far more time passed than the stream's events saw: the launch did
-// work outside its stream. Threshold: host > 3 * events + 50 us (launch overhead is ~10 us).
+// work outside its stream. Threshold: host > 3 * events + 50 us (launch overhead is ~10 us) + the
+// host clock of an idle trial (host_idle_median_ms). The last term keeps a GPU shared with other
+// processes from reading as escaped work: there every trial waits for its time slice, idle ones too
+// (H200, s9 call 3: six evals at once put 0.4-0.8 ms on the host clock of 0.006-0.035 ms kernels).
 bool WorkEscapedStream(const v1::TimingStats& stats);
 
-// Median, p10, p90, min, max of the samples (ms) into stats (sorted copy; empty input leaves zeros).
-void Summarise(std::vector<double> event_ms, std::vector<double> host_ms, v1::TimingStats* stats);
+// Median, p10, p90, min, max of the samples (ms) into stats, and the medians of the host clocks of
+// the timed and the idle trials (sorted copies; empty input leaves zeros).
+void Summarise(std::vector<double> event_ms, std::vector<double> host_ms, std::vector<double> idle_host_ms,
+               v1::TimingStats* stats);
 
 }  // namespace sparseditto
