@@ -1,5 +1,6 @@
 #include "evaluator/report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -41,6 +42,12 @@ std::string ResultToJson(const google::protobuf::Message& message) {
   return json;
 }
 
+double SharedGpuIdleTrialMs(const v1::EvalResult& result) {
+  double worst = 0;
+  for (const auto& t : result.timings()) worst = std::max(worst, t.host_idle_median_ms());
+  return worst > kSharedGpuIdleTrialMs ? worst : 0;
+}
+
 std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
   std::string out = fmt::format("candidate {} on task {} ({}{}){}\n", result.candidate_id(), task.name(),
                                 result.gpu_name().empty() ? "no GPU" : result.gpu_name(),
@@ -80,6 +87,11 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
       out += row + "\n";
     }
     out += fmt::format("  fitness (geomean of best baseline / kernel): {:.3f}\n", result.fitness());
+    if (const double idle = SharedGpuIdleTrialMs(result); idle > 0) {
+      out += fmt::format("  warning: the GPU was shared while timing (an idle trial took {:.3f} ms, over {} ms): these "
+                         "times are not comparable with a quiet GPU's\n",
+                         idle, kSharedGpuIdleTrialMs);
+    }
   }
   if (result.gpu_seconds() > 0) out += fmt::format("  GPU stage wall time: {:.1f} s\n", result.gpu_seconds());
   // Finalist sanitizer verdicts ("[compute-sanitizer memcheck: exited with code 0]") from the run log.

@@ -11,7 +11,16 @@
 
 namespace sparseditto {
 
-// Several lines: stages and verdict, errors, per-n times against each baseline, fitness.
+// An idle trial (TimingStats.host_idle_median_ms) slower than this means other work shared the GPU
+// while timing: 0.01-0.03 ms on a quiet H200, 0.41-0.42 ms with six evals at once (s9 call 5).
+constexpr double kSharedGpuIdleTrialMs = 0.1;
+
+// The largest idle-trial host clock of the result's timings when it is above kSharedGpuIdleTrialMs
+// (the GPU was shared: times are not comparable with a quiet GPU's), otherwise 0.
+double SharedGpuIdleTrialMs(const v1::EvalResult& result);
+
+// Several lines: stages and verdict, errors, per-n times against each baseline, fitness, and a warning
+// when SharedGpuIdleTrialMs is not 0.
 std::string FormatReport(const v1::Task& task, const v1::EvalResult& result);
 
 // The result as JSON (protobuf's JSON mapping, field names as in the proto).

@@ -61,7 +61,7 @@ void Summarise(std::vector<double> event_ms, std::vector<double> host_ms, std::v
 }
 
 bool WorkEscapedStream(const v1::TimingStats& stats) {
-  return stats.host_median_ms() > 3.0 * stats.median_ms() + 0.050 + stats.host_idle_median_ms();
+  return stats.host_median_ms() > 3.0 * stats.median_ms() + 0.050 + 2.0 * stats.host_idle_median_ms();
 }
 
 absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_t stream, int64_t n,
