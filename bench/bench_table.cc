@@ -6,6 +6,7 @@
 
 #include "common/dtype.h"
 #include "common/eval_outcome.h"
+#include "common/shared_gpu.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -43,6 +44,7 @@ std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskRep
       double ms = 0;  // the seed's fastest timing at n (one per n in practice)
       for (const auto& t : r.timings()) {
         if (t.n() == n && t.median_ms() > 0 && (ms == 0 || t.median_ms() < ms)) ms = t.median_ms();
+        if (t.n() == n && TimedOnSharedGpu(t)) row.shared_gpu = true;
       }
       if (ms > 0) row.seeds_ms.emplace_back(r.candidate_id(), ms);
     }
@@ -53,6 +55,7 @@ std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskRep
     if (auto it = setup.baselines().find(n); it != setup.baselines().end()) {
       for (const auto& b : it->second.baselines()) {
         const double ms = b.available() ? b.timing().median_ms() : -1;
+        if (b.available() && TimedOnSharedGpu(b.timing())) row.shared_gpu = true;
         row.baselines_ms.emplace_back(b.name(), ms);
         if (ms > 0 && (best_baseline == 0 || ms < best_baseline)) best_baseline = ms;
         if (ms > 0 && b.name() == "cublas_dense") dense = ms;
@@ -78,25 +81,32 @@ std::string FormatBenchTable(const std::vector<BenchRow>& rows) {
     for (const auto& [name, ms] : r.baselines_ms) {
       baselines += ms > 0 ? fmt::format("{} {:.4f} ", name, ms) : fmt::format("{} absent ", name);
     }
-    out += fmt::format("{:<44} {:>5} {:>5} {:<22} {:>9.4f}  {:<58} {:>8.2f} {:>8.2f} {:>6.0f}%\n", r.task, r.dtype, r.n,
+    out += fmt::format("{:<44} {:>5} {:>5} {:<22} {:>9.4f}  {:<58} {:>8.2f} {:>8.2f} {:>6.0f}%{}\n", r.task, r.dtype, r.n,
                        r.best_kernel.empty() ? "(none correct)" : r.best_kernel, r.kernel_ms, baselines,
-                       r.speedup_over_best_baseline, r.speedup_over_dense, 100.0 * r.fraction_of_limit);
+                       r.speedup_over_best_baseline, r.speedup_over_dense, 100.0 * r.fraction_of_limit,
+                       r.shared_gpu ? "  shared GPU" : "");
+  }
+  const auto shared = std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.shared_gpu; });
+  if (shared > 0) {
+    out += fmt::format("warning: {} of {} rows were timed while other work shared the GPU (an idle trial over {} ms); "
+                       "their times are not comparable with a quiet GPU's\n",
+                       shared, rows.size(), kSharedGpuIdleTrialMs);
   }
   return out;
 }
 
 std::string BenchCsv(const std::vector<BenchRow>& rows) {
   std::string out = "task,dtype,n,best_kernel,kernel_ms,speedup_over_best_baseline,speedup_over_dense,"
-                    "fraction_of_limit,baselines,failures,seeds\n";
+                    "fraction_of_limit,baselines,failures,seeds,shared_gpu\n";
   auto joined = [](const std::vector<std::pair<std::string, double>>& timed) {
     std::string s;
     for (const auto& [name, ms] : timed) s += fmt::format("{}{}={:.6f}", s.empty() ? "" : ";", name, ms);
     return s;
   };
   for (const BenchRow& r : rows) {
-    out += fmt::format("{},{},{},{},{:.6f},{:.4f},{:.4f},{:.4f},{},{},{}\n", r.task, r.dtype, r.n, r.best_kernel,
+    out += fmt::format("{},{},{},{},{:.6f},{:.4f},{:.4f},{:.4f},{},{},{},{}\n", r.task, r.dtype, r.n, r.best_kernel,
                        r.kernel_ms, r.speedup_over_best_baseline, r.speedup_over_dense, r.fraction_of_limit,
-                       joined(r.baselines_ms), r.failures, joined(r.seeds_ms));
+                       joined(r.baselines_ms), r.failures, joined(r.seeds_ms), r.shared_gpu ? 1 : 0);
   }
   return out;
 }
@@ -112,7 +122,7 @@ nlohmann::json BenchJson(const std::vector<BenchRow>& rows) {
                    {"kernel_ms", r.kernel_ms}, {"baselines_ms", baselines}, {"seeds_ms", seeds},
                    {"speedup_over_best_baseline", r.speedup_over_best_baseline},
                    {"speedup_over_dense", r.speedup_over_dense}, {"fraction_of_limit", r.fraction_of_limit},
-                   {"failures", r.failures}});
+                   {"failures", r.failures}, {"shared_gpu", r.shared_gpu}});
   }
   return out;
 }

@@ -34,6 +34,8 @@ struct BenchRow {
   double speedup_over_dense = 0;
   double fraction_of_limit = 0;      // limit time / kernel time
   std::string failures;              // seeds that failed, with their category
+  bool shared_gpu = false;           // a time at n (a seed's or a baseline's) was taken on a shared GPU
+                                     // (TimedOnSharedGpu): the row's times are not comparable
 };
 
 // Rows for one task from the evaluations of its seeds (any order). The best kernel per n is the
@@ -41,6 +43,7 @@ struct BenchRow {
 std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskReply& setup,
                                     const std::vector<v1::EvalResult>& results, int64_t rows, int64_t cols);
 
+// The table; a row timed on a shared GPU ends in "shared GPU", and a line under the table counts them.
 std::string FormatBenchTable(const std::vector<BenchRow>& rows);
 std::string BenchCsv(const std::vector<BenchRow>& rows);
 nlohmann::json BenchJson(const std::vector<BenchRow>& rows);

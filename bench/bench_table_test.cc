@@ -1,5 +1,6 @@
 #include "bench/bench_table.h"
 
+#include "common/shared_gpu.h"
 #include "gtest/gtest.h"
 
 namespace sparseditto {
@@ -105,8 +106,45 @@ TEST(BenchTableTest, RowsListEveryCorrectSeedFastestFirst) {
   const std::string csv = BenchCsv(rows);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "task,dtype,n,best_kernel,kernel_ms,speedup_over_best_baseline,speedup_over_dense,fraction_of_limit,"
-            "baselines,failures,seeds");
-  EXPECT_NE(csv.find(",fast=0.010000;tie_first=0.020000;tie_second=0.020000;slow=0.050000\n"), std::string::npos);
+            "baselines,failures,seeds,shared_gpu");
+  EXPECT_NE(csv.find(",fast=0.010000;tie_first=0.020000;tie_second=0.020000;slow=0.050000,0\n"), std::string::npos);
+}
+
+TEST(BenchTableTest, RowsTimedOnASharedGpuAreMarked) {
+  v1::Task task;
+  task.set_name("t");
+  task.set_dtype(v1::DTYPE_FP16);
+  task.add_n(16);
+  task.add_n(2048);
+  struct Case {
+    const char* name;
+    double seed_idle_ms, baseline_idle_ms, failed_seed_idle_ms;
+    bool shared_16;
+  };
+  const Case cases[] = {
+      {"quiet", 0.02, 0.02, 0.02, false},
+      {"a seed shared", kSharedGpuIdleTrialMs + 0.3, 0.02, 0.02, true},
+      {"a baseline shared", 0.02, 0.4, 0.02, true},
+      {"at the limit", kSharedGpuIdleTrialMs, kSharedGpuIdleTrialMs, 0.02, false},
+      {"only a failed seed shared: its times are not in the row", 0.02, 0.02, 0.5, false},
+  };
+  for (const Case& c : cases) {
+    std::vector<v1::EvalResult> results = {Result("a", v1::FAILURE_CATEGORY_NONE, {{16, 0.01}, {2048, 0.2}}),
+                                           Result("w", v1::FAILURE_CATEGORY_WRONG, {{16, 0.01}})};
+    results[0].mutable_timings(0)->set_host_idle_median_ms(c.seed_idle_ms);
+    results[1].mutable_timings(0)->set_host_idle_median_ms(c.failed_seed_idle_ms);
+    v1::SetupTaskReply setup = FakeSetup();
+    (*setup.mutable_baselines())[16].mutable_baselines(1)->mutable_timing()->set_host_idle_median_ms(c.baseline_idle_ms);
+    const auto rows = MakeBenchRows(task, setup, results, 4096, 4096);
+    ASSERT_EQ(rows.size(), 2u) << c.name;
+    EXPECT_EQ(rows[0].shared_gpu, c.shared_16) << c.name;
+    EXPECT_FALSE(rows[1].shared_gpu) << c.name;  // n = 2048's times were quiet in every case
+    const std::string table = FormatBenchTable(rows);
+    EXPECT_EQ(table.find("warning: 1 of 2 rows were timed while other work shared the GPU") != std::string::npos,
+              c.shared_16)
+        << c.name << "\n" << table;
+    EXPECT_EQ(BenchJson(rows)[0]["shared_gpu"].get<bool>(), c.shared_16) << c.name;
+  }
 }
 
 TEST(BenchTableTest, NoCorrectSeedLeavesTheRowEmpty) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/eval_outcome.h"
+#include "common/shared_gpu.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 #include "google/protobuf/util/json_util.h"
@@ -44,8 +45,10 @@ std::string ResultToJson(const google::protobuf::Message& message) {
 
 double SharedGpuIdleTrialMs(const v1::EvalResult& result) {
   double worst = 0;
-  for (const auto& t : result.timings()) worst = std::max(worst, t.host_idle_median_ms());
-  return worst > kSharedGpuIdleTrialMs ? worst : 0;
+  for (const auto& t : result.timings()) {
+    if (TimedOnSharedGpu(t)) worst = std::max(worst, t.host_idle_median_ms());
+  }
+  return worst;
 }
 
 std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {

@@ -11,12 +11,8 @@
 
 namespace sparseditto {
 
-// An idle trial (TimingStats.host_idle_median_ms) slower than this means other work shared the GPU
-// while timing: 0.01-0.03 ms on a quiet H200, 0.41-0.42 ms with six evals at once (s9 call 5).
-constexpr double kSharedGpuIdleTrialMs = 0.1;
-
-// The largest idle-trial host clock of the result's timings when it is above kSharedGpuIdleTrialMs
-// (the GPU was shared: times are not comparable with a quiet GPU's), otherwise 0.
+// The largest idle-trial host clock of the result's timings when one was timed on a shared GPU
+// (TimedOnSharedGpu, common/shared_gpu.h), otherwise 0.
 double SharedGpuIdleTrialMs(const v1::EvalResult& result);
 
 // Several lines: stages and verdict, errors, per-n times against each baseline, fitness, and a warning

@@ -1,6 +1,8 @@
 // FormatReport's shared-GPU warning and SharedGpuIdleTrialMs.
 #include "evaluator/report.h"
 
+#include "common/shared_gpu.h"
+
 #include <gtest/gtest.h>
 
 namespace sparseditto {
