@@ -26,6 +26,26 @@ struct EventPair {
   }
 };
 
+// One trial behind the gate: the stream is held closed while start, `launch` (none for the idle trial) and
+// stop are enqueued, so the events see them back to back: the host's enqueue latency (which grows with CPU
+// load, e.g. compiles running beside the timing) stays out of the device time. Returns the host clock (ms)
+// from the gate's closing to the device's synchronize, which still covers enqueue + device work, for the
+// escaped-work check. Errors: the gate's, the event records', the launch's or the synchronize's.
+absl::StatusOr<double> GatedTrial(StreamGate& gate, EventPair& events, cudaStream_t stream, const LaunchFn* launch,
+                                  const char* what) {
+  absl::Status s = gate.Close(stream, kStreamGateTimeoutNs, what);
+  const auto start = std::chrono::steady_clock::now();
+  if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
+  if (s.ok() && launch != nullptr) s = (*launch)(stream);
+  if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+  gate.Open();  // also on error, a failed Close included (enqueued or not): never leave the stream closed
+  if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  else cudaStreamSynchronize(stream);  // the stream passes the gate before `gate` frees the pair it reads
+  const auto stop = std::chrono::steady_clock::now();
+  if (!s.ok()) return s;
+  return std::chrono::duration<double, std::milli>(stop - start).count();
+}
+
 }  // namespace
 
 absl::StatusOr<L2Flusher> L2Flusher::Create() {
@@ -93,34 +113,16 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
     if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "flush");
     if (!s.ok()) return s;
     // The idle trial: the timed trial's steps with nothing launched, for WorkEscapedStream's baseline.
-    s = gate.Close(stream, kStreamGateTimeoutNs, "idle gate");
-    const auto idle_start = Clock::now();
-    if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
-    if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
-    gate.Open();
-    if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    else cudaStreamSynchronize(stream);
-    if (!s.ok()) return s;
-    idle_host_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - idle_start).count());
-    // The stream is held closed while the trial is enqueued, so the events see start, the launch's
-    // device work and stop back to back: the host's enqueue latency (which grows with CPU load, e.g.
-    // compiles running beside the timing) stays out of the device time. The host clock still covers
-    // enqueue + device work, for the escaped-work check.
-    s = gate.Close(stream, kStreamGateTimeoutNs, "trial gate");
-    const auto host_start = Clock::now();
-    if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
-    if (s.ok()) s = launch(stream);
-    if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
-    gate.Open();  // also on error, a failed Close included (enqueued or not): never leave the stream closed
-    if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    else cudaStreamSynchronize(stream);  // the stream passes the gate before `gate` frees the pair it reads
-    const auto host_stop = Clock::now();
-    if (!s.ok()) return s;
+    auto idle = GatedTrial(gate, events, stream, nullptr, "idle gate");
+    if (!idle.ok()) return idle.status();
+    idle_host_ms.push_back(*idle);
+    auto host = GatedTrial(gate, events, stream, &launch, "trial gate");
+    if (!host.ok()) return host.status();
     float ms = 0;
     s = gpu::CudaStatus(cudaEventElapsedTime(&ms, events.start, events.stop), "cudaEventElapsedTime");
     if (!s.ok()) return s;
     event_ms.push_back(ms);
-    host_ms.push_back(std::chrono::duration<double, std::milli>(host_stop - host_start).count());
+    host_ms.push_back(*host);
 
     if (static_cast<int>(event_ms.size()) >= min_trials) {
       Summarise(event_ms, host_ms, idle_host_ms, &stats);
