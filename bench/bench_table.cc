@@ -43,8 +43,9 @@ std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskRep
       if (!IsCorrect(r)) continue;
       double ms = 0;  // the seed's fastest timing at n (one per n in practice)
       for (const auto& t : r.timings()) {
-        if (t.n() == n && t.median_ms() > 0 && (ms == 0 || t.median_ms() < ms)) ms = t.median_ms();
-        if (t.n() == n && TimedOnSharedGpu(t)) row.shared_gpu = true;
+        if (t.n() != n) continue;
+        if (t.median_ms() > 0 && (ms == 0 || t.median_ms() < ms)) ms = t.median_ms();
+        if (TimedOnSharedGpu(t)) row.shared_gpu = true;
       }
       if (ms > 0) row.seeds_ms.emplace_back(r.candidate_id(), ms);
     }

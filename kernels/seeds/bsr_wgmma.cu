@@ -17,8 +17,8 @@
 // (block-row, first block, block count) in heaviest-first order, so a CTA starts from one 16-byte load.
 // Edges: B rows >= K and columns >= n are zeros (tensor-copy fill, cp.async src-size 0, or the guarded
 // scalar path when n % 8 != 0); C stores are guarded at M and n.
-// H200, block 64 @ 90%, n = 2048, fp16 (docs/measurements/h200-2026-11-29-s7, call 9): 0.0275 / 0.0550 /
-// 0.0558 / 0.0758 ms on 4096² / 4096x11008 / 11008x4096 / 8192², bsr_mma 0.0549 / 0.1105 / 0.1095 / 0.1512.
+// H200, block 64 @ 90%, n = 2048, fp16 (docs/measurements/h200-2026-11-29-s9, call 4 bench): 0.0264 / 0.0522 /
+// 0.0549 / 0.0700 ms on 4096² / 4096x11008 / 11008x4096 / 8192² (s7 call 9, bsr_mma: 0.0549 / 0.1105 / 0.1095 / 0.1512).
 // sparseditto:seed families=[block] dtypes=[fp16, bf16] archs=[sm_90a] block_sizes=[64]
 #include "sparseditto_kernel.h"
 #include <cuda.h>
