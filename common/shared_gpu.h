@@ -1,6 +1,6 @@
 // When a timing was taken on a GPU that other work shared: the one place this rule is written.
-// TimingStats.host_idle_median_ms is the host clock of an idle trial (gate, two events, synchronize,
-// nothing launched) run before each timed trial: 0.01-0.03 ms on a quiet H200, 0.41-0.42 ms with six
+// TimingStats.host_idle_median_ms is the host clock of idle trials (gate, two events, synchronize,
+// nothing launched) run either side of each timed trial (per trial the larger): 0.01-0.03 ms on a quiet H200, 0.41-0.42 ms with six
 // evals at once (docs/measurements/h200-2026-11-29-s9, call 5). Times from a shared GPU are not
 // comparable with a quiet GPU's. Pure functions; thread-safe.
 #pragma once

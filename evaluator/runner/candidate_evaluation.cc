@@ -138,9 +138,10 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
     if (WorkEscapedStream(*stats)) {
       result.set_failure(v1::FAILURE_CATEGORY_WRONG);
       result.set_failure_detail(fmt::format(
-          "n={}: work escaped the given stream: host clock {:.4f} ms against {:.4f} ms on the stream's events "
-          "({:.4f} ms on an idle trial)",
-          n, stats->host_median_ms(), stats->median_ms(), stats->host_idle_median_ms()));
+          "n={}: work escaped the given stream in {} of {} trials: host clock {:.4f} ms against {:.4f} ms on the "
+          "stream's events ({:.4f} ms on the idle trials; medians)",
+          n, stats->escaped_trials(), stats->trials(), stats->host_median_ms(), stats->median_ms(),
+          stats->host_idle_median_ms()));
       return result;
     }
   }
