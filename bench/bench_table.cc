@@ -89,7 +89,7 @@ std::string FormatBenchTable(const std::vector<BenchRow>& rows) {
   }
   const auto shared = std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.shared_gpu; });
   if (shared > 0) {
-    out += fmt::format("warning: {} of {} rows were timed while other work shared the GPU (an idle trial over {} ms); "
+    out += fmt::format("warning: {} of {} rows were timed while other work shared the GPU (idle trials over {} ms, median); "
                        "their times are not comparable with a quiet GPU's\n",
                        shared, rows.size(), kSharedGpuIdleTrialMs);
   }

@@ -6,9 +6,10 @@
 # SPARSEDITTO: the sparseditto binary; SUITE: e.g. configs/suites/seed_finalists.yaml; PARALLEL: pairs run at
 # once (default 4: the sanitizers are CPU-bound); MAX_PER_SEED: a seed's first tasks in suite order (default
 # 2). Seeds come from the binary's seed library (SEEDS_DIR overrides it, as `bench --seeds`).
-# A pair passes when its verdict is CORRECT or SLOWER at stage DONE. Pairs run side by side share the GPU
-# (their times mean little; the escaped-work check allows for it through its idle trial), so every failure
-# is run again alone and that run decides.
+# A pair passes when its verdict is CORRECT or SLOWER at stage DONE. Pairs go round-robin over the GPUs
+# (CUDA_VISIBLE_DEVICES's entries when it is set, else every GPU nvidia-smi lists; pair i on GPU i mod
+# count). Pairs side by side on one GPU share it (their times mean little; the escaped-work check allows
+# for it through its idle trials), so every failure is run again alone, on the same GPU, and that run decides.
 # Writes OUT_DIR/<seed>__<task>.txt (the eval reports; .alone.txt for reruns) and OUT_DIR/summary.txt.
 # Exit status: 0 when every pair passes, 1 when one fails (or none ran), 2 on bad usage.
 set -uo pipefail
@@ -25,9 +26,18 @@ fi
 awk -F'\t' -v max="$max_per_seed" 'NF == 3 && ++seen[$2] <= max' "$out/list.tsv" > "$out/pairs.tsv"
 [[ -s "$out/pairs.tsv" ]] || { echo "seed_finalists: no seed applies to any task of $suite" >&2; exit 1; }
 
-# One pair: eval --finalist into OUT_DIR/<seed>__<task><suffix>.txt.
-run_pair() {  # task seed file suffix
-  "$sd" eval --task "$suite" --name "$1" --kernel "$3" --finalist --timing-seconds 0.05 --min-trials 5 \
+# The GPUs pairs go round-robin over, comma-separated ("" = leave the device choice to CUDA).
+if [[ -n "${CUDA_VISIBLE_DEVICES:-}" ]]; then gpus="$CUDA_VISIBLE_DEVICES"
+else gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | tr -d ' ' | grep -E '^[0-9]+$' | paste -sd, -)
+fi
+awk -F'\t' -v OFS='\t' '{ print $0, NR - 1 }' "$out/pairs.tsv" > "$out/pairs_indexed.tsv"
+
+# One pair: eval --finalist into OUT_DIR/<seed>__<task><suffix>.txt, on GPU (index mod count) of $gpus.
+run_pair() {  # task seed file suffix index
+  local list on_gpu=()
+  IFS=, read -ra list <<< "$gpus"
+  (( ${#list[@]} > 0 )) && on_gpu=(env "CUDA_VISIBLE_DEVICES=${list[$(( $5 % ${#list[@]} ))]}")
+  "${on_gpu[@]}" "$sd" eval --task "$suite" --name "$1" --kernel "$3" --finalist --timing-seconds 0.05 --min-trials 5 \
     --stage-timeout 120 --cache "$out/cache" < /dev/null > "$out/$2__$1$4.txt" 2>&1
 }
 # "VERDICT STAGE" of a report ("- -" when it has none).
@@ -36,22 +46,22 @@ verdict_of() {
 }
 passes() { [[ "$1" == CORRECT || "$1" == SLOWER ]] && [[ "$2" == DONE ]]; }
 
-export -f run_pair; export sd suite out
-tr '\t\n' '\0\0' < "$out/pairs.tsv" | xargs -0 -n 3 -P "$parallel" bash -c 'run_pair "$0" "$1" "$2" ""'
+export -f run_pair; export sd suite out gpus
+tr '\t\n' '\0\0' < "$out/pairs_indexed.tsv" | xargs -0 -n 4 -P "$parallel" bash -c 'run_pair "$0" "$1" "$2" "" "$3"'
 
 {
   printf '%-20s %-28s %-9s %-19s %s\n' seed task verdict stage note
-  while IFS=$'\t' read -r task seed file; do
+  while IFS=$'\t' read -r task seed file index; do
     read -r verdict stage <<< "$(verdict_of "$out/${seed}__${task}.txt")"
     note=""
     if ! passes "$verdict" "$stage"; then  # again, alone: that run decides
-      run_pair "$task" "$seed" "$file" ".alone"
+      run_pair "$task" "$seed" "$file" ".alone" "$index"
       read -r verdict stage <<< "$(verdict_of "$out/${seed}__${task}.alone.txt")"
       note="run again alone"
       passes "$verdict" "$stage" || { note="$note: FAILS ($(grep -m1 -E '^ *detail:' "$out/${seed}__${task}.alone.txt" | sed 's/^ *detail: //' | cut -c1-120))"; }
     fi
     printf '%-20s %-28s %-9s %-19s %s\n' "$seed" "$task" "$verdict" "$stage" "$note"
-  done < "$out/pairs.tsv"
+  done < "$out/pairs_indexed.tsv"
 } | tee "$out/summary.txt"
 if grep -q "FAILS" "$out/summary.txt"; then exit 1; fi
 exit 0

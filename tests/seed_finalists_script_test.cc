@@ -40,7 +40,7 @@ class SeedFinalistsScriptTest : public ::testing::Test {
                            "d='" << dir_.string() << "'\n"
                            "if [[ $1 == bench ]]; then cat \"$d/list.tsv\"; echo 'a note on stderr' >&2; exit " << list_exit << "; fi\n"
                            "while [[ $# -gt 0 ]]; do case $1 in --name) t=$2; shift;; --kernel) k=$(basename \"$2\"); shift;; esac; shift; done\n"
-                           "echo \"$k $t\" >> \"$d/calls.txt\"\n"
+                           "echo \"$k $t gpu=${CUDA_VISIBLE_DEVICES-unset}\" >> \"$d/calls.txt\"\n"
                            "echo \"candidate ${k%.cu} on task $t\"\n"
                            "case $k in\n"
                            "  good*) echo '  verdict: CORRECT  (stage reached: DONE)';;\n"
@@ -51,8 +51,8 @@ class SeedFinalistsScriptTest : public ::testing::Test {
                            "esac\n";
     fs::permissions(fake, fs::perms::owner_all);
   }
-  Outcome Run(const std::string& extra = "") {
-    return RunShell("bash '" + kScript + "' '" + (dir_ / "sparseditto").string() + "' suite.yaml '" + (dir_ / "out").string() + "' " + extra, dir_);
+  Outcome Run(const std::string& extra = "", const std::string& env = "") {
+    return RunShell(env + " bash '" + kScript + "' '" + (dir_ / "sparseditto").string() + "' suite.yaml '" + (dir_ / "out").string() + "' " + extra, dir_);
   }
   // The summary line of a pair.
   std::string LineOf(const std::string& seed, const std::string& task) {
@@ -96,6 +96,21 @@ TEST_F(SeedFinalistsScriptTest, APairThatFailsAloneTooFailsTheRunWithItsDetail) 
   EXPECT_NE(racy.find("CRASH     FINALIST"), std::string::npos) << racy;
   EXPECT_NE(racy.find("FAILS (compute-sanitizer racecheck reported errors"), std::string::npos) << racy;
   EXPECT_NE(LineOf("good", "t1").find("CORRECT"), std::string::npos);
+}
+
+TEST_F(SeedFinalistsScriptTest, PairsGoRoundRobinOverTheVisibleGpusAndARerunStaysOnItsGpu) {
+  Fake("t1\tgood\tk/good.cu\nt2\tgood\tk/good.cu\nt1\tslow\tk/slow.cu\nt2\tflaky\tk/flaky.cu\n");
+  const Outcome r = Run("2 2", "CUDA_VISIBLE_DEVICES=3,5");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string calls = Slurp(dir_ / "calls.txt");
+  for (const char* call : {"good.cu t1 gpu=3\n", "good.cu t2 gpu=5\n", "slow.cu t1 gpu=3\n", "flaky.cu t2 gpu=5\n"}) {
+    EXPECT_NE(calls.find(call), std::string::npos) << call << " in:\n" << calls;
+  }
+  size_t flaky_calls = 0;
+  for (size_t at = calls.find("flaky.cu t2 gpu=5"); at != std::string::npos; at = calls.find("flaky.cu t2 gpu=5", at + 1)) {
+    ++flaky_calls;
+  }
+  EXPECT_EQ(flaky_calls, 2u) << "the rerun alone stays on the pair's GPU:\n" << calls;
 }
 
 TEST_F(SeedFinalistsScriptTest, BadUsageAndAFailedListExitWithAReason) {
