@@ -1,9 +1,11 @@
 #include "coordinator/search/kernel_export.h"
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
 #include "common/dtype.h"
+#include "common/shared_gpu.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "task/task_names.h"
@@ -54,6 +56,42 @@ std::vector<std::string> TimingLines(const v1::EvalResult& result) {
   return lines;
 }
 
+// What the kernel passed: the correctness checks, and the finalist checks' lines from the run log
+// ("[compute-sanitizer memcheck: exited with code 0]") or a line saying they were not run and how to.
+std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& result) {
+  int passed = 0;
+  for (const v1::CorrectnessCheck& c : result.checks()) passed += c.passed();
+  std::vector<std::string> lines = {fmt::format(
+      "Checks: {}/{} correctness checks passed (smoke shapes, the task at every n, a re-check after timing), "
+      "max rel error {:.3g}",
+      passed, result.checks_size(), result.max_rel_error())};
+  const std::string& log = result.run_log();
+  for (size_t at = log.find("[compute-sanitizer"); at != std::string::npos; at = log.find("[compute-sanitizer", at + 1)) {
+    lines.push_back("  " + log.substr(at, log.find('\n', at) - at));
+  }
+  if (lines.size() == 1) {
+    lines.push_back("  Not run on it: the finalist checks (determinism rerun, compute-sanitizer memcheck, racecheck,");
+    lines.push_back(fmt::format("  initcheck). Run them before use: sparseditto eval --task <task file> --name {} "
+                                "--kernel <this file> --finalist",
+                                task.name()));
+  }
+  return lines;
+}
+
+// The largest idle-trial median of the timings and baselines when it marks a shared GPU (common/shared_gpu.h);
+// 0 otherwise.
+double SharedGpuIdleMs(const v1::EvalResult& result) {
+  double idle = 0;
+  auto note = [&idle](const v1::TimingStats& t) {
+    if (TimedOnSharedGpu(t)) idle = std::max(idle, t.host_idle_median_ms());
+  };
+  for (const v1::TimingStats& t : result.timings()) note(t);
+  for (const auto& [n, list] : result.baselines()) {
+    for (const v1::BaselineTime& b : list.baselines()) note(b.timing());
+  }
+  return idle;
+}
+
 std::string ProvenanceLine(const store::RunRecord& run) {
   const nlohmann::json p = nlohmann::json::parse(run.provenance_json(), nullptr, /*allow_exceptions=*/false);
   auto field = [&](const char* key) {
@@ -84,6 +122,12 @@ std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, co
                    result.arch().empty() ? "?" : result.arch()));
   for (const std::string& t : TimingLines(result)) line("  " + t);
   if (result.prepare_ms() > 0) line(fmt::format("  prepare (format conversion, untimed in run): {:.3f} ms", result.prepare_ms()));
+  if (const double idle = SharedGpuIdleMs(result); idle > 0) {
+    line(fmt::format("  Warning: timed while other work shared the GPU (idle trials took {:.3f} ms, median, over {} ms):",
+                     idle, kSharedGpuIdleTrialMs));
+    line("  these times are not comparable with a quiet GPU's.");
+  }
+  for (const std::string& c : CheckLines(task, result)) line(c);
   line("Provenance: " + ProvenanceLine(run));
   line("");
   line("Use: the ABI is kernel_abi/sparseditto_kernel.h. Build a shared library, e.g.");

@@ -1,6 +1,9 @@
 #include "coordinator/search/kernel_export.h"
 
 #include <string>
+#include <vector>
+
+#include "common/shared_gpu.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -69,6 +72,49 @@ TEST(KernelExport, HeaderSaysWhatWhereHowFastAndHowToCall) {
   }
   EXPECT_THAT(file, ::testing::Not(HasSubstr("cusparselt_2to4"))) << "unavailable baselines are left out";
   EXPECT_TRUE(file.ends_with("\n__global__ void k() {}\n")) << "the source follows the comment unchanged";
+}
+
+// The header says which checks the kernel passed, whether the finalist checks ran, and warns when its times
+// come from a shared GPU.
+TEST(KernelExport, HeaderSaysWhichChecksRanAndWhetherTheGpuWasShared) {
+  struct Case {
+    const char* name;
+    std::string run_log;
+    double kernel_idle_ms, baseline_idle_ms;
+    std::vector<std::string> present, absent;
+  };
+  const std::string not_run = "Not run on it: the finalist checks";
+  const std::string shared = "Warning: timed while other work shared the GPU";
+  const Case cases[] = {
+      {"a search's candidate: no finalist checks, quiet GPU", "", 0.02, 0.02,
+       {"Checks: 2/2 correctness checks passed", not_run, "--name t --kernel <this file> --finalist"}, {shared}},
+      {"finalist checks in the run log", "x\n[compute-sanitizer memcheck: exited with code 0]\ny\n", 0.02, 0.02,
+       {"//   [compute-sanitizer memcheck: exited with code 0]\n"}, {not_run, shared}},
+      {"the kernel timed on a shared GPU", "", kSharedGpuIdleTrialMs * 4, 0.02,
+       {shared + " (idle trials took 0.400 ms, median, over 0.1 ms)"}, {}},
+      {"a baseline timed on a shared GPU", "", 0.02, kSharedGpuIdleTrialMs * 3, {shared + " (idle trials took 0.300"}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    v1::Task task;
+    task.set_name("t");
+    v1::EvalResult result;
+    result.set_run_log(c.run_log);
+    result.add_checks()->set_passed(true);
+    result.add_checks()->set_passed(true);
+    v1::TimingStats* timing = result.add_timings();
+    timing->set_n(16);
+    timing->set_median_ms(0.02);
+    timing->set_host_idle_median_ms(c.kernel_idle_ms);
+    v1::BaselineTime* dense = (*result.mutable_baselines())[16].add_baselines();
+    dense->set_name("cublas_dense");
+    dense->set_available(true);
+    dense->mutable_timing()->set_median_ms(0.04);
+    dense->mutable_timing()->set_host_idle_median_ms(c.baseline_idle_ms);
+    const std::string file = ExportedKernel(store::RunRecord(), task, v1::Candidate(), result);
+    for (const std::string& words : c.present) EXPECT_THAT(file, HasSubstr(words));
+    for (const std::string& words : c.absent) EXPECT_THAT(file, ::testing::Not(HasSubstr(words)));
+  }
 }
 
 }  // namespace
