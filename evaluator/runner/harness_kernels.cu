@@ -42,9 +42,10 @@ __device__ __forceinline__ uint64_t GlobalTimerNs() {
 
 // One CTA a gate; the whole-GPU form launches one a streaming multiprocessor, each with all the shared
 // memory a CTA may have, so no other kernel's CTA fits anywhere until the gate opens. Thread 0 of every
-// CTA counts itself into *resident (the host waits for all of them) and then waits for the flag.
-__global__ void StreamGateKernel(const volatile int* open_flag, int* released_by_host, int* resident, int64_t timeout_ns) {
-  atomicAdd_system(resident, 1);
+// CTA sets its own resident[blockIdx.x] (plain stores: atomics on mapped host memory need host-native
+// atomics, which PCIe hosts lack; the host waits for all of them) and then waits for the flag.
+__global__ void StreamGateKernel(const volatile int* open_flag, int* released_by_host, volatile int* resident, int64_t timeout_ns) {
+  resident[blockIdx.x] = 1;
   __threadfence_system();
   const uint64_t start = GlobalTimerNs();
   while (*open_flag == 0) {
@@ -78,7 +79,7 @@ cudaError_t FillUniform(void* dst, int64_t count, int32_t dtype, uint64_t seed, 
   return cudaGetLastError();
 }
 
-cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_host, int* resident, int64_t timeout_ns,
+cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_host, volatile int* resident, int64_t timeout_ns,
                              const GateShape& shape, cudaStream_t stream) {
   StreamGateKernel<<<shape.ctas, 1, shape.shared_bytes, stream>>>(open_flag, released_by_host, resident, timeout_ns);
   return cudaGetLastError();

@@ -22,12 +22,12 @@ struct GateShape {
 };
 
 // Enqueues the gate kernel on `stream`: it holds the stream closed until the host writes a nonzero value
-// to *open_flag (mapped pinned memory) or `timeout_ns` passes. Every CTA adds 1 to *resident when it
-// starts. CTA 0 writes 1 to *released_by_host when the host opened it, 0 when it timed out. Work the
+// to *open_flag (mapped pinned memory) or `timeout_ns` passes. CTA i sets resident[i] to 1 when it
+// starts (resident: shape.ctas ints, mapped). CTA 0 writes 1 to *released_by_host when the host opened it, 0 when it timed out. Work the
 // candidate enqueues on `stream` behind the gate cannot run while it is closed; work on another stream
 // can, unless the gate fills the GPU (WholeGpuGateShape) and is resident. The host side (the mapped
 // flags, closing and opening): StreamGate, evaluator/runner/stream_gate.h.
-cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_host, int* resident, int64_t timeout_ns,
+cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_host, volatile int* resident, int64_t timeout_ns,
                              const GateShape& shape, cudaStream_t stream);
 
 // The whole-GPU shape for the current device (SM count and opt-in shared memory read from it); also

@@ -31,7 +31,8 @@ StreamGate& StreamGate::operator=(StreamGate&& other) noexcept {
 absl::StatusOr<StreamGate> StreamGate::Create(const char* what, GateScope scope) {
   StreamGate gate;
   if (scope == GateScope::kWholeGpu) SD_RETURN_IF_ERROR(gpu::CudaStatus(WholeGpuGateShape(&gate.shape_), what));
-  const cudaError_t error = cudaHostAlloc(reinterpret_cast<void**>(&gate.host_), 3 * sizeof(int), cudaHostAllocMapped);
+  const cudaError_t error =
+      cudaHostAlloc(reinterpret_cast<void**>(&gate.host_), (2 + gate.shape_.ctas) * sizeof(int), cudaHostAllocMapped);
   if (error != cudaSuccess) {
     gate.host_ = nullptr;
     return gpu::CudaStatus(error, what);
@@ -39,25 +40,30 @@ absl::StatusOr<StreamGate> StreamGate::Create(const char* what, GateScope scope)
   SD_RETURN_IF_ERROR(gpu::CudaStatus(cudaHostGetDevicePointer(reinterpret_cast<void**>(&gate.device_), gate.host_, 0), what));
   __atomic_store_n(&gate.host_[0], 1, __ATOMIC_SEQ_CST);
   __atomic_store_n(&gate.host_[1], -1, __ATOMIC_SEQ_CST);
-  __atomic_store_n(&gate.host_[2], 0, __ATOMIC_SEQ_CST);
+  for (unsigned i = 0; i < gate.shape_.ctas; ++i) __atomic_store_n(&gate.host_[2 + i], 0, __ATOMIC_SEQ_CST);
   return gate;
 }
 
 absl::Status StreamGate::Close(cudaStream_t stream, int64_t timeout_ns, const char* what) {
   __atomic_store_n(&host_[0], 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&host_[1], -1, __ATOMIC_SEQ_CST);
-  __atomic_store_n(&host_[2], 0, __ATOMIC_SEQ_CST);
+  for (unsigned i = 0; i < shape_.ctas; ++i) __atomic_store_n(&host_[2 + i], 0, __ATOMIC_SEQ_CST);
   SD_RETURN_IF_ERROR(gpu::CudaStatus(LaunchStreamGate(device_, device_ + 1, device_ + 2, timeout_ns, shape_, stream), what));
   if (shape_.ctas <= 1) return absl::OkStatus();
   // The whole-GPU gate holds other streams only once every CTA is resident.
   const auto give_up = std::chrono::steady_clock::now() + kGateFillTimeout;
-  while (__atomic_load_n(&host_[2], __ATOMIC_SEQ_CST) < static_cast<int>(shape_.ctas)) {
-    if (std::chrono::steady_clock::now() > give_up) {
+  for (unsigned i = 0; i < shape_.ctas;) {
+    if (__atomic_load_n(&host_[2 + i], __ATOMIC_SEQ_CST) != 0) {
+      ++i;
+    } else if (std::chrono::steady_clock::now() > give_up) {
+      unsigned resident = 0;
+      for (unsigned j = 0; j < shape_.ctas; ++j) resident += __atomic_load_n(&host_[2 + j], __ATOMIC_SEQ_CST) != 0;
       return absl::UnavailableError(fmt::format("{} failed: the whole-GPU gate had {} of {} CTAs resident after {} ms", what,
-                                                __atomic_load_n(&host_[2], __ATOMIC_SEQ_CST), shape_.ctas,
+                                                resident, shape_.ctas,
                                                 std::chrono::duration_cast<std::chrono::milliseconds>(kGateFillTimeout).count()));
+    } else {
+      std::this_thread::yield();
     }
-    std::this_thread::yield();
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,6 @@
-// The host side of the stream gate (LaunchStreamGate, evaluator/runner/harness_kernels.h): a pair of
-// ints in mapped pinned memory, [0] the open flag the host writes and [1] what the gate kernel reports
-// (1: released by the host, 0: timed out). Close() arms the pair and enqueues the gate kernel, which
+// The host side of the stream gate (LaunchStreamGate, evaluator/runner/harness_kernels.h): ints in
+// mapped pinned memory, [0] the open flag the host writes, [1] what the gate kernel reports (1: released
+// by the host, 0: timed out) and one resident flag a gate CTA. Close() arms them and enqueues the gate kernel, which
 // holds the stream closed until Open() or until its timeout passes; ReleasedByHost() then says which
 // of the two ended it. The timing loop (timing.cc) closes the stream while a trial is enqueued;
 // ProblemRun (problem_run.cc) closes it around each checked run to catch work on other streams.
@@ -12,7 +12,7 @@
 //   cudaStreamSynchronize(stream);
 //   if (!gate.ReleasedByHost()) ... the gate timed out before Open() ...
 //
-// Ownership: a StreamGate owns one cudaHostAlloc(cudaHostAllocMapped) allocation of two ints and
+// Ownership: a StreamGate owns one cudaHostAlloc(cudaHostAllocMapped) allocation (2 + gate CTAs ints) and
 // frees it with cudaFreeHost in its destructor (or when moved onto). Move-only; a default-constructed
 // or moved-from gate owns nothing. The destructor does not open the gate: callers Open() on every path
 // after a successful Close(), and let the stream pass the gate (or the timeout run out) before the
@@ -88,8 +88,8 @@ class StreamGate {
 
  private:
   int* host_ = nullptr;    // mapped pinned: [0] open flag, [1] released by host (1) or timed out (0),
-                           // [2] gate CTAs resident so far
-  int* device_ = nullptr;  // the same three ints, device view
+                           // [2 + i] gate CTA i is resident (shape_.ctas of them)
+  int* device_ = nullptr;  // the same ints, device view
   GateShape shape_;        // {1, 0} for kStream
 };
 
