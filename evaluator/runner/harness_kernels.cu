@@ -40,16 +40,22 @@ __device__ __forceinline__ uint64_t GlobalTimerNs() {
   return t;
 }
 
-__global__ void StreamGateKernel(const volatile int* open_flag, int* released_by_host, int64_t timeout_ns) {
+// One CTA a gate; the whole-GPU form launches one a streaming multiprocessor, each with all the shared
+// memory a CTA may have, so no other kernel's CTA fits anywhere until the gate opens. Thread 0 of every
+// CTA sets its own resident[blockIdx.x] (plain stores: atomics on mapped host memory need host-native
+// atomics, which PCIe hosts lack; the host waits for all of them) and then waits for the flag.
+__global__ void StreamGateKernel(const volatile int* open_flag, int* released_by_host, volatile int* resident, int64_t timeout_ns) {
+  resident[blockIdx.x] = 1;
+  __threadfence_system();
   const uint64_t start = GlobalTimerNs();
   while (*open_flag == 0) {
     if (static_cast<int64_t>(GlobalTimerNs() - start) > timeout_ns) {
-      *released_by_host = 0;
+      if (blockIdx.x == 0) *released_by_host = 0;
       return;
     }
     __nanosleep(2000);
   }
-  *released_by_host = 1;
+  if (blockIdx.x == 0) *released_by_host = 1;
 }
 
 unsigned GridFor(int64_t count) {
@@ -73,10 +79,26 @@ cudaError_t FillUniform(void* dst, int64_t count, int32_t dtype, uint64_t seed, 
   return cudaGetLastError();
 }
 
-cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_host, int64_t timeout_ns,
-                             cudaStream_t stream) {
-  StreamGateKernel<<<1, 1, 0, stream>>>(open_flag, released_by_host, timeout_ns);
+cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_host, volatile int* resident, int64_t timeout_ns,
+                             const GateShape& shape, cudaStream_t stream) {
+  StreamGateKernel<<<shape.ctas, 1, shape.shared_bytes, stream>>>(open_flag, released_by_host, resident, timeout_ns);
   return cudaGetLastError();
+}
+
+cudaError_t WholeGpuGateShape(GateShape* shape) {
+  int device = 0, sms = 0, optin = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (e == cudaSuccess) {
+    e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&StreamGateKernel), cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+  }
+  if (e == cudaSuccess) {
+    e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&StreamGateKernel), cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared);
+  }
+  if (e == cudaSuccess) *shape = GateShape{static_cast<unsigned>(sms), static_cast<size_t>(optin)};
+  return e;
 }
 
 }  // namespace sparseditto

@@ -26,9 +26,11 @@ struct EventPair {
   }
 };
 
-// One trial behind the gate: the stream is held closed while start, `launch` (none for the idle trial) and
+// One trial behind the gate: the GPU is held closed while start, `launch` (none for the idle trial) and
 // stop are enqueued, so the events see them back to back: the host's enqueue latency (which grows with CPU
-// load, e.g. compiles running beside the timing) stays out of the device time. Returns the host clock (ms)
+// load, e.g. compiles running beside the timing) stays out of the device time. The gate fills the GPU
+// (GateScope::kWholeGpu): work the launch puts on other streams cannot run ahead of the window either, so a
+// side stream joined back by an event is inside the events. Returns the host clock (ms)
 // from the gate's closing to the device's synchronize, which still covers enqueue + device work, for the
 // escaped-work check. Errors: the gate's, the event records', the launch's or the synchronize's.
 absl::StatusOr<double> GatedTrial(StreamGate& gate, EventPair& events, cudaStream_t stream, const LaunchFn* launch,
@@ -113,7 +115,7 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
   absl::Status s = gpu::CudaStatus(cudaEventCreate(&events.start), "cudaEventCreate");
   if (s.ok()) s = gpu::CudaStatus(cudaEventCreate(&events.stop), "cudaEventCreate");
   if (!s.ok()) return s;
-  SD_ASSIGN_OR_RETURN(StreamGate gate, StreamGate::Create("gate flag"));
+  SD_ASSIGN_OR_RETURN(StreamGate gate, StreamGate::Create("gate flag", GateScope::kWholeGpu));
 
   std::vector<double> event_ms, host_ms, idle_host_ms;
   const auto begin = Clock::now();

@@ -40,7 +40,8 @@ using nlohmann::json;
 constexpr char kCorpusDir[] = SPARSEDITTO_SOURCE_DIR "/tests/adversarial";
 constexpr char kCorpusPath[] = SPARSEDITTO_SOURCE_DIR "/tests/adversarial/corpus.json";
 constexpr int kBombSeconds = 20;
-const std::set<std::string> kCategories = {"REJECTED", "COMPILE", "WRONG", "CRASH", "TIMEOUT"};
+// SLOWER: a timing cheat the harness defuses by timing it honestly (the cheat then loses to the baselines).
+const std::set<std::string> kCategories = {"REJECTED", "COMPILE", "WRONG", "CRASH", "TIMEOUT", "SLOWER"};
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);

@@ -3,10 +3,11 @@
 // host (cudaStreamSynchronize), then enqueues only a copy into C on the given stream. C is never written
 // while the given stream is held closed (the copy waits behind the gate), so the smoke gate check passes,
 // and the events on the given stream time only the copy.
-// Expected: WRONG -- work escaped the given stream, from the host clock against the events in the timing
-// stage. The side kernel spins SIDE_SPIN_NS after its work (standing in for an expensive product), so that
-// the host clock is far past the check's threshold (3 x events + 50 us + 2 x the idle trials) in every
-// trial. Side work shorter than the threshold is not caught by this check; see tests/adversarial/README.md.
+// Expected: WRONG -- work escaped the given stream, in the timing stage: the timing gate holds every SM, so
+// the side kernel cannot start and run() blocks until the gate times out (200 ms), which the host clock
+// shows against the events in every trial. Under a one-CTA gate the side work ran while the trial was held
+// and this file was CORRECT and 1.77x the best baseline (H200, docs/measurements/h200-2026-11-29-s10, call
+// E); with SIDE_SPIN_NS at 1 ms the host clock alone caught it there.
 // Apart from the cheat this is the reference candidate (kernels/reference/csr_reference.cu).
 #include "sparseditto_kernel.h"
 
@@ -17,7 +18,7 @@
 #include <vector>
 
 #define THREADS_PER_BLOCK 256  // sparseditto:tunable values=[64, 128, 256, 512]
-#define SIDE_SPIN_NS 1000000  // the side work's extra length (0: only the product)
+#define SIDE_SPIN_NS 0  // the side work's extra length (0: only the product)
 
 static_assert(THREADS_PER_BLOCK % 32 == 0, "whole warps");
 
