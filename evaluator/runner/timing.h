@@ -1,7 +1,8 @@
 // Stage 5 of the cascade: timing one launch function truthfully (DESIGN.md §3.4). Warm-ups, an L2
-// flush before every trial, the stream held closed by a gate kernel while start event, launch and stop
-// event are enqueued (so the events measure device time, not the host's enqueue latency, which varies
-// with CPU load), CUDA events on the candidate's stream plus a host clock around a whole-
+// flush before every trial, the whole GPU held closed by a gate kernel (GateScope::kWholeGpu) while start
+// event, launch and stop event are enqueued (so the events measure device time, not the host's enqueue
+// latency, which varies with CPU load, and work launched on other streams cannot run before the window),
+// CUDA events on the candidate's stream plus a host clock around a whole-
 // device synchronize (work that escapes to another stream shows up as host time far beyond event
 // time), at least min_trials trials and more until the spread is small. Not thread-safe.
 #pragma once
