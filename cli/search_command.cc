@@ -13,6 +13,7 @@
 #include "cli/install_paths.h"
 #include "cli/llm_setup.h"
 #include "cli/provenance.h"
+#include "common/shared_gpu.h"
 #include "common/status_format.h"
 #include "coordinator/search/batch_search.h"
 #include "coordinator/search/gpu_candidate_evaluator.h"
@@ -101,6 +102,12 @@ int RunSearch(const SearchOptions& o) {
                              s.evaluations, s.evaluations_this_call, s.resumed ? ", resumed" : "",
                              s.best_candidate_id.empty() ? "(none correct)" : s.best_candidate_id, s.best_fitness,
                              s.stop_detail.empty() ? s.stop_reason : s.stop_detail);
+    if (s.shared_gpu_evaluations_this_call > 0) {
+      std::cout << fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "
+                               "(idle trials over {} ms): their fitness is not comparable with a quiet GPU's\n",
+                               t.task_name, s.shared_gpu_evaluations_this_call, s.evaluations_this_call,
+                               kSharedGpuIdleTrialMs);
+    }
   }
   std::cout << fmt::format("run {}: {} (status: sparseditto status {}, best kernels: sparseditto export {})\n",
                            run, run_dir, run_dir, run_dir);

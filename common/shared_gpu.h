@@ -5,6 +5,8 @@
 // comparable with a quiet GPU's. Pure functions; thread-safe.
 #pragma once
 
+#include <algorithm>
+
 #include "eval_result.pb.h"
 
 namespace sparseditto {
@@ -13,6 +15,20 @@ constexpr double kSharedGpuIdleTrialMs = 0.1;
 
 inline bool TimedOnSharedGpu(const v1::TimingStats& timing) {
   return timing.host_idle_median_ms() > kSharedGpuIdleTrialMs;
+}
+
+// The largest idle-trial host clock among the result's timings and its baselines' that were taken on a
+// shared GPU (TimedOnSharedGpu); 0 when none was.
+inline double SharedGpuIdleTrialMs(const v1::EvalResult& result) {
+  double worst = 0;
+  auto note = [&worst](const v1::TimingStats& t) {
+    if (TimedOnSharedGpu(t)) worst = std::max(worst, t.host_idle_median_ms());
+  };
+  for (const v1::TimingStats& t : result.timings()) note(t);
+  for (const auto& [n, list] : result.baselines()) {
+    for (const v1::BaselineTime& b : list.baselines()) note(b.timing());
+  }
+  return worst;
 }
 
 }  // namespace sparseditto

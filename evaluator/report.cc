@@ -43,14 +43,6 @@ std::string ResultToJson(const google::protobuf::Message& message) {
   return json;
 }
 
-double SharedGpuIdleTrialMs(const v1::EvalResult& result) {
-  double worst = 0;
-  for (const auto& t : result.timings()) {
-    if (TimedOnSharedGpu(t)) worst = std::max(worst, t.host_idle_median_ms());
-  }
-  return worst;
-}
-
 std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
   std::string out = fmt::format("candidate {} on task {} ({}{}){}\n", result.candidate_id(), task.name(),
                                 result.gpu_name().empty() ? "no GPU" : result.gpu_name(),

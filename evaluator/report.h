@@ -6,17 +6,14 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/shared_gpu.h"
 #include "eval_result.pb.h"
 #include "task.pb.h"
 
 namespace sparseditto {
 
-// The largest idle-trial host clock of the result's timings when one was timed on a shared GPU
-// (TimedOnSharedGpu, common/shared_gpu.h), otherwise 0.
-double SharedGpuIdleTrialMs(const v1::EvalResult& result);
-
 // Several lines: stages and verdict, errors, per-n times against each baseline, fitness, and a warning
-// when SharedGpuIdleTrialMs is not 0.
+// when SharedGpuIdleTrialMs (common/shared_gpu.h) is not 0.
 std::string FormatReport(const v1::Task& task, const v1::EvalResult& result);
 
 // The result as JSON (protobuf's JSON mapping, field names as in the proto).

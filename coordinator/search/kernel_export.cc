@@ -78,20 +78,6 @@ std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& 
   return lines;
 }
 
-// The largest idle-trial median of the timings and baselines when it marks a shared GPU (common/shared_gpu.h);
-// 0 otherwise.
-double SharedGpuIdleMs(const v1::EvalResult& result) {
-  double idle = 0;
-  auto note = [&idle](const v1::TimingStats& t) {
-    if (TimedOnSharedGpu(t)) idle = std::max(idle, t.host_idle_median_ms());
-  };
-  for (const v1::TimingStats& t : result.timings()) note(t);
-  for (const auto& [n, list] : result.baselines()) {
-    for (const v1::BaselineTime& b : list.baselines()) note(b.timing());
-  }
-  return idle;
-}
-
 std::string ProvenanceLine(const store::RunRecord& run) {
   const nlohmann::json p = nlohmann::json::parse(run.provenance_json(), nullptr, /*allow_exceptions=*/false);
   auto field = [&](const char* key) {
@@ -122,7 +108,7 @@ std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, co
                    result.arch().empty() ? "?" : result.arch()));
   for (const std::string& t : TimingLines(result)) line("  " + t);
   if (result.prepare_ms() > 0) line(fmt::format("  prepare (format conversion, untimed in run): {:.3f} ms", result.prepare_ms()));
-  if (const double idle = SharedGpuIdleMs(result); idle > 0) {
+  if (const double idle = SharedGpuIdleTrialMs(result); idle > 0) {
     line(fmt::format("  Warning: timed while other work shared the GPU (idle trials took {:.3f} ms, median, over {} ms):",
                      idle, kSharedGpuIdleTrialMs));
     line("  these times are not comparable with a quiet GPU's.");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/rng.h"
+#include "common/shared_gpu.h"
 #include "common/status_format.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
@@ -307,6 +308,7 @@ class Loop {
   absl::Status EvaluateAndCommit(const v1::Candidate& candidate, const std::vector<std::string>& still_due = {}) {
     v1::EvalResult result = evaluator_.Evaluate(task_, candidate, task_.seed());
     ++evaluations_this_call_;
+    if (SharedGpuIdleTrialMs(result) > 0) ++shared_gpu_evaluations_this_call_;
     result.set_candidate_id(candidate.id());
     result.set_task_name(task_.name());
     const SteadyClock::time_point now = SteadyClock::now();
@@ -369,6 +371,7 @@ class Loop {
     }
     s.evaluations = coordinator_->spent().evaluations();
     s.evaluations_this_call = evaluations_this_call_;
+    s.shared_gpu_evaluations_this_call = shared_gpu_evaluations_this_call_;
     s.duplicates = coordinator_->spent().duplicates();
     s.stop_reason = std::move(stop_reason);
     s.stop_detail = coordinator_->ExplainStop();
@@ -388,6 +391,7 @@ class Loop {
   std::vector<std::string> in_flight_queue_;  // the rest of its batch, as stored
   int32_t attempts_ = 1;
   int64_t evaluations_this_call_ = 0;
+  int64_t shared_gpu_evaluations_this_call_ = 0;
   bool summary_resumed_ = false;
   std::string summary_in_flight_;
   const SteadyClock::time_point started_ = SteadyClock::now();

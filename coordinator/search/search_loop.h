@@ -92,6 +92,10 @@ struct SearchSummary {
   int64_t evaluations = 0;           // evaluations of the task in total (this call and earlier ones)
   int64_t evaluations_this_call = 0;  // evaluator calls made by this call
   int64_t duplicates = 0;            // proposals answered from a stored result
+  // Evaluations of this call whose times (the candidate's or a baseline's) were taken while other work
+  // shared the GPU (SharedGpuIdleTrialMs, common/shared_gpu.h): their fitness is not comparable with a
+  // quiet GPU's, and selection used it as it was.
+  int64_t shared_gpu_evaluations_this_call = 0;
   std::string stop_reason;           // StopReasonName, or "interrupted"
   std::string stop_detail;           // the coordinator's explanation ("max_evaluations 60 reached")
   bool resumed = false;              // the store held a state of this task already

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/shared_gpu.h"
 #include "common/status_format.h"
 #include "coordinator/search/stored_search.h"
 #include "coordinator/testing/search_fixture.h"
@@ -234,6 +235,32 @@ TEST_F(SearchLoopTest, TheEvaluationBudgetIsExactEvenInsideTheSeeds) {
     EXPECT_TRUE(state->in_flight_candidate_id().empty());
     EXPECT_EQ(state->status(), store::TASK_RUN_STATUS_BUDGET_EXHAUSTED);
   }
+}
+
+// Evaluations timed while other work shared the GPU are counted in the summary (the CLI warns with it):
+// the candidate's own timing or a baseline's, and only those of this call.
+TEST_F(SearchLoopTest, EvaluationsTimedOnASharedGpuAreCounted) {
+  class SharedEveryOther : public CountingEvaluator {
+   public:
+    using CountingEvaluator::CountingEvaluator;
+    v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t seed) override {
+      v1::EvalResult result = CountingEvaluator::Evaluate(task, candidate, seed);
+      ++calls_;
+      v1::TimingStats* own = result.add_timings();
+      own->set_host_idle_median_ms(calls_ % 3 == 0 ? kSharedGpuIdleTrialMs * 5 : kSharedGpuIdleTrialMs);
+      v1::BaselineTime* dense = (*result.mutable_baselines())[16].add_baselines();
+      dense->mutable_timing()->set_host_idle_median_ms(calls_ % 3 == 1 ? kSharedGpuIdleTrialMs * 2 : 0.02);
+      return result;
+    }
+    int calls_ = 0;
+  };
+  const v1::Task task = SmallTask(9);
+  SharedEveryOther evaluator(Landscape(task, seeds_));
+  auto store = OpenStore("shared");
+  auto summary = RunTaskSearch(*store, "run", task, seeds_, evaluator, Options());
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->evaluations_this_call, 9);
+  EXPECT_EQ(summary->shared_gpu_evaluations_this_call, 6) << "calls 1, 3, 4, 6, 7, 9: the baseline's or the kernel's";
 }
 
 // Gap (b): a crash after an evaluation and before its commit. The candidate is recorded in flight
