@@ -7,6 +7,7 @@
 #include "cli/exit_codes.h"
 #include "cli/run_folder.h"
 #include "common/status_format.h"
+#include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/kernel_export.h"
 #include "coordinator/search/run_artifacts.h"
 #include "coordinator/search/stored_search.h"
@@ -29,12 +30,25 @@ absl::Status ExportTask(const PopulationStore& store, const store::RunRecord& ru
   if (!s.ok()) return s.status();
   const std::string& best_id = s->search.best_candidate_id();
   if (best_id.empty()) return absl::NotFoundError("no correct candidate yet");
-  absl::StatusOr<v1::Candidate> best = store.GetCandidate(run.run_id(), best_id);
-  if (!best.ok()) return best.status();
-  absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run.run_id(), best_id);
+  // The best candidate that passed the finalist checks, with that evaluation; else the search's best.
+  const store::FinalistAttempt* passed = s->state ? PassedAttempt(*s->state) : nullptr;
+  const std::string id = passed != nullptr ? passed->candidate_id() : best_id;
+  absl::StatusOr<v1::Candidate> chosen = store.GetCandidate(run.run_id(), id);
+  if (!chosen.ok()) return chosen.status();
+  absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run.run_id(), id);
   if (!result.ok()) return result.status();
+  if (passed != nullptr && !result->ParseFromString(passed->result())) {
+    return absl::DataLossError(fmt::format("the finalist result of {} does not parse", id));
+  }
+  std::string note;
+  if (passed != nullptr && id != best_id) {
+    note = fmt::format("passed; the search's best, {} (fitness {:.3f}), did not ({})", best_id,
+                       s->search.best_fitness(), DescribeFinalists(*s->state));
+  } else if (passed == nullptr && s->state && !s->state->finalist_attempts().empty()) {
+    note = "FAILED: " + DescribeFinalists(*s->state);
+  }
   *written = (std::filesystem::path(out_dir) / (task_name + ".cu")).string();
-  return WriteFileAtomically(*written, ExportedKernel(run, s->task, *best, *result));
+  return WriteFileAtomically(*written, ExportedKernel(run, s->task, *chosen, *result, note));
 }
 
 int RunExport(const ExportOptions& o) {

@@ -102,6 +102,7 @@ int RunSearch(const SearchOptions& o) {
                              s.evaluations, s.evaluations_this_call, s.resumed ? ", resumed" : "",
                              s.best_candidate_id.empty() ? "(none correct)" : s.best_candidate_id, s.best_fitness,
                              s.stop_detail.empty() ? s.stop_reason : s.stop_detail);
+    if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
     if (s.shared_gpu_evaluations_this_call > 0) {
       std::cout << fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "
                                "(idle trials over {} ms): their fitness is not comparable with a quiet GPU's\n",

@@ -8,6 +8,7 @@
 #include "cli/exit_codes.h"
 #include "cli/run_folder.h"
 #include "common/status_format.h"
+#include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/search_progress.h"
 #include "coordinator/search/stored_search.h"
 #include "fmt/format.h"
@@ -81,6 +82,8 @@ absl::Status PrintTask(const PopulationStore& store, const std::string& run_id, 
   } else {
     std::cout << fmt::format("  best: {} fitness {:.3f}\n", s->search.best_candidate_id(), s->search.best_fitness());
   }
+  const std::string finalists = s->state ? DescribeFinalists(*s->state) : "";
+  std::cout << "  finalist checks: " << (finalists.empty() ? "not run yet" : finalists) << "\n";
   return absl::OkStatus();
 }
 

@@ -152,7 +152,10 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
   EXPECT_EQ(status.exit_code, 0) << status.err;
   for (const char* words : {"run run (", "2 task(s)", "task alpha: done (budget spent) — max_evaluations 26 reached",
                             "evaluations 26/26", "task beta:", "evaluations 14/14", "in flight: none",
-                            "outcomes: correct ", "best: alpha.0000"}) {
+                            "outcomes: correct ", "best: alpha.0000",
+                            // search_kill_child's best seed fails the finalist checks: the stage went on
+                            "finalist checks: alpha.0000", "passed the finalist checks; 2 before it failed (alpha.0000",
+                            "racecheck reported errors"}) {
     EXPECT_NE(status.out.find(words), std::string::npos) << words << "\n" << status.out;
   }
 
@@ -163,6 +166,9 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
     EXPECT_NE(file.find(std::string("the best kernel found for task ") + task), std::string::npos) << file;
     EXPECT_NE(file.find("sparseditto_prepare(&problem"), std::string::npos);
     EXPECT_NE(file.find("#include"), std::string::npos) << "the kernel's source follows";
+    EXPECT_NE(file.find("Finalist checks: passed; the search's best, " + std::string(task) + ".0000"), std::string::npos)
+        << "the best that passed the finalist checks, not the search's best:\n" << file.substr(0, 3000);
+    EXPECT_NE(file.find("[compute-sanitizer memcheck: exited with code 0]"), std::string::npos);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/status_format.h"
+#include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/run_artifacts.h"
 #include "coordinator/search/stored_search.h"
 #include "coordinator/search/wall_clock.h"
@@ -78,12 +79,14 @@ absl::Status MarkFailed(PopulationStore& store, const std::string& run_id, const
 
 // The summary of a task whose search ended in an earlier call (DONE or BUDGET_EXHAUSTED: final, as a
 // stored task cannot change), or nullopt when it is still to run.
+// A search that stopped and (when `finalists` is set) finished its finalist stage.
 absl::StatusOr<std::optional<SearchSummary>> FinishedEarlier(const PopulationStore& store, const std::string& run_id,
-                                                             const std::string& task_name) {
+                                                             const std::string& task_name, bool finalists) {
   absl::StatusOr<StoredSearch> stored = ReadStoredSearch(store, run_id, task_name);
   if (!stored.ok()) return stored.status();
   if (!stored->state || (stored->state->status() != store::TASK_RUN_STATUS_DONE &&
-                         stored->state->status() != store::TASK_RUN_STATUS_BUDGET_EXHAUSTED)) {
+                         stored->state->status() != store::TASK_RUN_STATUS_BUDGET_EXHAUSTED) ||
+      (finalists && !stored->state->finalist_done())) {
     return std::nullopt;
   }
   SearchSummary summary;
@@ -94,6 +97,10 @@ absl::StatusOr<std::optional<SearchSummary>> FinishedEarlier(const PopulationSto
   summary.stop_reason = "finished earlier";
   summary.stop_detail = stored->state->status_detail();
   summary.resumed = true;
+  if (const store::FinalistAttempt* passed = PassedAttempt(*stored->state); passed != nullptr) {
+    summary.finalist_candidate_id = passed->candidate_id();
+  }
+  summary.finalists = DescribeFinalists(*stored->state);
   return summary;
 }
 
@@ -128,7 +135,7 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
       }
       if (options.on_progress) options.on_progress(progress);
     };
-    absl::StatusOr<std::optional<SearchSummary>> finished = FinishedEarlier(store, run_id, task.name());
+    absl::StatusOr<std::optional<SearchSummary>> finished = FinishedEarlier(store, run_id, task.name(), options.loop.max_finalists > 0);
     if (finished.ok() && finished->has_value()) {
       result.ok = true;
       result.summary = **finished;

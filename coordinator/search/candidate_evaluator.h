@@ -31,6 +31,18 @@ class CandidateEvaluator {
   }
   // Scores `candidate` (a candidate of `task`). `check_seed` seeds the correctness check's inputs.
   virtual v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) = 0;
+  // The whole cascade plus the finalist checks (determinism rerun, compute-sanitizer memcheck,
+  // racecheck, initcheck) for a candidate the search has already scored. The default has none to run:
+  // an INTERNAL failure that says so.
+  virtual v1::EvalResult EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) {
+    (void)check_seed;
+    v1::EvalResult result;
+    result.set_candidate_id(candidate.id());
+    result.set_task_name(task.name());
+    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+    result.set_failure_detail("this evaluator has no finalist checks");
+    return result;
+  }
 };
 
 }  // namespace sparseditto

@@ -28,6 +28,10 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   void Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override;
 
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
+  // Compiles again (the cache makes that cheap) and runs the cascade with the finalist checks.
+  v1::EvalResult EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override {
+    return evaluator_->Evaluate(task, candidate, /*finalist=*/true, check_seed);
+  }
 
  private:
   Evaluator* evaluator_;              // not owned; outlives this object

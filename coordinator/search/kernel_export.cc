@@ -58,7 +58,7 @@ std::vector<std::string> TimingLines(const v1::EvalResult& result) {
 
 // What the kernel passed: the correctness checks, and the finalist checks' lines from the run log
 // ("[compute-sanitizer memcheck: exited with code 0]") or a line saying they were not run and how to.
-std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& result) {
+std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& result, const std::string& finalist_note) {
   int passed = 0;
   for (const v1::CorrectnessCheck& c : result.checks()) passed += c.passed();
   std::vector<std::string> lines = {fmt::format(
@@ -69,7 +69,9 @@ std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& 
   for (size_t at = log.find("[compute-sanitizer"); at != std::string::npos; at = log.find("[compute-sanitizer", at + 1)) {
     lines.push_back("  " + log.substr(at, log.find('\n', at) - at));
   }
-  if (lines.size() == 1) {
+  if (!finalist_note.empty()) {
+    lines.push_back("  Finalist checks: " + finalist_note);
+  } else if (lines.size() == 1) {
     lines.push_back("  Not run on it: the finalist checks (determinism rerun, compute-sanitizer memcheck, racecheck,");
     lines.push_back(fmt::format("  initcheck). Run them before use: sparseditto eval --task <task file> --name {} "
                                 "--kernel <this file> --finalist",
@@ -90,7 +92,7 @@ std::string ProvenanceLine(const store::RunRecord& run) {
 }  // namespace
 
 std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, const v1::Candidate& best,
-                           const v1::EvalResult& result) {
+                           const v1::EvalResult& result, const std::string& finalist_note) {
   std::vector<std::string> tunables;
   for (const v1::Tunable& t : best.tunables()) tunables.push_back(fmt::format("{}={}", t.name(), t.value()));
   std::vector<std::string> ns;
@@ -113,7 +115,7 @@ std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, co
                      idle, kSharedGpuIdleTrialMs));
     line("  these times are not comparable with a quiet GPU's.");
   }
-  for (const std::string& c : CheckLines(task, result)) line(c);
+  for (const std::string& c : CheckLines(task, result, finalist_note)) line(c);
   line("Provenance: " + ProvenanceLine(run));
   line("");
   line("Use: the ABI is kernel_abi/sparseditto_kernel.h. Build a shared library, e.g.");

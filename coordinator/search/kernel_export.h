@@ -1,7 +1,10 @@
 // A search's best kernel as a standalone .cu file for use outside SparseDitto (`sparseditto export`):
 // the candidate's source under a header comment that says what it is for (task, shape, dtype, pattern,
 // n values), how it did (per-n median time against every baseline, fitness), where it was found
-// (run, candidate, provenance) and how to call it through the ABI of kernel_abi/sparseditto_kernel.h.
+// (run, candidate, provenance), which checks it passed, and how to call it through the ABI of
+// kernel_abi/sparseditto_kernel.h. `result` is the evaluation to quote (the finalist one when the
+// kernel passed the finalist checks: its run_log holds their sanitizer lines). `finalist_note`, when not
+// empty, replaces the "not run" line about the finalist checks (e.g. why the search's best failed them).
 // Pure formatting; thread-safe.
 #pragma once
 
@@ -15,6 +18,6 @@
 namespace sparseditto {
 
 std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, const v1::Candidate& best,
-                           const v1::EvalResult& result);
+                           const v1::EvalResult& result, const std::string& finalist_note = "");
 
 }  // namespace sparseditto

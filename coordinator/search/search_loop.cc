@@ -10,6 +10,7 @@
 #include "common/rng.h"
 #include "common/shared_gpu.h"
 #include "common/status_format.h"
+#include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
 
@@ -73,6 +74,15 @@ class Loop {
   int64_t BatchSize() const { return options_.llm != nullptr ? 1 : std::max(options_.compile_ahead, 1); }
 
   absl::StatusOr<SearchSummary> Finish() {
+    if (options_.max_finalists > 0 && !finalist_done_) {
+      auto evaluate = [this](const std::string& id) {
+        return evaluator_.EvaluateFinalist(task_, candidates_.at(id), task_.seed());
+      };
+      auto store_attempts = [this] { return store_.PutRunState(run_id_, State("")); };
+      const std::vector<std::string> order = FinalistOrder(coordinator_->archive(), options_.max_finalists);
+      if (absl::Status s = RunFinalistStage(order, evaluate, store_attempts, &finalist_attempts_); !s.ok()) return s;
+      finalist_done_ = true;
+    }
     store::RunState final_state = State("");
     final_state.set_status_detail(coordinator_->ExplainStop());
     if (absl::Status s = store_.PutRunState(run_id_, final_state); !s.ok()) return s;
@@ -217,6 +227,8 @@ class Loop {
       }
     }
     in_flight_ = stored.in_flight_candidate_id();
+    finalist_attempts_ = stored.finalist_attempts();
+    finalist_done_ = stored.finalist_done();
     in_flight_queue_.assign(stored.in_flight_queue().begin(), stored.in_flight_queue().end());
     absl::StatusOr<std::vector<v1::Candidate>> all = store_.ListCandidates(run_id_, task_.name());
     if (!all.ok()) return all.status();
@@ -360,6 +372,8 @@ class Loop {
     if (options_.llm != nullptr) state.set_mutator_state(options_.llm->SaveState());
     state.set_attempts(attempts_);
     state.set_updated_unix_ms(NowUnixMs());
+    *state.mutable_finalist_attempts() = finalist_attempts_;
+    state.set_finalist_done(finalist_done_);
     return state;
   }
 
@@ -376,6 +390,12 @@ class Loop {
     s.stop_reason = std::move(stop_reason);
     s.stop_detail = coordinator_->ExplainStop();
     s.resumed = summary_resumed_;
+    store::RunState finalists;
+    *finalists.mutable_finalist_attempts() = finalist_attempts_;
+    if (const store::FinalistAttempt* passed = PassedAttempt(finalists); passed != nullptr) {
+      s.finalist_candidate_id = passed->candidate_id();
+    }
+    s.finalists = DescribeFinalists(finalists);
     s.reevaluated_in_flight = summary_in_flight_;
     return s;
   }
@@ -392,6 +412,8 @@ class Loop {
   int32_t attempts_ = 1;
   int64_t evaluations_this_call_ = 0;
   int64_t shared_gpu_evaluations_this_call_ = 0;
+  google::protobuf::RepeatedPtrField<store::FinalistAttempt> finalist_attempts_;  // as stored, then this call's
+  bool finalist_done_ = false;
   bool summary_resumed_ = false;
   std::string summary_in_flight_;
   const SteadyClock::time_point started_ = SteadyClock::now();

@@ -80,6 +80,9 @@ struct SearchLoopOptions {
   // resumed search evaluates those first, once each. With an LLM seam (`llm` set) children go one at
   // a time whatever this says.
   int compile_ahead = 1;
+  // Once the search stops, its best correct candidates (highest fitness first) get the finalist checks
+  // until one passes or this many were tried (coordinator/search/finalist_stage.h). 0: no finalist stage.
+  int max_finalists = 3;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.
@@ -99,6 +102,8 @@ struct SearchSummary {
   std::string stop_reason;           // StopReasonName, or "interrupted"
   std::string stop_detail;           // the coordinator's explanation ("max_evaluations 60 reached")
   bool resumed = false;              // the store held a state of this task already
+  std::string finalist_candidate_id;  // the best candidate that passed the finalist checks; empty: none
+  std::string finalists;              // DescribeFinalists: what the finalist stage found ("" before it ran)
   std::string reevaluated_in_flight;  // the candidate a crash left in flight, evaluated again now
 };
 

@@ -64,6 +64,20 @@ v1::EvalResult FakeEvaluator::Score(const v1::Candidate& candidate) const {
   return r;
 }
 
+v1::EvalResult FakeEvaluator::ScoreFinalist(const v1::Candidate& candidate) const {
+  v1::EvalResult r = Score(candidate);
+  if (r.stage_reached() != v1::EVAL_STAGE_DONE) return r;
+  if (landscape_.finalist_failing_seeds.contains(candidate.seed_name())) {
+    r.set_stage_reached(v1::EVAL_STAGE_FINALIST);
+    r.set_failure(v1::FAILURE_CATEGORY_CRASH);
+    r.set_failure_detail("compute-sanitizer racecheck reported errors (exited with code 97)");
+    r.set_fitness(0);
+    return r;
+  }
+  r.set_run_log("[compute-sanitizer memcheck: exited with code 0]\n[compute-sanitizer racecheck: exited with code 0]\n");
+  return r;
+}
+
 v1::EvalResult FakeEvaluator::Evaluate(const v1::Candidate& candidate) {
   ++calls_;
   ++calls_by_hash_[candidate.source_hash()];

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct FakeLandscape {
   double width = 0.3;
   double slower_below = 1.0;
   std::vector<FakeFailureRule> failures;
+  // Seeds whose candidates fail the finalist checks (a racecheck error) though their scoring passed.
+  std::set<std::string> finalist_failing_seeds;
 };
 
 class FakeEvaluator {
@@ -41,6 +44,9 @@ class FakeEvaluator {
   v1::EvalResult Evaluate(const v1::Candidate& candidate);
   // The same result without counting.
   v1::EvalResult Score(const v1::Candidate& candidate) const;
+  // Score plus the finalist checks, not counted: CRASH at FINALIST for a seed of
+  // finalist_failing_seeds, else the sanitizer lines in run_log.
+  v1::EvalResult ScoreFinalist(const v1::Candidate& candidate) const;
 
   // The largest peak: the fitness a search should find.
   double BestPossible() const;

@@ -71,12 +71,17 @@ class CountingEvaluator : public CandidateEvaluator {
     if (on_call) on_call(candidate);
     return fake.Evaluate(candidate);
   }
+  v1::EvalResult EvaluateFinalist(const v1::Task&, const v1::Candidate& candidate, uint64_t) override {
+    finalist_ids.push_back(candidate.id());
+    return fake.ScoreFinalist(candidate);
+  }
   void Prefetch(const v1::Task&, const std::vector<v1::Candidate>& candidates) override {
     prefetched.emplace_back();
     for (const v1::Candidate& c : candidates) prefetched.back().push_back(c.id());
   }
   FakeEvaluator fake;
   std::map<std::string, int> calls_by_id;
+  std::vector<std::string> finalist_ids;  // EvaluateFinalist's candidates, in call order
   std::vector<std::vector<std::string>> prefetched;  // the batches Prefetch was told, in order
   std::function<void(const v1::Candidate&)> on_call;
 };
