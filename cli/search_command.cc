@@ -39,6 +39,7 @@ struct SearchOptions {
   int retries = -1;
   double log_interval_seconds = 30;
   int compile_ahead = 1;
+  int finalists = SearchLoopOptions().max_finalists;
 };
 
 int Fail(const absl::Status& status) {
@@ -75,6 +76,7 @@ int RunSearch(const SearchOptions& o) {
   BatchSearchOptions options;
   options.max_retries = o.retries;
   options.loop.compile_ahead = o.compile_ahead;
+  options.loop.max_finalists = o.finalists;
   options.run_dir = run_dir;
   options.project_revision = ProjectRevision();
   options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
@@ -141,6 +143,11 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--compile-ahead", o->compile_ahead,
                   "Children planned and compiled together per step (1: one at a time; built-in mutator only)")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--finalists", o->finalists,
+                  "When a task's search stops, its best candidates get the finalist checks (sanitizers, about a "
+                  "minute or two each on a GPU) until one passes or this many were tried; 0: none")
+      ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--log-interval", o->log_interval_seconds,
                   "Seconds between progress lines when stderr is not a terminal")

@@ -130,6 +130,7 @@ TEST_F(CliTest, ExitCodesFollowTheConvention) {
       {"search /nonexistent/t.yaml", 1},
       {"search --help", 0},
       {"search t.yaml --retries -1", 2},        // out of range
+      {"search t.yaml --finalists -1", 2},      // out of range
       {"status", 2},                            // RUN is required
       {"status /nonexistent/run", 1},
       {"export", 2},

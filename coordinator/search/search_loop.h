@@ -82,6 +82,8 @@ struct SearchLoopOptions {
   int compile_ahead = 1;
   // Once the search stops, its best correct candidates (highest fitness first) get the finalist checks
   // until one passes or this many were tried (coordinator/search/finalist_stage.h). 0: no finalist stage.
+  // The stage runs after the budget is spent and is not counted in it; with the GPU evaluator each
+  // attempt takes a minute or two (compute-sanitizer).
   int max_finalists = 3;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
