@@ -107,6 +107,7 @@ absl::StatusOr<std::vector<MutatorBenchRow>> RunMutatorBench(const v1::Task& tas
     }
     BatchSearchOptions batch;
     batch.loop = options.loop;
+    batch.loop.max_finalists = 0;  // what is compared is the search; sanitizer runs would only add wall time
     batch.run_dir = run_dir;
     batch.make_llm = options.make_llm;
     batch.on_progress = options.on_progress;

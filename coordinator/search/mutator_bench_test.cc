@@ -94,6 +94,7 @@ TEST(MutatorBenchTest, TheTableTellsAGoodModelFromABadOne) {
 
   EXPECT_GT(g.best_fitness, b.best_fitness);
   EXPECT_GE(g.wall_seconds, 0);
+  EXPECT_TRUE(evaluator.finalist_ids.empty()) << "a mutator bench compares searches: no finalist stage";
 
   // Each model's run in its own folder; the table in three forms.
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "good" / "store"));

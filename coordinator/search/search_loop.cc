@@ -76,7 +76,13 @@ class Loop {
   absl::StatusOr<SearchSummary> Finish() {
     if (options_.max_finalists > 0 && !finalist_done_) {
       auto evaluate = [this](const std::string& id) {
-        return evaluator_.EvaluateFinalist(task_, candidates_.at(id), task_.seed());
+        auto it = candidates_.find(id);
+        if (it != candidates_.end()) return evaluator_.EvaluateFinalist(task_, it->second, task_.seed());
+        v1::EvalResult missing;  // an elite not loaded: a harness fault, not the candidate's
+        missing.set_candidate_id(id);
+        missing.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+        missing.set_failure_detail("the candidate is not loaded");
+        return missing;
       };
       auto store_attempts = [this] { return store_.PutRunState(run_id_, State("")); };
       const std::vector<std::string> order = FinalistOrder(coordinator_->archive(), options_.max_finalists);
