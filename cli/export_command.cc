@@ -31,24 +31,29 @@ absl::Status ExportTask(const PopulationStore& store, const store::RunRecord& ru
   const std::string& best_id = s->search.best_candidate_id();
   if (best_id.empty()) return absl::NotFoundError("no correct candidate yet");
   // The best candidate that passed the finalist checks, with that evaluation; else the search's best.
-  const store::FinalistAttempt* passed = s->state ? PassedAttempt(*s->state) : nullptr;
+  static const FinalistAttempts kNone;
+  const FinalistAttempts& attempts = s->state ? s->state->finalist_attempts() : kNone;
+  const store::FinalistAttempt* passed = PassedAttempt(attempts);
   const std::string id = passed != nullptr ? passed->candidate_id() : best_id;
   absl::StatusOr<v1::Candidate> chosen = store.GetCandidate(run.run_id(), id);
   if (!chosen.ok()) return chosen.status();
-  absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run.run_id(), id);
-  if (!result.ok()) return result.status();
-  if (passed != nullptr && !result->ParseFromString(passed->result())) {
+  v1::EvalResult result;
+  if (passed == nullptr) {
+    absl::StatusOr<v1::EvalResult> stored = store.GetEvaluation(run.run_id(), id);
+    if (!stored.ok()) return stored.status();
+    result = *std::move(stored);
+  } else if (!result.ParseFromString(passed->result())) {
     return absl::DataLossError(fmt::format("the finalist result of {} does not parse", id));
   }
   std::string note;
   if (passed != nullptr && id != best_id) {
     note = fmt::format("passed; the search's best, {} (fitness {:.3f}), did not ({})", best_id,
-                       s->search.best_fitness(), DescribeFinalists(*s->state));
-  } else if (passed == nullptr && s->state && !s->state->finalist_attempts().empty()) {
-    note = "FAILED: " + DescribeFinalists(*s->state);
+                       s->search.best_fitness(), DescribeFinalists(attempts));
+  } else if (passed == nullptr && !attempts.empty()) {
+    note = "FAILED: " + DescribeFinalists(attempts);
   }
   *written = (std::filesystem::path(out_dir) / (task_name + ".cu")).string();
-  return WriteFileAtomically(*written, ExportedKernel(run, s->task, *chosen, *result, note));
+  return WriteFileAtomically(*written, ExportedKernel(run, s->task, *chosen, result, note));
 }
 
 int RunExport(const ExportOptions& o) {

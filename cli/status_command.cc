@@ -82,7 +82,7 @@ absl::Status PrintTask(const PopulationStore& store, const std::string& run_id, 
   } else {
     std::cout << fmt::format("  best: {} fitness {:.3f}\n", s->search.best_candidate_id(), s->search.best_fitness());
   }
-  const std::string finalists = s->state ? DescribeFinalists(*s->state) : "";
+  const std::string finalists = s->state ? DescribeFinalists(s->state->finalist_attempts()) : "";
   std::cout << "  finalist checks: " << (finalists.empty() ? "not run yet" : finalists) << "\n";
   return absl::OkStatus();
 }

@@ -2,12 +2,26 @@
 // only lost to a baseline); every other category is a failure. The one place this rule is written.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "eval_result.pb.h"
 
 namespace sparseditto {
 
 inline bool IsCorrect(const v1::EvalResult& result) {
   return result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER;
+}
+
+// The finalist sanitizer verdicts a runner log holds, one line each, in order
+// ("[compute-sanitizer memcheck: exited with code 0]"); empty when the finalist checks did not run.
+inline std::vector<std::string> SanitizerVerdicts(const std::string& run_log) {
+  std::vector<std::string> lines;
+  for (size_t at = run_log.find("[compute-sanitizer"); at != std::string::npos;
+       at = run_log.find("[compute-sanitizer", at + 1)) {
+    lines.push_back(run_log.substr(at, run_log.find('\n', at) - at));
+  }
+  return lines;
 }
 
 }  // namespace sparseditto

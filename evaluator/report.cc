@@ -89,11 +89,7 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
     }
   }
   if (result.gpu_seconds() > 0) out += fmt::format("  GPU stage wall time: {:.1f} s\n", result.gpu_seconds());
-  // Finalist sanitizer verdicts ("[compute-sanitizer memcheck: exited with code 0]") from the run log.
-  for (size_t at = result.run_log().find("[compute-sanitizer"); at != std::string::npos;
-       at = result.run_log().find("[compute-sanitizer", at + 1)) {
-    out += "  " + result.run_log().substr(at, result.run_log().find('\n', at) - at) + "\n";
-  }
+  for (const std::string& verdict : SanitizerVerdicts(result.run_log())) out += "  " + verdict + "\n";
   return out;
 }
 

@@ -78,8 +78,8 @@ absl::Status MarkFailed(PopulationStore& store, const std::string& run_id, const
 }
 
 // The summary of a task whose search ended in an earlier call (DONE or BUDGET_EXHAUSTED: final, as a
-// stored task cannot change), or nullopt when it is still to run.
-// A search that stopped and (when `finalists` is set) finished its finalist stage.
+// stored task cannot change) and, when `finalists` is set, finished its finalist stage; or nullopt when
+// it is still to run.
 absl::StatusOr<std::optional<SearchSummary>> FinishedEarlier(const PopulationStore& store, const std::string& run_id,
                                                              const std::string& task_name, bool finalists) {
   absl::StatusOr<StoredSearch> stored = ReadStoredSearch(store, run_id, task_name);
@@ -97,10 +97,11 @@ absl::StatusOr<std::optional<SearchSummary>> FinishedEarlier(const PopulationSto
   summary.stop_reason = "finished earlier";
   summary.stop_detail = stored->state->status_detail();
   summary.resumed = true;
-  if (const store::FinalistAttempt* passed = PassedAttempt(*stored->state); passed != nullptr) {
+  const FinalistAttempts& attempts = stored->state->finalist_attempts();
+  if (const store::FinalistAttempt* passed = PassedAttempt(attempts); passed != nullptr) {
     summary.finalist_candidate_id = passed->candidate_id();
   }
-  summary.finalists = DescribeFinalists(*stored->state);
+  summary.finalists = DescribeFinalists(attempts);
   return summary;
 }
 
@@ -135,7 +136,8 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
       }
       if (options.on_progress) options.on_progress(progress);
     };
-    absl::StatusOr<std::optional<SearchSummary>> finished = FinishedEarlier(store, run_id, task.name(), options.loop.max_finalists > 0);
+    absl::StatusOr<std::optional<SearchSummary>> finished =
+        FinishedEarlier(store, run_id, task.name(), options.loop.max_finalists > 0);
     if (finished.ok() && finished->has_value()) {
       result.ok = true;
       result.summary = **finished;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/eval_outcome.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -21,12 +22,11 @@ std::vector<std::string> FinalistOrder(const MapElitesArchive& archive, int max_
 }
 
 bool PassedFinalistChecks(const v1::EvalResult& result) {
-  return result.stage_reached() == v1::EVAL_STAGE_DONE &&
-         (result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER);
+  return result.stage_reached() == v1::EVAL_STAGE_DONE && IsCorrect(result);
 }
 
-const store::FinalistAttempt* PassedAttempt(const store::RunState& state) {
-  for (const store::FinalistAttempt& a : state.finalist_attempts()) {
+const store::FinalistAttempt* PassedAttempt(const FinalistAttempts& attempts) {
+  for (const store::FinalistAttempt& a : attempts) {
     if (a.passed()) return &a;
   }
   return nullptr;
@@ -35,10 +35,8 @@ const store::FinalistAttempt* PassedAttempt(const store::RunState& state) {
 absl::Status RunFinalistStage(const std::vector<std::string>& order,
                               const std::function<v1::EvalResult(const std::string& id)>& evaluate_finalist,
                               const std::function<absl::Status()>& store_attempts,
-                              google::protobuf::RepeatedPtrField<store::FinalistAttempt>* attempts) {
-  for (const store::FinalistAttempt& a : *attempts) {
-    if (a.passed()) return absl::OkStatus();
-  }
+                              FinalistAttempts* attempts) {
+  if (PassedAttempt(*attempts) != nullptr) return absl::OkStatus();
   for (const std::string& id : order) {
     const bool tried = std::any_of(attempts->begin(), attempts->end(),
                                    [&](const store::FinalistAttempt& a) { return a.candidate_id() == id; });
@@ -54,11 +52,11 @@ absl::Status RunFinalistStage(const std::vector<std::string>& order,
   return absl::OkStatus();
 }
 
-std::string DescribeFinalists(const store::RunState& state) {
-  if (state.finalist_attempts().empty()) return "";
+std::string DescribeFinalists(const FinalistAttempts& attempts) {
+  if (attempts.empty()) return "";
   std::string failures;
   int failed = 0;
-  for (const store::FinalistAttempt& a : state.finalist_attempts()) {
+  for (const store::FinalistAttempt& a : attempts) {
     if (a.passed()) continue;
     v1::EvalResult result;
     const bool parsed = result.ParseFromString(a.result());
@@ -67,7 +65,7 @@ std::string DescribeFinalists(const store::RunState& state) {
                                      result.failure_detail().substr(0, 160))
                        : fmt::format("{}: unreadable result", a.candidate_id());
   }
-  if (const store::FinalistAttempt* passed = PassedAttempt(state); passed != nullptr) {
+  if (const store::FinalistAttempt* passed = PassedAttempt(attempts); passed != nullptr) {
     return failed == 0 ? fmt::format("{} passed the finalist checks", passed->candidate_id())
                        : fmt::format("{} passed the finalist checks; {} before it failed ({})", passed->candidate_id(),
                                      failed, failures);

@@ -20,14 +20,17 @@
 
 namespace sparseditto {
 
+// RunState.finalist_attempts, in the order they were made.
+using FinalistAttempts = google::protobuf::RepeatedPtrField<store::FinalistAttempt>;
+
 // The archive's elites by fitness, highest first (ties by candidate id), at most `max_count`.
 std::vector<std::string> FinalistOrder(const MapElitesArchive& archive, int max_count);
 
-// A finalist evaluation that passed: stage DONE, CORRECT or SLOWER.
+// A finalist evaluation that passed: stage DONE and correct (IsCorrect, common/eval_outcome.h).
 bool PassedFinalistChecks(const v1::EvalResult& result);
 
 // The attempt that passed, or null.
-const store::FinalistAttempt* PassedAttempt(const store::RunState& state);
+const store::FinalistAttempt* PassedAttempt(const FinalistAttempts& attempts);
 
 // Runs the stage over `order`, appending to `attempts` (which holds what earlier calls stored; the
 // candidates named there are not evaluated again, and a passed one ends the stage at once).
@@ -36,11 +39,11 @@ const store::FinalistAttempt* PassedAttempt(const store::RunState& state);
 absl::Status RunFinalistStage(const std::vector<std::string>& order,
                               const std::function<v1::EvalResult(const std::string& id)>& evaluate_finalist,
                               const std::function<absl::Status()>& store_attempts,
-                              google::protobuf::RepeatedPtrField<store::FinalistAttempt>* attempts);
+                              FinalistAttempts* attempts);
 
 // One line for people: "<id> passed the finalist checks" (then "; K before it failed (...)" when some
 // did) or "none of K passed the finalist checks (<id>: <category>: <detail>; ...)"; empty when no
 // attempt was made.
-std::string DescribeFinalists(const store::RunState& state);
+std::string DescribeFinalists(const FinalistAttempts& attempts);
 
 }  // namespace sparseditto

@@ -56,7 +56,7 @@ TEST(FinalistStage, TriesInOrderUntilOnePassesAndSkipsWhatWasStored) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    google::protobuf::RepeatedPtrField<store::FinalistAttempt> attempts;
+    FinalistAttempts attempts;
     for (const std::string& id : c.stored_failed) attempts.Add()->set_candidate_id(id);
     for (const std::string& id : c.stored_passed) {
       store::FinalistAttempt* a = attempts.Add();
@@ -76,13 +76,13 @@ TEST(FinalistStage, TriesInOrderUntilOnePassesAndSkipsWhatWasStored) {
     EXPECT_EQ(stores, static_cast<int>(c.evaluated.size())) << "every new attempt is stored at once";
     store::RunState state;
     *state.mutable_finalist_attempts() = attempts;
-    const store::FinalistAttempt* passed = PassedAttempt(state);
+    const store::FinalistAttempt* passed = PassedAttempt(state.finalist_attempts());
     EXPECT_EQ(passed == nullptr ? "" : passed->candidate_id(), c.passed);
   }
 }
 
 TEST(FinalistStage, AStoreErrorEndsTheStageWithIt) {
-  google::protobuf::RepeatedPtrField<store::FinalistAttempt> attempts;
+  FinalistAttempts attempts;
   int evaluated = 0;
   absl::Status s = RunFinalistStage(
       {"a", "b"}, [&](const std::string&) { ++evaluated; return Outcome(v1::EVAL_STAGE_FINALIST, v1::FAILURE_CATEGORY_CRASH); },
@@ -93,16 +93,16 @@ TEST(FinalistStage, AStoreErrorEndsTheStageWithIt) {
 
 TEST(FinalistStage, DescribesThePassOrEveryFailure) {
   store::RunState state;
-  EXPECT_EQ(DescribeFinalists(state), "");
+  EXPECT_EQ(DescribeFinalists(state.finalist_attempts()), "");
   store::FinalistAttempt* a = state.add_finalist_attempts();
   a->set_candidate_id("t.000007");
   a->set_result(Outcome(v1::EVAL_STAGE_FINALIST, v1::FAILURE_CATEGORY_CRASH, "racecheck reported errors").SerializeAsString());
-  EXPECT_EQ(DescribeFinalists(state),
+  EXPECT_EQ(DescribeFinalists(state.finalist_attempts()),
             "none of 1 passed the finalist checks (t.000007: FAILURE_CATEGORY_CRASH: racecheck reported errors)");
   store::FinalistAttempt* b = state.add_finalist_attempts();
   b->set_candidate_id("t.000003");
   b->set_passed(true);
-  EXPECT_EQ(DescribeFinalists(state),
+  EXPECT_EQ(DescribeFinalists(state.finalist_attempts()),
             "t.000003 passed the finalist checks; 1 before it failed (t.000007: FAILURE_CATEGORY_CRASH: racecheck "
             "reported errors)");
 }

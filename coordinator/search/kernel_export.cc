@@ -1,10 +1,10 @@
 #include "coordinator/search/kernel_export.h"
 
-#include <algorithm>
 #include <cctype>
 #include <vector>
 
 #include "common/dtype.h"
+#include "common/eval_outcome.h"
 #include "common/shared_gpu.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -65,10 +65,7 @@ std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& 
       "Checks: {}/{} correctness checks passed (smoke shapes, the task at every n, a re-check after timing), "
       "max rel error {:.3g}",
       passed, result.checks_size(), result.max_rel_error())};
-  const std::string& log = result.run_log();
-  for (size_t at = log.find("[compute-sanitizer"); at != std::string::npos; at = log.find("[compute-sanitizer", at + 1)) {
-    lines.push_back("  " + log.substr(at, log.find('\n', at) - at));
-  }
+  for (const std::string& verdict : SanitizerVerdicts(result.run_log())) lines.push_back("  " + verdict);
   if (!finalist_note.empty()) {
     lines.push_back("  Finalist checks: " + finalist_note);
   } else if (lines.size() == 1) {

@@ -396,12 +396,10 @@ class Loop {
     s.stop_reason = std::move(stop_reason);
     s.stop_detail = coordinator_->ExplainStop();
     s.resumed = summary_resumed_;
-    store::RunState finalists;
-    *finalists.mutable_finalist_attempts() = finalist_attempts_;
-    if (const store::FinalistAttempt* passed = PassedAttempt(finalists); passed != nullptr) {
+    if (const store::FinalistAttempt* passed = PassedAttempt(finalist_attempts_); passed != nullptr) {
       s.finalist_candidate_id = passed->candidate_id();
     }
-    s.finalists = DescribeFinalists(finalists);
+    s.finalists = DescribeFinalists(finalist_attempts_);
     s.reevaluated_in_flight = summary_in_flight_;
     return s;
   }
@@ -418,7 +416,7 @@ class Loop {
   int32_t attempts_ = 1;
   int64_t evaluations_this_call_ = 0;
   int64_t shared_gpu_evaluations_this_call_ = 0;
-  google::protobuf::RepeatedPtrField<store::FinalistAttempt> finalist_attempts_;  // as stored, then this call's
+  FinalistAttempts finalist_attempts_;  // as stored, then this call's
   bool finalist_done_ = false;
   bool summary_resumed_ = false;
   std::string summary_in_flight_;
