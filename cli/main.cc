@@ -4,11 +4,12 @@
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "revision.h"  // SPARSEDITTO_REVISION, written at every build by cli/write_revision.cmake
 
 int main(int argc, char** argv) {
   using namespace sparseditto;
   CLI::App app{"SparseDitto: search for fast, verified CUDA SpMM kernels specialised to a sparsity pattern"};
-  app.set_version_flag("--version", "sparseditto " SPARSEDITTO_VERSION);
+  app.set_version_flag("--version", "sparseditto " SPARSEDITTO_VERSION " (revision " SPARSEDITTO_REVISION ")");
   app.require_subcommand(1);
   int exit_code = kExitSuccess;
   RegisterAnalyzeCommand(app, &exit_code);

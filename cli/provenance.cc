@@ -5,9 +5,7 @@
 #include "common/subprocess.h"
 #include "nlohmann/json.hpp"
 
-#ifndef SPARSEDITTO_REVISION
-#define SPARSEDITTO_REVISION "unknown"
-#endif
+#include "revision.h"  // SPARSEDITTO_REVISION, written at every build by cli/write_revision.cmake
 
 namespace sparseditto {
 namespace {

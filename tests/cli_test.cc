@@ -40,6 +40,19 @@ class CliTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// The revision a run records (and --version prints) is the source tree's at build time, not at configure
+// time: session 11 found runs of a4f2a39 stamped 0137e34-dirty, the commit the build was configured at.
+TEST_F(CliTest, VersionNamesTheRevisionTheBinaryWasBuiltFrom) {
+  const Outcome git = RunShell("git -C '" + std::string(SPARSEDITTO_SOURCE_DIR) + "' describe --always --dirty --tags", dir_);
+  if (git.exit_code != 0) GTEST_SKIP() << "the source tree is not a git checkout: " << git.err;
+  std::string revision = git.out;
+  while (!revision.empty() && revision.back() == '\n') revision.pop_back();
+  const Outcome r = Run("--version");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(revision " + revision + ")"), std::string::npos)
+      << r.out << " (git describe now: " << revision << "; rebuild if the tree changed since the build)";
+}
+
 TEST_F(CliTest, AnalyzePrintsTheFeaturesOfADlmcMatrix) {
   if (!fs::exists(kDlmcFile)) GTEST_SKIP() << "no DLMC data at " << kDlmcFile;
   const Outcome r = Run("analyze '" + kDlmcFile + "'");
