@@ -89,9 +89,9 @@ std::string FormatBenchTable(const std::vector<BenchRow>& rows) {
   }
   const auto shared = std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.shared_gpu; });
   if (shared > 0) {
-    out += fmt::format("warning: {} of {} rows were timed while other work shared the GPU (idle trials over {} ms, median); "
+    out += fmt::format("warning: {} of {} rows were timed while other work shared the GPU (median idle trial {}); "
                        "their times are not comparable with a quiet GPU's\n",
-                       shared, rows.size(), kSharedGpuIdleTrialMs);
+                       shared, rows.size(), kSharedGpuRule);
   }
   return out;
 }

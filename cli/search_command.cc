@@ -107,9 +107,9 @@ int RunSearch(const SearchOptions& o) {
     if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
     if (s.shared_gpu_evaluations_this_call > 0) {
       std::cout << fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "
-                               "(idle trials over {} ms): their fitness is not comparable with a quiet GPU's\n",
+                               "(median idle trial {}): their fitness is not comparable with a quiet GPU's\n",
                                t.task_name, s.shared_gpu_evaluations_this_call, s.evaluations_this_call,
-                               kSharedGpuIdleTrialMs);
+                               kSharedGpuRule);
     }
   }
   std::cout << fmt::format("run {}: {} (status: sparseditto status {}, best kernels: sparseditto export {})\n",

@@ -83,9 +83,9 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
     }
     out += fmt::format("  fitness (geomean of best baseline / kernel): {:.3f}\n", result.fitness());
     if (const double idle = SharedGpuIdleTrialMs(result); idle > 0) {
-      out += fmt::format("  warning: the GPU was shared while timing (idle trials took {:.3f} ms, median, over {} ms): these "
+      out += fmt::format("  warning: the GPU was shared while timing (idle trials took {:.3f} ms, median, {}): these "
                          "times are not comparable with a quiet GPU's\n",
-                         idle, kSharedGpuIdleTrialMs);
+                         idle, kSharedGpuRule);
     }
   }
   if (result.gpu_seconds() > 0) out += fmt::format("  GPU stage wall time: {:.1f} s\n", result.gpu_seconds());

@@ -108,8 +108,8 @@ std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, co
   for (const std::string& t : TimingLines(result)) line("  " + t);
   if (result.prepare_ms() > 0) line(fmt::format("  prepare (format conversion, untimed in run): {:.3f} ms", result.prepare_ms()));
   if (const double idle = SharedGpuIdleTrialMs(result); idle > 0) {
-    line(fmt::format("  Warning: timed while other work shared the GPU (idle trials took {:.3f} ms, median, over {} ms):",
-                     idle, kSharedGpuIdleTrialMs));
+    line(fmt::format("  Warning: timed while other work shared the GPU (idle trials took {:.3f} ms, median, {}):",
+                     idle, kSharedGpuRule));
     line("  these times are not comparable with a quiet GPU's.");
   }
   for (const std::string& c : CheckLines(task, result, finalist_note)) line(c);

@@ -247,9 +247,9 @@ TEST_F(SearchLoopTest, EvaluationsTimedOnASharedGpuAreCounted) {
       v1::EvalResult result = CountingEvaluator::Evaluate(task, candidate, seed);
       ++calls_;
       v1::TimingStats* own = result.add_timings();
-      own->set_host_idle_median_ms(calls_ % 3 == 0 ? kSharedGpuIdleTrialMs * 5 : kSharedGpuIdleTrialMs);
+      own->set_host_idle_median_ms(calls_ % 3 == 0 ? kSharedGpuIdleSlackMs * 5 : kSharedGpuIdleSlackMs);
       v1::BaselineTime* dense = (*result.mutable_baselines())[16].add_baselines();
-      dense->mutable_timing()->set_host_idle_median_ms(calls_ % 3 == 1 ? kSharedGpuIdleTrialMs * 2 : 0.02);
+      dense->mutable_timing()->set_host_idle_median_ms(calls_ % 3 == 1 ? kSharedGpuIdleSlackMs * 2 : 0.02);
       return result;
     }
     int calls_ = 0;

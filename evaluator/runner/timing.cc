@@ -83,6 +83,7 @@ void Summarise(std::vector<double> event_ms, std::vector<double> host_ms, std::v
   std::sort(host_ms.begin(), host_ms.end());
   std::sort(idle_host_ms.begin(), idle_host_ms.end());
   stats->set_host_idle_median_ms(Percentile(idle_host_ms, 0.5));
+  if (!idle_host_ms.empty()) stats->set_host_idle_quickest_ms(idle_host_ms.front());
   stats->set_trials(static_cast<int32_t>(event_ms.size()));
   if (event_ms.empty()) return;
   stats->set_median_ms(Percentile(event_ms, 0.5));

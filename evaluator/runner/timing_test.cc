@@ -55,6 +55,7 @@ TEST(Summarise, MediansOfEachClockAndTheTrialsThatEscaped) {
   EXPECT_DOUBLE_EQ(stats.max_ms(), 0.3);
   EXPECT_DOUBLE_EQ(stats.host_median_ms(), 0.7);
   EXPECT_DOUBLE_EQ(stats.host_idle_median_ms(), 0.025);
+  EXPECT_DOUBLE_EQ(stats.host_idle_quickest_ms(), 0.01);
   EXPECT_EQ(stats.escaped_trials(), 1);
 }
 
