@@ -120,6 +120,7 @@ TEST(BenchTableTest, RowsTimedOnASharedGpuAreMarked) {
     const char* name;
     double seed_idle_ms, baseline_idle_ms, failed_seed_idle_ms;
     bool shared_16;
+    double seed_quickest_ms = 0, baseline_quickest_ms = 0;  // 0: not recorded (a timing stored before it was)
   };
   const Case cases[] = {
       {"quiet", 0.02, 0.02, 0.02, false},
@@ -127,14 +128,20 @@ TEST(BenchTableTest, RowsTimedOnASharedGpuAreMarked) {
       {"a baseline shared", 0.02, 0.4, 0.02, true},
       {"at the limit", kSharedGpuIdleSlackMs, kSharedGpuIdleSlackMs, 0.02, false},
       {"only a failed seed shared: its times are not in the row", 0.02, 0.02, 0.5, false},
+      {"whole-GPU gate, quiet", 0.138, 0.140, 0.136, false, 0.135, 0.138},
+      // The seed's every idle trial waited a little; the bench's quickest (a baseline's) is the reference.
+      {"the seed waited in every idle trial", 0.454, 0.140, 0.136, true, 0.450, 0.138},
   };
   for (const Case& c : cases) {
     std::vector<v1::EvalResult> results = {Result("a", v1::FAILURE_CATEGORY_NONE, {{16, 0.01}, {2048, 0.2}}),
                                            Result("w", v1::FAILURE_CATEGORY_WRONG, {{16, 0.01}})};
     results[0].mutable_timings(0)->set_host_idle_median_ms(c.seed_idle_ms);
+    results[0].mutable_timings(0)->set_host_idle_quickest_ms(c.seed_quickest_ms);
     results[1].mutable_timings(0)->set_host_idle_median_ms(c.failed_seed_idle_ms);
     v1::SetupTaskReply setup = FakeSetup();
-    (*setup.mutable_baselines())[16].mutable_baselines(1)->mutable_timing()->set_host_idle_median_ms(c.baseline_idle_ms);
+    v1::TimingStats* baseline = (*setup.mutable_baselines())[16].mutable_baselines(1)->mutable_timing();
+    baseline->set_host_idle_median_ms(c.baseline_idle_ms);
+    baseline->set_host_idle_quickest_ms(c.baseline_quickest_ms);
     const auto rows = MakeBenchRows(task, setup, results, 4096, 4096);
     ASSERT_EQ(rows.size(), 2u) << c.name;
     EXPECT_EQ(rows[0].shared_gpu, c.shared_16) << c.name;

@@ -44,7 +44,9 @@ TEST(SharedGpuWarning, OnlyWhenTheMedianIdleTrialIsBeyondTheQuickestByTheRule) {
       {"just over the limit", {{limit + 0.001, 0.1}}, limit + 0.001},
       {"one n shared", {{0.02, 0.015}, {0.4139, 0.02}}, 0.4139},
       {"every idle trial waits, the quickest over 1 ms", {{2.0, 1.2}}, 2.0},
-      {"every idle trial waits a little: not seen", {{0.6, 0.4}}, 0},
+      {"every idle trial waits a little: not seen alone", {{0.6, 0.4}}, 0},
+      // Session 11 call 2 (eight evals at once): n=128's quickest waited too; n=16's is the reference.
+      {"the evaluation's quickest is the reference", {{0.380, 0.134}, {0.454, 0.450}}, 0.454},
       {"stored before the quickest was recorded: the old 0.1 ms limit", {{0.15, 0}}, 0.15},
       {"worst of several", {{0.3, 0.01}, {0.42, 0.02}, {0.2, 0.01}}, 0.42},
   };
