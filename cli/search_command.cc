@@ -87,6 +87,13 @@ int RunSearch(const SearchOptions& o) {
     current_task = p.task_name;
     progress.Update(p);
   };
+  options.loop.on_finalist = [&](const FinalistProgress& f) {
+    progress.EndTask();
+    current_task.clear();
+    std::cerr << fmt::format("{}: finalist checks {} of at most {}: {} (determinism rerun, compute-sanitizer "
+                             "memcheck, racecheck, initcheck; a minute or two on a GPU)\n",
+                             f.task_name, f.attempt, f.max_finalists, f.candidate_id);
+  };
   auto outcome = RunBatchSearch(**store, run, tasks, *seeds, gpu, options);
   progress.EndTask();
   if (!outcome.ok()) return Fail(outcome.status());

@@ -141,7 +141,10 @@ TEST(FinalistStageSearch, TheBestThatPassesIsNamedAndStored) {
   testing::CountingEvaluator racy(landscape);
   auto store_b = open("b");
   ASSERT_TRUE(store_b.ok()) << store_b.status();
-  auto second = RunTaskSearch(**store_b, "run", task, *seeds, racy, options);
+  std::vector<FinalistProgress> reported;  // what a person watching is told before each attempt
+  SearchLoopOptions watched = options;
+  watched.on_finalist = [&](const FinalistProgress& f) { reported.push_back(f); };
+  auto second = RunTaskSearch(**store_b, "run", task, *seeds, racy, watched);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->best_candidate_id, first->best_candidate_id) << "the stage does not change the search";
   ASSERT_GE(racy.finalist_ids.size(), 2u);
@@ -155,12 +158,20 @@ TEST(FinalistStageSearch, TheBestThatPassesIsNamedAndStored) {
   EXPECT_TRUE(stored->state->finalist_done());
   EXPECT_EQ(stored->state->finalist_attempts_size(), static_cast<int>(racy.finalist_ids.size()));
   EXPECT_THAT(stored->state->finalist_attempts(0).result(), HasSubstr("racecheck"));
+  ASSERT_EQ(reported.size(), racy.finalist_ids.size());
+  for (size_t i = 0; i < reported.size(); ++i) {
+    EXPECT_EQ(reported[i].task_name, task.name());
+    EXPECT_EQ(reported[i].candidate_id, racy.finalist_ids[i]);
+    EXPECT_EQ(reported[i].attempt, static_cast<int>(i + 1));
+    EXPECT_EQ(reported[i].max_finalists, options.max_finalists);
+  }
 
   // Called again, the finished search runs no finalist checks and reports the same outcome.
   const size_t before = racy.finalist_ids.size();
-  auto again = RunTaskSearch(**store_b, "run", task, *seeds, racy, options);
+  auto again = RunTaskSearch(**store_b, "run", task, *seeds, racy, watched);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(racy.finalist_ids.size(), before);
+  EXPECT_EQ(reported.size(), before) << "nothing to report when no attempt is made";
   EXPECT_EQ(again->finalist_candidate_id, second->finalist_candidate_id);
   store_a->reset();
   store_b->reset();

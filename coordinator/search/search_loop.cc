@@ -76,6 +76,12 @@ class Loop {
   absl::StatusOr<SearchSummary> Finish() {
     if (options_.max_finalists > 0 && !finalist_done_) {
       auto evaluate = [this](const std::string& id) {
+        if (options_.on_finalist) {
+          options_.on_finalist({.task_name = task_.name(),
+                                .candidate_id = id,
+                                .attempt = finalist_attempts_.size() + 1,
+                                .max_finalists = options_.max_finalists});
+        }
         auto it = candidates_.find(id);
         if (it != candidates_.end()) return evaluator_.EvaluateFinalist(task_, it->second, task_.seed());
         v1::EvalResult missing;  // an elite not loaded: a harness fault, not the candidate's

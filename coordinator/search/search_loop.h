@@ -62,6 +62,15 @@ struct SearchProgress {
   double best_fitness = 0;
 };
 
+// What the loop reports before each finalist attempt it makes (SearchLoopOptions::on_finalist): the
+// stage is not counted in the evaluations, so the progress line does not move while it runs.
+struct FinalistProgress {
+  std::string task_name;
+  std::string candidate_id;  // the candidate about to go through the finalist checks
+  int attempt = 0;           // 1 for the first attempt of the task (attempts stored earlier count)
+  int max_finalists = 0;     // SearchLoopOptions::max_finalists
+};
+
 struct SearchLoopOptions {
   CoordinatorOptions coordinator;
   BuiltinMutatorOptions mutator;
@@ -89,6 +98,8 @@ struct SearchLoopOptions {
   int64_t max_steps = 1000000;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.
   std::function<void(const SearchProgress&)> on_evaluation;
+  // Called before each finalist attempt, on the calling thread; may be empty.
+  std::function<void(const FinalistProgress&)> on_finalist;
 };
 
 struct SearchSummary {
