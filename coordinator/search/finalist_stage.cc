@@ -21,6 +21,17 @@ std::vector<std::string> FinalistOrder(const MapElitesArchive& archive, int max_
   return order;
 }
 
+v1::EvalResult EvaluateFinalistById(CandidateEvaluator& evaluator, const v1::Task& task,
+                                    const std::map<std::string, v1::Candidate>& candidates, const std::string& id) {
+  auto it = candidates.find(id);
+  if (it != candidates.end()) return evaluator.EvaluateFinalist(task, it->second, task.seed());
+  v1::EvalResult missing;
+  missing.set_candidate_id(id);
+  missing.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+  missing.set_failure_detail("the candidate is not loaded");
+  return missing;
+}
+
 bool PassedFinalistChecks(const v1::EvalResult& result) {
   return result.stage_reached() == v1::EVAL_STAGE_DONE && IsCorrect(result);
 }

@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "candidate.pb.h"
 #include "coordinator/map_elites.h"
+#include "coordinator/search/candidate_evaluator.h"
 #include "eval_result.pb.h"
 #include "store.pb.h"
 
@@ -25,6 +27,12 @@ using FinalistAttempts = google::protobuf::RepeatedPtrField<store::FinalistAttem
 
 // The archive's elites by fitness, highest first (ties by candidate id), at most `max_count`.
 std::vector<std::string> FinalistOrder(const MapElitesArchive& archive, int max_count);
+
+// The finalist checks of candidate `id` (CandidateEvaluator::EvaluateFinalist with the task's seed). An
+// id missing from `candidates` (an elite not loaded: a harness fault, not the candidate's) gives an
+// INTERNAL result saying so.
+v1::EvalResult EvaluateFinalistById(CandidateEvaluator& evaluator, const v1::Task& task,
+                                    const std::map<std::string, v1::Candidate>& candidates, const std::string& id);
 
 // A finalist evaluation that passed: stage DONE and correct (IsCorrect, common/eval_outcome.h).
 bool PassedFinalistChecks(const v1::EvalResult& result);

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/rng.h"
 #include "common/shared_gpu.h"
 #include "common/status_format.h"
+#include "coordinator/search/builtin_child.h"
 #include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
@@ -82,13 +82,7 @@ class Loop {
                                 .attempt = finalist_attempts_.size() + 1,
                                 .max_finalists = options_.max_finalists});
         }
-        auto it = candidates_.find(id);
-        if (it != candidates_.end()) return evaluator_.EvaluateFinalist(task_, it->second, task_.seed());
-        v1::EvalResult missing;  // an elite not loaded: a harness fault, not the candidate's
-        missing.set_candidate_id(id);
-        missing.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
-        missing.set_failure_detail("the candidate is not loaded");
-        return missing;
+        return EvaluateFinalistById(evaluator_, task_, candidates_, id);
       };
       auto store_attempts = [this] { return store_.PutRunState(run_id_, State("")); };
       const std::vector<std::string> order = FinalistOrder(coordinator_->archive(), options_.max_finalists);
@@ -120,7 +114,7 @@ class Loop {
         if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
         if (!plan.ok()) return plan.status();
         const bool by_llm = options_.llm != nullptr && IsLlmKind(plan->mutator_kind) && options_.llm->Available();
-        absl::StatusOr<std::optional<v1::Candidate>> child = by_llm ? MutateWithLlm(*plan) : Mutate(*plan);
+        absl::StatusOr<std::optional<v1::Candidate>> child = by_llm ? MutateWithLlm(*plan) : BuiltinChild(*plan, candidates_, options_.mutator);
         if (!child.ok()) return child.status();
         if (!child->has_value()) {
           coordinator_->RecordFailedMutation();
@@ -268,28 +262,6 @@ class Loop {
     }
     pending->assign(seeds.begin() + static_cast<std::ptrdiff_t>(next_seed), seeds.end());
     return absl::OkStatus();
-  }
-
-  // The child of `plan`, or nullopt when the mutator refused the plan. Internal when the plan names a
-  // candidate this loop does not hold.
-  absl::StatusOr<std::optional<v1::Candidate>> Mutate(const MutationPlan& plan) {
-    auto parent = candidates_.find(plan.parent_id);
-    if (parent == candidates_.end()) {
-      return absl::InternalError(fmt::format("plan names unknown parent {}", plan.parent_id));
-    }
-    Rng rng(plan.mutator_seed);
-    absl::StatusOr<v1::Candidate> child;
-    if (plan.op == v1::MUTATION_OPERATOR_TUNE_CROSSOVER) {
-      auto mate = candidates_.find(plan.mate_id);
-      if (mate == candidates_.end()) {
-        return absl::InternalError(fmt::format("plan names unknown mate {}", plan.mate_id));
-      }
-      child = CrossoverTunables(parent->second, mate->second, rng, options_.mutator);
-    } else {
-      child = MutateTunables(parent->second, rng, options_.mutator);
-    }
-    if (!child.ok()) return std::nullopt;
-    return *std::move(child);
   }
 
   // The child of an LLM plan (prompt and response on it), or nullopt when the mutation failed (the seam
