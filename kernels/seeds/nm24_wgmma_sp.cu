@@ -1,0 +1,502 @@
+// 2:4 SpMM on Hopper's warpgroup sparse tensor cores: wgmma.mma_async.sp m64nNk32 (fp16/bf16 operands from
+// shared memory, fp32 accumulators in registers). Needs sm_90a. NOT YET RUN ON A GPU: written and checked
+// on the CPU only (nm24_wgmma_sp_test.cu replays every CTA through an emulation of the PTX definitions).
+//
+// Strategy: the dense Hopper GEMM with A compressed. A CTA owns BM = 128 rows (two warpgroups, m64 each) x
+// BN columns of C and walks K in tiles of 64 logical columns (32 compressed), STAGES deep. Per K tile each
+// warpgroup issues two m64nBNk32 sparse wgmmas (A: its 64 rows, 16 compressed values a row; B: 32 K rows
+// x BN; metadata: one 32-bit register a thread). For n <= SMALL_N_MAX a 64-column instance is used.
+// Layouts (prepare builds A's stored image, so a K tile of 64 rows is one 4608-byte record, a straight copy):
+//  - record (m-block mb of 64 rows, K tile kt) at ((mb * ktiles) + kt) * 4608 bytes: 4096 bytes of A, 64 rows
+//    x 32 compressed values K-major in wgmma's 64-byte-swizzle canonical layout (a row is one 64-byte line,
+//    16-byte chunk c of row m at chunk c ^ ((m >> 1) & 3); k32 step s starts 32 bytes in), then 512 bytes of
+//    metadata: uint2 number (warp * 8 + g) * 2 + h holds the words of step 0 and 1 for threads 4g + h and
+//    4g + h + 2 of that warp (sparsity selector 0 reads threads h = 0, 1; the other two get the same words).
+//    A word: bits 0-15 row 16 warp + g, bits 16-31 row 16 warp + g + 8, logical K 32 s + 16 h .. + 15, four
+//    bits a group of four (low 2: position of the first kept value, next 2: the second; increasing). This is
+//    mma.sp m16n8k32's metadata per warp, and CUTLASS's ELayout_64x32 for the SM90 sparse GMMA atoms
+//    (cute/atom/mma_traits_sm90_gmma_sparse.hpp).
+//  - B: MN-major, 128-byte swizzle, a 64-column piece = 64 K lines of 128 bytes (8 KB); descriptor LBO =
+//    piece stride (8 KB), SBO = 8 K lines (1 KB); k32 step s starts 32 lines in.
+// Transport: when n % 8 == 0 and B, C are 16-byte aligned, thread 0 issues a stage with the copy engine (one
+// bulk copy per 64-row record, one tensor copy per 64-column piece of B, zero-filled past K and n; one
+// mbarrier a stage) and C leaves through a shared tile in 16-byte row chunks. Otherwise every thread copies
+// (cp.async for A; B cp.async or guarded 2-byte loads) and C is stored from the fragments, guarded.
+// Stage reuse: K tile j + STAGES - 1 is loaded after the barrier that follows K tile j - 1's wgmma
+// retirement (wait_group 0, as CUTLASS's SM90 sparse mainloop: the metadata register must stay put while a
+// wgmma reads it) in both warpgroups. Edges: M padded to 128 and K to 64 (zero
+// values, valid metadata (0, 1)); B rows >= K and columns >= n are zeros; C stores guarded at M and n.
+// No split-K yet: n = 128 on M = 4096 gives 32 CTAs (see the report in the commit log).
+// sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90a]
+#include "sparseditto_kernel.h"
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+#define BN 256             // sparseditto:tunable values=[128, 256]
+#define STAGES 4           // sparseditto:tunable values=[3, 4, 5]
+#define SMALL_STAGES 6     // sparseditto:tunable values=[4, 6, 8]
+#define SMALL_N_MAX 64     // sparseditto:tunable values=[0, 64]
+static_assert(STAGES >= 2 && SMALL_STAGES >= 2, "one K tile computing while the next loads");
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(SD_NM24_WGMMA_SP_HOST_TEST)
+#error "nm24_wgmma_sp needs wgmma: compile for sm_90a (-gencode arch=compute_90a,code=sm_90a)"
+#endif
+
+namespace {
+constexpr int kBm = 128;           // rows a CTA: two warpgroups of m64; M is padded to this
+constexpr int kBk = 64;            // logical K a stage: two k32 wgmma steps
+constexpr int kARowBytes = 64;     // a record row: 32 compressed values, one 64-byte swizzled line
+constexpr int kAImageBytes = 64 * kARowBytes;            // 4096
+constexpr int kMetaBytes = 512;                           // 128 words: 4 warps x 8 groups x 2 halves x 2 steps
+constexpr int kRecordBytes = kAImageBytes + kMetaBytes;   // 4608 = 9 x 512: records stay 512-byte aligned
+constexpr int kBPieceBytes = kBk * 128;                   // 64 columns x 64 K lines of 128 bytes
+// ---- tiling -------------------------------------------------------------------------------------
+template <int BN_, int STAGES_>
+struct Tile {
+  static constexpr int kBn = BN_, kStages = STAGES_, kThreads = 256, kPieces = BN_ / 64;
+  static constexpr int kBBytes = kPieces * kBPieceBytes;
+  static constexpr int kStageBytes = (kBBytes + 2 * kRecordBytes + 1023) / 1024 * 1024;  // B first: 1 KB aligned
+  static constexpr int kSmemBytes = STAGES_ * kStageBytes + 1024 + 8 * STAGES_;  // + alignment slack, mbarriers
+  static constexpr int kCRowBytes = BN_ * 2 + 16;  // C tile staged for the store; 16 bytes of pad
+  static_assert(BN_ == 64 || BN_ == 128 || BN_ == 256, "one wgmma spans the tile's columns (N <= 256)");
+  static_assert(kBm * kCRowBytes <= STAGES_ * kStageBytes, "the C tile fits where the stages were");
+  static_assert(STAGES_ >= 2, "one K tile computing while the next loads");
+  static_assert(kSmemBytes <= 227 * 1024, "fits the opt-in shared memory of an H100/H200");
+};
+using BigTile = Tile<BN, STAGES>;
+using SmallTile = Tile<64, SMALL_STAGES>;
+
+// ---- layouts shared by prepare, the kernel and the CPU test -----------------------------------------
+// Byte offset of compressed value c (0..31) of row m (0..63) in a record's A image: 64-byte swizzle
+// (address bits [4:5] ^= bits [7:8] on a 512-byte-aligned base).
+__host__ __device__ __forceinline__ int AImageOffset(int m, int c) {
+  const int lin = m * kARowBytes + c * 2;
+  return lin ^ (((lin >> 7) & 3) << 4);
+}
+// Metadata word of (warp, group g, half h, step s) in a record (32-bit units after the A image).
+__host__ __device__ __forceinline__ int MetaWord(int warp, int g, int h, int s) { return ((warp * 8 + g) * 2 + h) * 2 + s; }
+// Byte offset of B value (k, col) in a stage's B slab (64-column pieces, 128-byte swizzle, 1 KB aligned).
+__host__ __device__ __forceinline__ int BOffset(int k, int col) {
+  const int lin = k * 128 + (col & 63) * 2;
+  return (col >> 6) * kBPieceBytes + (lin ^ (((lin >> 7) & 7) << 4));
+}
+// wgmma descriptors (start, LBO, SBO in 16-byte units; swizzle mode in bits 62-63: 1 = 128 B, 2 = 64 B).
+// A: K-major 64-byte swizzle; 8-row groups 512 bytes apart (SBO); LBO unused for swizzled K-major.
+// B: MN-major 128-byte swizzle; 64-column pieces LBO apart, 8-K-line groups SBO = 1 KB apart.
+__host__ __device__ __forceinline__ uint64_t Desc(uint32_t addr, uint32_t lbo, uint32_t sbo, uint32_t mode) {
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
+         (static_cast<uint64_t>(sbo >> 4) << 32) | (static_cast<uint64_t>(mode) << 62);
+}
+__host__ __device__ __forceinline__ uint64_t ADesc(uint32_t record, int s) { return Desc(record + 32u * s, 16, 8 * kARowBytes, 2); }
+__host__ __device__ __forceinline__ uint64_t BDesc(uint32_t slab, int s) { return Desc(slab + s * 32 * 128, kBPieceBytes, 1024, 1); }
+// Accumulator i of an m64nN wgmma held by thread t of a warpgroup: row, column.
+__host__ __device__ __forceinline__ void AccCoord(int t, int i, int* row, int* col) {
+  *row = 16 * (t >> 5) + ((t & 31) >> 2) + 8 * ((i >> 1) & 1);
+  *col = 8 * (i >> 2) + 2 * (t & 3) + (i & 1);
+}
+template <class TL> __host__ __device__ __forceinline__ int CStageOffset(int row, int col) { return row * TL::kCRowBytes + col * 2; }
+
+// ---- device primitives --------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void CpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+#define SD_ACC8(d, o) "+f"(d[o]), "+f"(d[o + 1]), "+f"(d[o + 2]), "+f"(d[o + 3]), "+f"(d[o + 4]), "+f"(d[o + 5]), "+f"(d[o + 6]), "+f"(d[o + 7])
+#define SD_ACC32(d, o) SD_ACC8(d, o), SD_ACC8(d, o + 8), SD_ACC8(d, o + 16), SD_ACC8(d, o + 24)
+#define SD_ACC64(d, o) SD_ACC32(d, o), SD_ACC32(d, o + 32)
+#define SD_ACC128(d, o) SD_ACC64(d, o), SD_ACC64(d, o + 64)
+#define SD_R32A "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+#define SD_R32B "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+#define SD_R32C "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"
+#define SD_R32D "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+// D (64 x N, fp32) += A (64 x 32 logical, 2:4 compressed, K-major, shared) * B (32 x N, MN-major: imm-trans-b
+// = 1, shared); metadata e; sparsity selector 0; scale-d 1 (accumulators start at zero).
+#define SD_WGMMA_SP(N, TY, REGS, ACC, RA, RB, RE)                                                                  \
+  asm volatile("wgmma.mma_async.sp.sync.aligned.m64n" #N "k32.f32." TY "." TY " {" REGS "}, %" #RA ", %" #RB ", %" #RE \
+               ", 0, 1, 1, 1, 0, 1;\n" : ACC : "l"(da), "l"(db), "r"(e))
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void FenceToAsyncProxy() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void WgmmaFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void WgmmaCommit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void WgmmaWait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void MbarInit(uint32_t bar) { asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory"); }
+__device__ __forceinline__ void MbarInitFence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+__device__ __forceinline__ void MbarExpect(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void MbarWait(uint32_t bar, uint32_t phase) {
+  asm volatile("{\n .reg .pred done;\n SD_WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               " @!done bra SD_WAIT_%=;\n}\n" ::"r"(bar), "r"(phase) : "memory");
+}
+__device__ __forceinline__ void BulkCopy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+               ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+// Box {64 columns, 64 rows} of B at (col, row), 128-byte swizzled as it lands; out-of-range parts are zeros.
+__device__ __forceinline__ void TensorCopy(uint32_t dst, const CUtensorMap* map, int col, int row, uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+               ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(bar) : "memory");
+}
+template <typename T, int N>
+__device__ __forceinline__ void WgmmaSp(float (&d)[N / 2], uint64_t da, uint64_t db, uint32_t e) {
+  constexpr bool kF16 = std::is_same<T, __half>::value;
+  if constexpr (N == 64) {
+    if constexpr (kF16) SD_WGMMA_SP(64, "f16", SD_R32A, SD_ACC32(d, 0), 32, 33, 34);
+    else SD_WGMMA_SP(64, "bf16", SD_R32A, SD_ACC32(d, 0), 32, 33, 34);
+  } else if constexpr (N == 128) {
+    if constexpr (kF16) SD_WGMMA_SP(128, "f16", SD_R32A "," SD_R32B, SD_ACC64(d, 0), 64, 65, 66);
+    else SD_WGMMA_SP(128, "bf16", SD_R32A "," SD_R32B, SD_ACC64(d, 0), 64, 65, 66);
+  } else {
+    if constexpr (kF16) SD_WGMMA_SP(256, "f16", SD_R32A "," SD_R32B "," SD_R32C "," SD_R32D, SD_ACC128(d, 0), 128, 129, 130);
+    else SD_WGMMA_SP(256, "bf16", SD_R32A "," SD_R32B "," SD_R32C "," SD_R32D, SD_ACC128(d, 0), 128, 129, 130);
+  }
+}
+#else  // host-test builds for other archs: the kernel body is never run there
+__device__ __forceinline__ void FenceToAsyncProxy() { __trap(); }
+__device__ __forceinline__ void WgmmaFence() { __trap(); }
+__device__ __forceinline__ void WgmmaCommit() {}
+template <int N> __device__ __forceinline__ void WgmmaWait() {}
+__device__ __forceinline__ void MbarInit(uint32_t) {}
+__device__ __forceinline__ void MbarInitFence() {}
+__device__ __forceinline__ void MbarExpect(uint32_t, uint32_t) {}
+__device__ __forceinline__ void MbarWait(uint32_t, uint32_t) {}
+__device__ __forceinline__ void BulkCopy(uint32_t, const void*, uint32_t, uint32_t) {}
+__device__ __forceinline__ void TensorCopy(uint32_t, const CUtensorMap*, int, int, uint32_t) {}
+template <typename T, int N> __device__ __forceinline__ void WgmmaSp(float (&)[N / 2], uint64_t, uint64_t, uint32_t) {}
+#endif
+// Keeps the compiler from touching accumulators across the asynchronous wgmma (CUTLASS's fence_operand).
+template <int R> __device__ __forceinline__ void FenceAcc(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <typename T> __device__ __forceinline__ T FromF(float x);
+template <> __device__ __forceinline__ __half FromF<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 FromF<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ uint32_t Bits(__half x) { return __half_as_ushort(x); }
+__device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
+
+struct Args {
+  const unsigned char* a;  // records, see the header
+  const void* b;
+  void* c;
+  int64_t m, k, n;
+  int ktiles;
+  int vec;   // n % 8 == 0 and B 16-byte aligned: B in 16-byte chunks
+  int pair;  // n even and C 4-byte aligned: C in 4-byte pairs
+};
+
+// ---- roles --------------------------------------------------------------------------------------
+// Threads copy K tile kt: the CTA's two records (cp.async) and the 64 x BN slab of B, zero outside K x n.
+template <class TL>
+__device__ __forceinline__ void LoadStageThreads(uint32_t stage, unsigned char* stage_generic, const Args& p, int64_t mb0, int kt, int64_t n0) {
+  for (int i = threadIdx.x; i < 2 * kRecordBytes / 16; i += TL::kThreads) {
+    const int r = i / (kRecordBytes / 16), x = i % (kRecordBytes / 16);
+    CpAsync16(stage + TL::kBBytes + r * kRecordBytes + x * 16, p.a + ((mb0 + r) * p.ktiles + kt) * kRecordBytes + x * 16, 16);
+  }
+  constexpr int kChunks = TL::kBn / 8;
+  const uint16_t* b = static_cast<const uint16_t*>(p.b);
+  for (int i = threadIdx.x; i < kBk * kChunks; i += TL::kThreads) {
+    const int r = i / kChunks, cc = i % kChunks;
+    const int64_t k = static_cast<int64_t>(kt) * kBk + r, col = n0 + cc * 8;
+    const int off = BOffset(r, cc * 8);
+    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
+      const bool in = k < p.k && col < p.n;
+      CpAsync16(stage + off, in ? b + k * p.n + col : b, in ? 16 : 0);
+      continue;
+    }
+    uint32_t w[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int64_t c0 = col + 2 * e;
+      const uint32_t lo = (k < p.k && c0 < p.n) ? __ldg(b + k * p.n + c0) : 0u;
+      const uint32_t hi = (k < p.k && c0 + 1 < p.n) ? __ldg(b + k * p.n + c0 + 1) : 0u;
+      w[e] = lo | (hi << 16);
+    }
+    *reinterpret_cast<uint4*>(stage_generic + off) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+// This warpgroup's two k32 steps of a stage: A from its record, metadata from the record's tail.
+template <typename T, class TL>
+__device__ __forceinline__ void ComputeStage(uint32_t stage, const unsigned char* stage_generic, int wg, float (&acc)[TL::kBn / 2]) {
+  const int t = threadIdx.x & 127;
+  const uint32_t record = stage + TL::kBBytes + wg * kRecordBytes;
+  const uint2 e = *reinterpret_cast<const uint2*>(stage_generic + TL::kBBytes + wg * kRecordBytes + kAImageBytes +
+                                                  4 * MetaWord(t >> 5, (t & 31) >> 2, t & 1, 0));
+  WgmmaFence();
+  WgmmaSp<T, TL::kBn>(acc, ADesc(record, 0), BDesc(stage, 0), e.x);
+  WgmmaSp<T, TL::kBn>(acc, ADesc(record, 1), BDesc(stage, 1), e.y);
+  WgmmaCommit();
+}
+// C from the fragments, guarded (any n, any alignment).
+template <typename T, class TL>
+__device__ __forceinline__ void StoreFragments(const Args& p, int64_t row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
+  T* c = static_cast<T*>(p.c);
+  const int t = threadIdx.x & 127;
+#pragma unroll
+  for (int i = 0; i < TL::kBn / 2; i += 2) {
+    int r, cc;
+    AccCoord(t, i, &r, &cc);
+    const int64_t row = row0 + r, col = n0 + cc;
+    if (row >= p.m || col >= p.n) continue;
+    T* out = c + row * p.n + col;
+    if (p.pair) {
+      *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(acc[i])) | (Bits(FromF<T>(acc[i + 1])) << 16);
+    } else {
+      out[0] = FromF<T>(acc[i]);
+      if (col + 1 < p.n) out[1] = FromF<T>(acc[i + 1]);
+    }
+  }
+}
+// The copy-engine path's epilogue: the tile through shared memory, then 16-byte row chunks (n % 8 == 0).
+template <typename T, class TL>
+__device__ __forceinline__ void StoreStaged(const Args& p, unsigned char* smem, int wg, int64_t cta_row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
+  const int t = threadIdx.x & 127;
+#pragma unroll
+  for (int i = 0; i < TL::kBn / 2; i += 2) {
+    int r, cc;
+    AccCoord(t, i, &r, &cc);
+    *reinterpret_cast<uint32_t*>(smem + CStageOffset<TL>(64 * wg + r, cc)) = Bits(FromF<T>(acc[i])) | (Bits(FromF<T>(acc[i + 1])) << 16);
+  }
+  __syncthreads();
+  constexpr int kChunks = TL::kBn / 8;
+  T* c = static_cast<T*>(p.c);
+  for (int i = threadIdx.x; i < kBm * kChunks; i += TL::kThreads) {
+    const int r = i / kChunks, ch = i % kChunks;
+    const int64_t row = cta_row0 + r, col = n0 + ch * 8;
+    if (row < p.m && col < p.n) *reinterpret_cast<uint4*>(c + row * p.n + col) = *reinterpret_cast<const uint4*>(smem + CStageOffset<TL>(r, ch * 8));
+  }
+}
+
+// One CTA: rows 128 blockIdx.x.., columns BN blockIdx.y..; kTma: the copy-engine transport (n % 8 == 0, B
+// and C 16-byte aligned, tensor map built), else the threads copy.
+template <typename T, class TL, bool kTma>
+__global__ void __launch_bounds__(TL::kThreads) Nm24WgmmaSpKernel(Args p, const __grid_constant__ CUtensorMap b_map) {
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
+  const uint32_t base = SmemAddr(smem), bars = base + TL::kStages * TL::kStageBytes;
+  const int wg = threadIdx.x >> 7, count = p.ktiles;
+  const int64_t mb0 = 2 * static_cast<int64_t>(blockIdx.x), n0 = static_cast<int64_t>(blockIdx.y) * TL::kBn;
+  const int64_t inside = (p.n - n0 + 63) / 64;  // B pieces holding columns < n (the copy engine skips the rest)
+  const int pieces = inside < TL::kPieces ? static_cast<int>(inside) : TL::kPieces;
+  float acc[TL::kBn / 2];
+#pragma unroll
+  for (int i = 0; i < TL::kBn / 2; ++i) acc[i] = 0.0f;
+  auto stage = [&](int j) { return base + (j % TL::kStages) * TL::kStageBytes; };
+  auto bar = [&](int j) { return bars + 8u * (j % TL::kStages); };
+  auto load = [&](int j) {  // K tile j into its stage (kTma: thread 0 only)
+    const uint32_t s = stage(j);
+    if constexpr (kTma) {
+      MbarExpect(bar(j), 2 * kRecordBytes + pieces * kBPieceBytes);
+      for (int r = 0; r < 2; ++r) BulkCopy(s + TL::kBBytes + r * kRecordBytes, p.a + ((mb0 + r) * p.ktiles + j) * kRecordBytes, kRecordBytes, bar(j));
+      for (int q = 0; q < pieces; ++q) TensorCopy(s + q * kBPieceBytes, &b_map, static_cast<int>(n0) + 64 * q, j * kBk, bar(j));
+    } else {
+      LoadStageThreads<TL>(s, smem + (s - base), p, mb0, j, n0);
+    }
+  };
+  if constexpr (kTma) {
+    if (threadIdx.x == 0) {
+      for (int i = 0; i < TL::kStages; ++i) MbarInit(bars + 8u * i);
+      MbarInitFence();
+      for (int j = 0; j < TL::kStages - 1 && j < count; ++j) load(j);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < TL::kStages - 1; ++j) { if (j < count) load(j); CpAsyncCommit(); }
+  }
+  for (int j = 0; j < count; ++j) {
+    if constexpr (!kTma) { CpAsyncWait<TL::kStages - 2>(); FenceToAsyncProxy(); }
+    __syncthreads();  // K tile j - 1's wgmma retired in both warpgroups: its stage may be refilled
+    if (j + TL::kStages - 1 < count && (!kTma || threadIdx.x == 0)) load(j + TL::kStages - 1);
+    if constexpr (kTma) MbarWait(bar(j), static_cast<uint32_t>(j / TL::kStages) & 1u);
+    else CpAsyncCommit();
+    ComputeStage<T, TL>(stage(j), smem + (stage(j) - base), wg, acc);
+    // All of this warpgroup's wgmmas retire before the next stage's metadata registers are loaded: the
+    // metadata operand, like the accumulators, must not be redefined while a wgmma reading it is in flight
+    // (ptxas serializes otherwise, C7515; CUTLASS's SM90 sparse mainloop also keeps 0 wgmma groups in flight).
+    WgmmaWait<0>();
+  }
+  FenceAcc(acc);
+  if constexpr (kTma) {
+    __syncthreads();  // both warpgroups' wgmma retired: the stages may hold the C tile
+    StoreStaged<T, TL>(p, smem, wg, mb0 * 64, n0, acc);
+  } else {
+    StoreFragments<T, TL>(p, (mb0 + wg) * 64, n0, acc);
+  }
+}
+
+// ---- host: compression + metadata (unit tested) ------------------------------------------------
+struct Nm24WgHost {
+  int64_t rows = 0, cols = 0, mp = 0, kp = 0;  // mp % 128 == 0, kp % 64 == 0
+  std::vector<float> vals;      // per record 2048 values at AImageOffset(m, c) / 2; record (mb, kt) = mb * ktiles + kt
+  std::vector<uint32_t> meta;   // per record 128 words at MetaWord(...)
+};
+// Compresses canonical CSR; entries with value 0 are dropped. False with a reason when a group of four
+// has more than two nonzeros or the input is malformed.
+bool BuildNm24Wg(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, Nm24WgHost* out, std::string* why) {
+  if (rows <= 0 || cols <= 0) return (*why = "bad shape", false);
+  out->rows = rows, out->cols = cols;
+  out->mp = (rows + kBm - 1) / kBm * kBm, out->kp = (cols + kBk - 1) / kBk * kBk;
+  const int64_t ktiles = out->kp / kBk, records = out->mp / 64 * ktiles, groups = out->kp / 4;
+  out->vals.assign(records * 2048, 0.0f);
+  out->meta.assign(records * 128, 0x44444444u);  // every group defaults to indices (0, 1)
+  std::vector<int8_t> idx(groups * 2);
+  std::vector<float> kept(groups * 2);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::fill(idx.begin(), idx.end(), -1);
+    std::fill(kept.begin(), kept.end(), 0.0f);
+    if (ro[r] > ro[r + 1]) return (*why = "row offsets decrease at row " + std::to_string(r), false);
+    for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
+      if (ci[e] < 0 || ci[e] >= cols) return (*why = "column index out of range at entry " + std::to_string(e), false);
+      if (v[e] == 0.0f) continue;
+      const int64_t gi = ci[e] / 4;
+      const int slot = idx[2 * gi] < 0 ? 0 : idx[2 * gi + 1] < 0 ? 1 : 2;
+      if (slot == 2)
+        return (*why = "not 2:4: more than 2 nonzeros in columns " + std::to_string(gi * 4) + ".." + std::to_string(gi * 4 + 3) +
+                       " of row " + std::to_string(r), false);
+      idx[2 * gi + slot] = static_cast<int8_t>(ci[e] % 4);  // CSR columns increase: idx0 < idx1
+      kept[2 * gi + slot] = v[e];
+    }
+    const int64_t mb = r / 64;
+    const int m = static_cast<int>(r % 64), warp = m / 16, g = m % 8, half = (m % 16) / 8;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      int i0 = idx[2 * gi], i1 = idx[2 * gi + 1];
+      if (i0 < 0) { i0 = 0; i1 = 1; }          // empty group: indices (0, 1), zeros
+      else if (i1 < 0 && i0 < 3) { i1 = 3; }   // one nonzero: pair it with an explicit zero at 3
+      else if (i1 < 0) { i0 = 2; i1 = 3; std::swap(kept[2 * gi], kept[2 * gi + 1]); }  // nonzero at 3: zero at 2
+      const int64_t rec = mb * ktiles + gi / 16;
+      const int q = static_cast<int>(gi % 16), s = q / 8, h = (q % 8) / 4, j = q % 4;  // group q of the K tile
+      out->vals[rec * 2048 + AImageOffset(m, 2 * q) / 2] = kept[2 * gi];
+      out->vals[rec * 2048 + AImageOffset(m, 2 * q + 1) / 2] = kept[2 * gi + 1];
+      uint32_t& word = out->meta[rec * 128 + MetaWord(warp, g, h, s)];
+      const int shift = half * 16 + j * 4;
+      word = (word & ~(0xFu << shift)) | (static_cast<uint32_t>(i0 | (i1 << 2)) << shift);
+    }
+  }
+  return true;
+}
+// The uploaded bytes: per record the A image in the dtype, then the metadata words.
+template <typename T> std::vector<unsigned char> PackRecords(const Nm24WgHost& h) {
+  const int64_t records = static_cast<int64_t>(h.meta.size() / 128);
+  std::vector<unsigned char> bytes(records * kRecordBytes);
+  for (int64_t rec = 0; rec < records; ++rec) {
+    unsigned char* out = bytes.data() + rec * kRecordBytes;
+    for (int i = 0; i < 2048; ++i) {
+      const T x = T(h.vals[rec * 2048 + i]);  // exact: the harness's values are representable
+      std::memcpy(out + 2 * i, &x, 2);
+    }
+    std::memcpy(out + kAImageBytes, h.meta.data() + rec * 128, kMetaBytes);
+  }
+  return bytes;
+}
+
+// ---- host: state, launch -------------------------------------------------------------------------
+struct State {
+  int dtype = 0;
+  int64_t m = 0, k = 0, mp = 0, kp = 0;
+  unsigned char* a = nullptr;
+  PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;  // the driver's, looked up in prepare
+  CUtensorMap b_map{};  // B's tensor map for (map_b, map_n), rebuilt by run() when B or n changes
+  const void* map_b = nullptr;
+  int64_t map_n = 0;
+};
+// B (K x n, row-major, 2-byte values) as 64 x 64 boxes landing 128-byte swizzled, zeros outside.
+CUresult EncodeBMap(State* s, const void* b, int64_t n) {
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(s->k)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(n) * 2};
+  const cuuint32_t box[2] = {64, kBk}, unit[2] = {1, 1};
+  const CUresult r = s->encode(&s->b_map, s->dtype == SD_DTYPE_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                               const_cast<void*>(b), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  s->map_b = r == CUDA_SUCCESS ? b : nullptr, s->map_n = n;
+  return r;
+}
+template <typename T, class TL> cudaError_t Configure(int optin) {
+  if (TL::kSmemBytes > optin) return cudaErrorInvalidConfiguration;
+  cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&Nm24WgmmaSpKernel<T, TL, true>), cudaFuncAttributeMaxDynamicSharedMemorySize, TL::kSmemBytes);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&Nm24WgmmaSpKernel<T, TL, false>), cudaFuncAttributeMaxDynamicSharedMemorySize, TL::kSmemBytes);
+  return e;
+}
+template <typename T> cudaError_t ConfigureAll(int optin) {
+  const cudaError_t e = Configure<T, BigTile>(optin);
+  return e == cudaSuccess ? Configure<T, SmallTile>(optin) : e;
+}
+template <typename T, class TL> void LaunchTile(const State* s, const Args& a, bool tma, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(s->mp / kBm), static_cast<unsigned>((a.n + TL::kBn - 1) / TL::kBn));
+  if (tma) Nm24WgmmaSpKernel<T, TL, true><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a, s->b_map);
+  else Nm24WgmmaSpKernel<T, TL, false><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a, s->b_map);
+}
+template <typename T> void Launch(const State* s, const Args& a, bool tma, cudaStream_t stream) {
+  if (a.n <= SMALL_N_MAX) LaunchTile<T, SmallTile>(s, a, tma, stream);
+  else LaunchTile<T, BigTile>(s, a, tma, stream);
+}
+}  // namespace
+
+SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
+  State* s = static_cast<State*>(state);
+  if (s == nullptr) return;
+  cudaFree(s->a);
+  delete s;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
+  Nm24WgHost h;
+  std::string why;
+  int major = 0, minor = 0, optin = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
+  if (e != cudaSuccess) {
+    why = std::string("device query: ") + cudaGetErrorString(e);
+  } else if (major != 9 || minor != 0) {
+    why = "needs sm_90 (Hopper wgmma.sp); device " + std::to_string(p->device) + " is compute capability " +
+          std::to_string(major) + "." + std::to_string(minor);
+  } else if (p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
+    why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  } else {
+    BuildNm24Wg(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
+  }
+  if (!why.empty()) {
+    snprintf(error, cap, "nm24_wgmma_sp: %s", why.c_str());
+    return 1;
+  }
+  State* s = new State{p->dtype, p->rows, p->cols, h.mp, h.kp};
+  const std::vector<unsigned char> bytes = p->dtype == SD_DTYPE_FP16 ? PackRecords<__half>(h) : PackRecords<__nv_bfloat16>(h);
+  e = cudaMalloc(reinterpret_cast<void**>(&s->a), bytes.size());
+  if (e == cudaSuccess) e = cudaMemcpy(s->a, bytes.data(), bytes.size(), cudaMemcpyHostToDevice);
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (e == cudaSuccess) {
+    e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&s->encode), 12000, cudaEnableDefault, &found);
+    if (e == cudaSuccess && found != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
+  }
+  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? ConfigureAll<__half>(optin) : ConfigureAll<__nv_bfloat16>(optin);
+  if (e != cudaSuccess) {
+    snprintf(error, cap, "nm24_wgmma_sp prepare: %s", cudaGetErrorString(e));
+    sparseditto_release(s);
+    return 1;
+  }
+  *state = s;
+  return 0;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  State* s = static_cast<State*>(state);
+  if (n < 1 || s->mp / kBm > INT32_MAX) return 1;
+  const Args a{s->a, b, c, s->m, s->k, n, static_cast<int>(s->kp / kBk),
+               (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
+               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0};
+  // The copy engine needs B's rows 16-byte aligned (the tensor map's stride rule); the staged C store, C's.
+  bool tma = a.vec && reinterpret_cast<uintptr_t>(c) % 16 == 0 && n <= INT32_MAX && s->k <= INT32_MAX;
+  if (tma && (b != s->map_b || n != s->map_n) && EncodeBMap(s, b, n) != CUDA_SUCCESS) tma = false;  // threads copy then
+  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, tma, stream);
+  else Launch<__nv_bfloat16>(s, a, tma, stream);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
