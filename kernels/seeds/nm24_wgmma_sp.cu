@@ -82,6 +82,8 @@ __host__ __device__ __forceinline__ int AImageOffset(int m, int c) {
 }
 // Metadata word of (warp, group g, half h, step s) in a record (32-bit units after the A image).
 __host__ __device__ __forceinline__ int MetaWord(int warp, int g, int h, int s) { return ((warp * 8 + g) * 2 + h) * 2 + s; }
+// The uint2 (steps 0, 1) thread t of a warpgroup loads: threads 4g + h and 4g + h + 2 share it.
+__host__ __device__ __forceinline__ int MetaThreadWord(int t) { return MetaWord(t >> 5, (t & 31) >> 2, t & 1, 0); }
 // Byte offset of B value (k, col) in a stage's B slab (64-column pieces, 128-byte swizzle, 1 KB aligned).
 __host__ __device__ __forceinline__ int BOffset(int k, int col) {
   const int lin = k * 128 + (col & 63) * 2;
@@ -229,8 +231,7 @@ template <typename T, class TL>
 __device__ __forceinline__ void ComputeStage(uint32_t stage, const unsigned char* stage_generic, int wg, float (&acc)[TL::kBn / 2]) {
   const int t = threadIdx.x & 127;
   const uint32_t record = stage + TL::kBBytes + wg * kRecordBytes;
-  const uint2 e = *reinterpret_cast<const uint2*>(stage_generic + TL::kBBytes + wg * kRecordBytes + kAImageBytes +
-                                                  4 * MetaWord(t >> 5, (t & 31) >> 2, t & 1, 0));
+  const uint2 e = *reinterpret_cast<const uint2*>(stage_generic + TL::kBBytes + wg * kRecordBytes + kAImageBytes + 4 * MetaThreadWord(t));
   WgmmaFence();
   WgmmaSp<T, TL::kBn>(acc, ADesc(record, 0), BDesc(stage, 0), e.x);
   WgmmaSp<T, TL::kBn>(acc, ADesc(record, 1), BDesc(stage, 1), e.y);

@@ -1,0 +1,310 @@
+// CPU tests of the wgmma.sp 2:4 seed (no GPU): BuildNm24Wg's records (A image + metadata, as uploaded by
+// PackRecords) read back through an emulation of wgmma.mma_async.sp m64nNk32 written from its definitions
+// (PTX ISA: K-major A in the 64-byte-swizzle canonical layout through the descriptor's start and SBO,
+// MN-major B in the 128-byte one through start, LBO and SBO; metadata per thread as CUTLASS's
+// ELayout_64x32 / the PTX sparse wgmma metadata figure for .f16/.bf16, sparsity selector 0; D fragments as
+// the m64nNk16 figure) and compared with the CSR input; refusal of a non-2:4 matrix; the descriptors'
+// fields; the staged C store; the tunable declarations; and a replay of every CTA of both transports
+// (the kernel's stage offsets, step descriptors, metadata loads, store coordinates) against a plain product.
+// What the hardware does with a descriptor is only checked on the GPU (evaluator correctness).
+#define SD_NM24_WGMMA_SP_HOST_TEST 1
+#include "kernels/seeds/nm24_wgmma_sp.cu"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "kernel_abi/tunables.h"
+#include "kernels/seeds/testing/nm24_emulation.h"
+
+namespace {
+
+using sparseditto::seed_testing::Csr;
+using sparseditto::seed_testing::Dense;
+using sparseditto::seed_testing::Eighths;
+using sparseditto::seed_testing::RandomNmCsr;
+
+Nm24WgHost Build(const Csr& m) {
+  Nm24WgHost h;
+  std::string why;
+  EXPECT_TRUE(BuildNm24Wg(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
+  return h;
+}
+
+// Shared memory as bytes; 2-byte values are fp16 (every test value is a multiple of 1/8: exact).
+using Smem = std::vector<unsigned char>;
+float HalfAt(const Smem& s, uint32_t addr) {
+  EXPECT_TRUE(addr % 2 == 0 && addr + 2 <= s.size()) << addr;
+  __half x;
+  std::memcpy(&x, s.data() + addr, 2);
+  return __half2float(x);
+}
+void PutHalf(Smem& s, uint32_t addr, float v) {
+  const __half x = __float2half(v);
+  std::memcpy(s.data() + addr, &x, 2);
+}
+uint32_t Swz64(uint32_t a) { return a ^ (((a >> 7) & 3) << 4); }
+uint32_t Swz128(uint32_t a) { return a ^ (((a >> 7) & 7) << 4); }
+uint32_t Start(uint64_t d) { return static_cast<uint32_t>((d & 0x3FFF) << 4); }
+uint32_t Lbo(uint64_t d) { return static_cast<uint32_t>(((d >> 16) & 0x3FFF) << 4); }
+uint32_t Sbo(uint64_t d) { return static_cast<uint32_t>(((d >> 32) & 0x3FFF) << 4); }
+
+// The logical 64 x 32 A of one wgmma.sp: compressed values (m, kc), kc < 16, from the K-major 64-byte
+// swizzle canonical layout at the descriptor; thread t's metadata e[t] (selector 0: threads 4g, 4g + 1 of
+// each warp; bits 0-15 row 16 w + g, bits 16-31 row 16 w + g + 8; thread 4g + h covers logical K 16 h..16 h
+// + 15, 4 bits a group: low 2 the position of compressed value 2j, high 2 of 2j + 1).
+void DecodeSparseA(const Smem& s, uint64_t da, const std::array<uint32_t, 128>& e, float (*a)[32]) {
+  ASSERT_EQ(da >> 62, 2u) << "A: 64-byte swizzle";
+  for (int m = 0; m < 64; ++m)
+    for (int k = 0; k < 32; ++k) a[m][k] = 0.0f;
+  for (int m = 0; m < 64; ++m)
+    for (int gq = 0; gq < 8; ++gq) {
+      const int t = 32 * (m / 16) + 4 * (m % 8) + gq / 4;
+      const uint32_t bits = (e[t] >> (16 * ((m % 16) / 8) + 4 * (gq % 4))) & 0xF;
+      const int i0 = bits & 3, i1 = bits >> 2;
+      ASSERT_LT(i0, i1) << "metadata of row " << m << " group " << gq << ": invalid or unordered";
+      for (int x = 0; x < 2; ++x) {
+        const uint32_t addr = Start(da) + (m / 8) * Sbo(da) + (m % 8) * 64 + 2 * (2 * gq + x);
+        a[m][4 * gq + (x ? i1 : i0)] = HalfAt(s, Swz64(addr));
+      }
+    }
+}
+// D (thread t, register i: row 16 (t/32) + (t%32)/4 + 8 ((i/2)%2), column 8 (i/4) + 2 (t%4) + i%2) +=
+// A (64 x 32) * B (32 x N), B MN-major 128-byte swizzle at the descriptor.
+void EmuWgmmaSp(const Smem& s, uint64_t da, uint64_t db, const std::array<uint32_t, 128>& e, int n, std::vector<float>& d) {
+  static float a[64][32];
+  DecodeSparseA(s, da, e, a);
+  ASSERT_EQ(db >> 62, 1u) << "B: 128-byte swizzle";
+  std::vector<float> b(32 * n);
+  for (int k = 0; k < 32; ++k)
+    for (int c = 0; c < n; ++c)
+      b[k * n + c] = HalfAt(s, Swz128(Start(db) + (c / 64) * Lbo(db) + (k / 8) * Sbo(db) + (k % 8) * 128 + (2 * c) % 128));
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < n / 2; ++i) {
+      const int row = 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (t % 4) + i % 2;
+      double acc = 0;
+      for (int k = 0; k < 32; ++k) acc += double(a[row][k]) * b[k * n + col];
+      d[t * (n / 2) + i] += static_cast<float>(acc);
+    }
+}
+// What a warpgroup's threads hold as metadata for step s of a stage (the kernel's uint2 load).
+std::array<uint32_t, 128> ThreadMeta(const Smem& s, uint32_t record, int step) {
+  std::array<uint32_t, 128> e;
+  for (int t = 0; t < 128; ++t) std::memcpy(&e[t], s.data() + record + kAImageBytes + 4 * MetaThreadWord(t) + 4 * step, 4);
+  return e;
+}
+
+TEST(Nm24WgmmaSpBuild, RecordsDecodeToTheCsrMatrix) {
+  struct Case { int64_t rows, cols; };
+  for (const Case& c : {Case{7, 96}, Case{130, 200}, Case{4096, 64}, Case{1, 4}, Case{65, 36}, Case{3, 6}, Case{128, 128}}) {
+    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols);
+    const Csr m = RandomNmCsr(c.rows, c.cols, static_cast<uint32_t>(c.rows * 13 + c.cols));
+    const Nm24WgHost h = Build(m);
+    ASSERT_EQ(h.mp % kBm, 0);
+    ASSERT_EQ(h.kp % kBk, 0);
+    ASSERT_GE(h.mp, c.rows);
+    ASSERT_GE(h.kp, c.cols);
+    const int64_t ktiles = h.kp / kBk;
+    const Smem bytes = PackRecords<__half>(h);
+    ASSERT_EQ(static_cast<int64_t>(bytes.size()), h.mp / 64 * ktiles * kRecordBytes);
+    const std::vector<float> dense = Dense(m);
+    for (int64_t mb = 0; mb < h.mp / 64; ++mb)
+      for (int64_t kt = 0; kt < ktiles; ++kt) {
+        const Smem rec(bytes.begin() + (mb * ktiles + kt) * kRecordBytes, bytes.begin() + (mb * ktiles + kt + 1) * kRecordBytes);
+        for (int s = 0; s < 2; ++s) {
+          const std::array<uint32_t, 128> e = ThreadMeta(rec, 0, s);
+          for (int t = 0; t < 128; t += 4) EXPECT_TRUE(e[t] == e[t + 2] && e[t + 1] == e[t + 3]) << "thread pairs share words";
+          static float a[64][32];
+          DecodeSparseA(rec, ADesc(0, s), e, a);
+          for (int r = 0; r < 64; ++r)
+            for (int k = 0; k < 32; ++k) {
+              const int64_t row = mb * 64 + r, col = kt * kBk + 32 * s + k;
+              const float want = row < c.rows && col < c.cols ? dense[row * c.cols + col] : 0.0f;
+              ASSERT_EQ(a[r][k], want) << "A[" << row << "][" << col << "]";
+            }
+        }
+      }
+  }
+}
+
+TEST(Nm24WgmmaSpBuild, RefusesANon24MatrixWithAReason) {
+  Csr m;
+  m.rows = 2, m.cols = 8;
+  m.ci = {0, 1, 2, 5};
+  m.v = {1, 1, 1, 1};
+  m.ro = {0, 3, 4};
+  Nm24WgHost h;
+  std::string why;
+  EXPECT_FALSE(BuildNm24Wg(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why));
+  EXPECT_NE(why.find("not 2:4"), std::string::npos) << why;
+  EXPECT_NE(why.find("columns 0..3 of row 0"), std::string::npos) << why;
+  m.v = {1, 0, 1, 1};  // an explicit zero does not count
+  EXPECT_TRUE(BuildNm24Wg(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
+  m.ci[3] = 8;
+  EXPECT_FALSE(BuildNm24Wg(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why));
+  EXPECT_NE(why.find("out of range at entry 3"), std::string::npos) << why;
+}
+
+TEST(Nm24WgmmaSpLayout, DescriptorsAndOperandMaps) {
+  const uint64_t a = ADesc(0x12200, 1), b = BDesc(0x4000, 1);
+  EXPECT_EQ(Start(a), 0x12220u);
+  EXPECT_EQ(Sbo(a), 512u);  // 8 rows of 64 bytes
+  EXPECT_EQ(a >> 62, 2u);
+  EXPECT_EQ((a >> 49) & 7, 0u);
+  EXPECT_EQ(Start(b), 0x4000u + 32 * 128);
+  EXPECT_EQ(Lbo(b), static_cast<uint32_t>(kBPieceBytes));
+  EXPECT_EQ(Sbo(b), 1024u);
+  EXPECT_EQ(b >> 62, 1u);
+  std::set<int> a_bytes, b_bytes;
+  for (int m = 0; m < 64; ++m)
+    for (int c = 0; c < 32; ++c) {
+      EXPECT_EQ(static_cast<uint32_t>(AImageOffset(m, c)), Swz64(m * 64 + 2 * c));
+      a_bytes.insert(AImageOffset(m, c));
+    }
+  EXPECT_EQ(a_bytes.size(), 2048u);
+  EXPECT_EQ(*a_bytes.rbegin(), kAImageBytes - 2);
+  for (int k = 0; k < 64; ++k)
+    for (int col = 0; col < 256; ++col) {
+      EXPECT_EQ(static_cast<uint32_t>(BOffset(k, col)), (col / 64) * kBPieceBytes + Swz128(k * 128 + (col % 64) * 2));
+      b_bytes.insert(BOffset(k, col));
+    }
+  EXPECT_EQ(b_bytes.size(), 64u * 256u);
+  std::set<int> words;
+  for (int t = 0; t < 128; ++t) words.insert(MetaThreadWord(t));
+  EXPECT_EQ(words.size(), 64u);
+  EXPECT_EQ(*words.rbegin() + 2, kMetaBytes / 4);
+  EXPECT_EQ(kRecordBytes % 512, 0) << "records in a stage stay 512-byte aligned (64-byte swizzle atoms)";
+  EXPECT_EQ(BigTile::kBBytes % 1024, 0);
+  EXPECT_EQ(BigTile::kStageBytes % 1024, 0);
+  EXPECT_EQ(SmallTile::kStageBytes % 1024, 0);
+}
+
+// StoreStaged's words land once each where its 16-byte row chunks read them.
+template <class TL>
+void ExpectStagedStoreIsTheTile() {
+  std::set<int> words;
+  std::vector<int> who(kBm * TL::kCRowBytes / 4, -1);
+  for (int wg = 0; wg < 2; ++wg)
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < TL::kBn / 2; i += 2) {
+        int r, cc;
+        AccCoord(t, i, &r, &cc);
+        const int at = CStageOffset<TL>(64 * wg + r, cc);
+        ASSERT_EQ(at % 4, 0);
+        EXPECT_TRUE(words.insert(at).second);
+        who[at / 4] = (64 * wg + r) * 1000 + cc;
+      }
+  for (int r = 0; r < kBm; ++r)
+    for (int ch = 0; ch < TL::kBn / 8; ++ch) {
+      ASSERT_EQ(CStageOffset<TL>(r, ch * 8) % 16, 0);
+      for (int w = 0; w < 4; ++w) ASSERT_EQ(who[CStageOffset<TL>(r, ch * 8) / 4 + w], r * 1000 + ch * 8 + 2 * w);
+    }
+}
+TEST(Nm24WgmmaSpLayout, StagedStoreWritesWholeRows) {
+  ExpectStagedStoreIsTheTile<BigTile>();
+  ExpectStagedStoreIsTheTile<SmallTile>();
+  ExpectStagedStoreIsTheTile<Tile<128, 3>>();
+}
+
+// Every CTA of Nm24WgmmaSpKernel<__half, TL, tma>: records copied into the stage (bulk copy or cp.async:
+// the same bytes), B as the tensor copy lands it (pieces past n not copied: NaN here) or as the threads
+// write it (BOffset, zeros outside), the two steps' descriptors and metadata, the accumulators' coordinates.
+template <class TL>
+std::vector<float> Replay(const Nm24WgHost& h, const std::vector<float>& b, int64_t n, bool tma) {
+  const int64_t rows = h.rows, cols = h.cols, ktiles = h.kp / kBk;
+  const Smem records = PackRecords<__half>(h);
+  std::vector<float> c(rows * n, std::numeric_limits<float>::quiet_NaN());
+  for (int64_t bx = 0; bx < h.mp / kBm; ++bx)
+    for (int64_t n0 = 0; n0 < n; n0 += TL::kBn) {
+      std::vector<float> acc(2 * 64 * TL::kBn, 0.0f);  // [wg][t][i]
+      const int pieces = static_cast<int>(std::min<int64_t>(TL::kPieces, (n - n0 + 63) / 64));
+      for (int64_t kt = 0; kt < ktiles; ++kt) {
+        Smem s(TL::kStageBytes, 0xFF);  // 0xFFFF is an fp16 NaN: anything not written poisons what reads it
+        for (int r = 0; r < 2; ++r)
+          std::copy(records.begin() + ((2 * bx + r) * ktiles + kt) * kRecordBytes, records.begin() + ((2 * bx + r) * ktiles + kt + 1) * kRecordBytes,
+                    s.begin() + TL::kBBytes + r * kRecordBytes);
+        for (int k = 0; k < kBk; ++k)
+          for (int col = 0; col < TL::kBn; ++col) {
+            const int64_t gk = kt * kBk + k, gc = n0 + col;
+            const float v = gk < cols && gc < n ? b[gk * n + gc] : 0.0f;
+            if (tma) {
+              if (col / 64 < pieces) PutHalf(s, (col / 64) * kBPieceBytes + Swz128(k * 128 + (col % 64) * 2), v);
+            } else {
+              PutHalf(s, BOffset(k, col), v);
+            }
+          }
+        for (int wg = 0; wg < 2; ++wg) {
+          std::vector<float> d(acc.begin() + wg * 64 * TL::kBn, acc.begin() + (wg + 1) * 64 * TL::kBn);
+          const uint32_t record = TL::kBBytes + wg * kRecordBytes;
+          for (int step = 0; step < 2; ++step) EmuWgmmaSp(s, ADesc(record, step), BDesc(0, step), ThreadMeta(s, record, step), TL::kBn, d);
+          std::copy(d.begin(), d.end(), acc.begin() + wg * 64 * TL::kBn);
+        }
+      }
+      for (int wg = 0; wg < 2; ++wg)
+        for (int t = 0; t < 128; ++t)
+          for (int i = 0; i < TL::kBn / 2; ++i) {
+            int r, cc;
+            AccCoord(t, i, &r, &cc);
+            const int64_t row = bx * kBm + 64 * wg + r, col = n0 + cc;
+            if (row < rows && col < n) c[row * n + col] = acc[(wg * 128 + t) * (TL::kBn / 2) + i];
+          }
+    }
+  return c;
+}
+
+template <class TL>
+void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, bool tma) {
+  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " tile " << TL::kBn << " n " << n << (tma ? " tma" : " threads"));
+  const Csr m = RandomNmCsr(rows, cols, static_cast<uint32_t>(rows + 17 * cols + n));
+  const Nm24WgHost h = Build(m);
+  std::mt19937 rng(static_cast<uint32_t>(n * 3 + 1));
+  std::vector<float> b(cols * n);
+  for (float& x : b) x = Eighths(rng);
+  const std::vector<float> c = Replay<TL>(h, b, n, tma), dense = Dense(m);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < cols; ++k) want += double(dense[r * cols + k]) * b[k * n + j];
+      ASSERT_EQ(c[r * n + j], static_cast<float>(want)) << "C[" << r << "][" << j << "]";
+    }
+}
+
+TEST(Nm24WgmmaSpReplay, SmallTile) {
+  for (int64_t n : {1, 7, 40, 64}) ExpectReplayMatches<SmallTile>(7, 96, n, false);
+  ExpectReplayMatches<SmallTile>(130, 200, 16, true);
+  ExpectReplayMatches<SmallTile>(65, 36, 8, true);
+}
+TEST(Nm24WgmmaSpReplay, BigTile) {
+  for (int64_t n : {65, 300}) ExpectReplayMatches<BigTile>(130, 200, n, false);
+  for (int64_t n : {72, 304}) ExpectReplayMatches<BigTile>(130, 200, n, true);
+  ExpectReplayMatches<BigTile>(1, 4, 257, false);
+}
+TEST(Nm24WgmmaSpReplay, OtherTunedTiles) {  // what the tunables can produce
+  ExpectReplayMatches<Tile<128, 3>>(70, 150, 136, true);
+  ExpectReplayMatches<Tile<128, 8>>(70, 150, 129, false);
+  ExpectReplayMatches<Tile<256, 5>>(40, 64, 256, true);
+}
+
+TEST(Nm24WgmmaSpSeed, TunablesAndSeedLine) {
+  std::ifstream in(SPARSEDITTO_SOURCE_DIR "/kernels/seeds/nm24_wgmma_sp.cu");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string source = text.str();
+  ASSERT_FALSE(source.empty());
+  EXPECT_NE(source.find("// sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90a]"), std::string::npos);
+  auto tunables = sparseditto::ParseTunables(source);
+  ASSERT_TRUE(tunables.ok()) << tunables.status();
+  std::map<std::string, std::string> got;
+  for (const auto& t : *tunables) got[t.name()] = t.value();
+  const std::map<std::string, std::string> want = {{"BN", std::to_string(BN)}, {"STAGES", std::to_string(STAGES)},
+                                                   {"SMALL_STAGES", std::to_string(SMALL_STAGES)}, {"SMALL_N_MAX", std::to_string(SMALL_N_MAX)}};
+  EXPECT_EQ(got, want);
+  // Every listed value satisfies the tile's static_asserts (instantiated here): shared memory, C staging.
+  static_assert(Tile<128, 3>::kSmemBytes > 0 && Tile<128, 5>::kSmemBytes > 0 && Tile<256, 3>::kSmemBytes > 0 &&
+                Tile<256, 5>::kSmemBytes > 0 && Tile<64, 4>::kSmemBytes > 0 && Tile<64, 8>::kSmemBytes > 0, "listed values fit");
+}
+
+}  // namespace
