@@ -2,12 +2,13 @@
 // TimingStats.host_idle_median_ms is the median host clock of idle trials (gate, two events, synchronize,
 // nothing launched) run either side of each timed trial (per trial the larger); host_idle_quickest_ms is
 // the quickest of them, what the gate costs on this GPU when nothing waits in line. A GPU is shared when
-// the median exceeds twice the quickest (the evaluation's, when smaller than the timing's) + 0.1 ms, or when even the quickest took over 1 ms (no GPU takes
-// that long to start a gate and synchronize when nothing else runs; every trial waited). The rule is relative because the quiet cost depends on
-// the GPU and the gate: on an H200, 0.01-0.03 ms under the one-CTA gate and 0.14 ms under the whole-GPU
-// gate, which an absolute 0.1 ms limit took for a shared GPU in every quiet timing (session 11, call 1);
-// shared, 0.41 ms with six evals at once (one-CTA gate) and 0.7-3.1 ms with eight or nine (whole-GPU
-// gate). Timings stored before host_idle_quickest_ms existed read it as 0: the old 0.1 ms limit.
+// the median exceeds twice the quickest (the evaluation's, when smaller than the timing's) + 0.1 ms, or
+// when even the quickest took over 1 ms (no GPU takes that long to start a gate and synchronize when
+// nothing else runs: every trial waited). The rule is relative because the quiet cost depends on the GPU
+// and the gate: on an H200, 0.01-0.03 ms under the one-CTA gate and 0.13-0.14 ms under the whole-GPU gate,
+// which an absolute 0.1 ms limit took for a shared GPU in every quiet timing (session 11, call 1); shared,
+// 0.41 ms with six evals at once (one-CTA gate) and 0.44-3.1 ms with eight or nine (whole-GPU gate).
+// Timings stored before host_idle_quickest_ms existed read it as 0: the old 0.1 ms limit.
 // Pure functions; thread-safe.
 #pragma once
 
