@@ -120,12 +120,12 @@ std::string BenchCsv(const std::vector<BenchRow>& rows) {
   return out;
 }
 
-nlohmann::json BenchJson(const std::vector<BenchRow>& rows) {
-  nlohmann::json out = nlohmann::json::array();
+nlohmann::ordered_json BenchJson(const std::vector<BenchRow>& rows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const BenchRow& r : rows) {
-    nlohmann::json baselines = nlohmann::json::object();
-    for (const auto& [name, ms] : r.baselines_ms) baselines[name] = ms > 0 ? nlohmann::json(ms) : nlohmann::json();
-    nlohmann::json seeds = nlohmann::json::array();  // an array: the order (fastest first) is part of it
+    nlohmann::ordered_json baselines = nlohmann::ordered_json::object();
+    for (const auto& [name, ms] : r.baselines_ms) baselines[name] = ms > 0 ? nlohmann::ordered_json(ms) : nlohmann::ordered_json();
+    nlohmann::ordered_json seeds = nlohmann::ordered_json::array();  // an array: the order (fastest first) is part of it
     for (const auto& [name, ms] : r.seeds_ms) seeds.push_back({{"seed", name}, {"ms", ms}});
     out.push_back({{"task", r.task}, {"dtype", r.dtype}, {"n", r.n}, {"best_kernel", r.best_kernel},
                    {"kernel_ms", r.kernel_ms}, {"baselines_ms", baselines}, {"seeds_ms", seeds},
@@ -134,6 +134,55 @@ nlohmann::json BenchJson(const std::vector<BenchRow>& rows) {
                    {"failures", r.failures}, {"shared_gpu", r.shared_gpu}});
   }
   return out;
+}
+
+absl::StatusOr<std::vector<BenchRow>> BenchRowsFromJson(const nlohmann::ordered_json& doc) {
+  if (!doc.is_array()) return absl::InvalidArgumentError("not an array of bench rows");
+  std::vector<BenchRow> rows;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const nlohmann::ordered_json& j = doc[i];
+    auto bad = [i](const char* field, const char* want) {
+      return absl::InvalidArgumentError(fmt::format("row {}: field \"{}\" missing or not {}", i, field, want));
+    };
+    if (!j.is_object()) return absl::InvalidArgumentError(fmt::format("row {}: not an object", i));
+    auto text = [&j](const char* field, std::string* out) {
+      if (!j.contains(field) || !j[field].is_string()) return false;
+      *out = j[field].get<std::string>();
+      return true;
+    };
+    auto number = [&j](const char* field, double* out) {
+      if (!j.contains(field) || !j[field].is_number()) return false;
+      *out = j[field].get<double>();
+      return true;
+    };
+    BenchRow r;
+    if (!text("task", &r.task) || r.task.empty()) return bad("task", "a name");
+    if (!text("dtype", &r.dtype)) return bad("dtype", "a string");
+    if (!j.contains("n") || !j["n"].is_number_integer() || j["n"].get<int64_t>() < 1) return bad("n", "a positive integer");
+    r.n = j["n"].get<int64_t>();
+    if (!text("best_kernel", &r.best_kernel)) return bad("best_kernel", "a string");
+    if (!number("kernel_ms", &r.kernel_ms)) return bad("kernel_ms", "a number");
+    if (!j.contains("baselines_ms") || !j["baselines_ms"].is_object()) return bad("baselines_ms", "an object");
+    for (const auto& [name, ms] : j["baselines_ms"].items()) {
+      if (!ms.is_null() && !ms.is_number()) return bad("baselines_ms", "an object of numbers or nulls");
+      r.baselines_ms.emplace_back(name, ms.is_null() ? -1.0 : ms.get<double>());
+    }
+    if (!j.contains("seeds_ms") || !j["seeds_ms"].is_array()) return bad("seeds_ms", "an array");
+    for (const auto& s : j["seeds_ms"]) {
+      if (!s.is_object() || !s.contains("seed") || !s["seed"].is_string() || !s.contains("ms") || !s["ms"].is_number()) {
+        return bad("seeds_ms", "an array of {seed, ms}");
+      }
+      r.seeds_ms.emplace_back(s["seed"].get<std::string>(), s["ms"].get<double>());
+    }
+    if (!number("speedup_over_best_baseline", &r.speedup_over_best_baseline)) return bad("speedup_over_best_baseline", "a number");
+    if (!number("speedup_over_dense", &r.speedup_over_dense)) return bad("speedup_over_dense", "a number");
+    if (!number("fraction_of_limit", &r.fraction_of_limit)) return bad("fraction_of_limit", "a number");
+    if (!text("failures", &r.failures)) return bad("failures", "a string");
+    if (!j.contains("shared_gpu") || !j["shared_gpu"].is_boolean()) return bad("shared_gpu", "true or false");
+    r.shared_gpu = j["shared_gpu"].get<bool>();
+    rows.push_back(std::move(r));
+  }
+  return rows;
 }
 
 double GeomeanSpeedup(const std::vector<BenchRow>& rows, const std::string& baseline) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "eval_result.pb.h"
 #include "nlohmann/json.hpp"
 #include "runner.pb.h"
@@ -46,7 +47,11 @@ std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskRep
 // The table; a row timed on a shared GPU ends in "shared GPU", and a line under the table counts them.
 std::string FormatBenchTable(const std::vector<BenchRow>& rows);
 std::string BenchCsv(const std::vector<BenchRow>& rows);
-nlohmann::json BenchJson(const std::vector<BenchRow>& rows);
+// An array, one object a row; objects keep their fields (and baselines_ms its baselines) in order.
+nlohmann::ordered_json BenchJson(const std::vector<BenchRow>& rows);
+// The rows of a bench.json that BenchJson wrote, as they were (`sparseditto bench --resume` keeps them).
+// InvalidArgument naming the row (0-based) and the field when `doc` is not such an array.
+absl::StatusOr<std::vector<BenchRow>> BenchRowsFromJson(const nlohmann::ordered_json& doc);
 
 // Geometric mean of speedup_over_best_baseline (or over a named baseline when `baseline` is set),
 // over rows with a correct kernel; 0 when none.

@@ -99,7 +99,7 @@ TEST(BenchTableTest, RowsListEveryCorrectSeedFastestFirst) {
   EXPECT_EQ(rows[0].seeds_ms, want);
   EXPECT_EQ(rows[0].best_kernel, "fast");
   EXPECT_DOUBLE_EQ(rows[0].kernel_ms, 0.01);
-  const nlohmann::json json = BenchJson(rows);
+  const nlohmann::ordered_json json = BenchJson(rows);
   ASSERT_EQ(json[0]["seeds_ms"].size(), 4u);
   EXPECT_EQ(json[0]["seeds_ms"][1]["seed"], "tie_first");
   EXPECT_DOUBLE_EQ(json[0]["seeds_ms"][3]["ms"].get<double>(), 0.05);
@@ -151,6 +151,63 @@ TEST(BenchTableTest, RowsTimedOnASharedGpuAreMarked) {
               c.shared_16)
         << c.name << "\n" << table;
     EXPECT_EQ(BenchJson(rows)[0]["shared_gpu"].get<bool>(), c.shared_16) << c.name;
+  }
+}
+
+// bench.json read back (`bench --resume`): the rows come back as they were, baselines in their order
+// (a baseline absent at n stays absent), and a malformed document names the row and the field.
+TEST(BenchTableTest, JsonRowsReadBackAsTheyWereAndBadOnesNameRowAndField) {
+  v1::Task task;
+  task.set_name("t");
+  task.set_dtype(v1::DTYPE_BF16);
+  task.add_n(16);
+  task.add_n(2048);
+  std::vector<v1::EvalResult> results = {Result("a", v1::FAILURE_CATEGORY_NONE, {{16, 0.01}, {2048, 0.2}}),
+                                         Result("b", v1::FAILURE_CATEGORY_NONE, {{16, 0.03}}),
+                                         Result("w", v1::FAILURE_CATEGORY_WRONG, {})};
+  results[1].mutable_timings(0)->set_host_idle_median_ms(0.9);  // shared GPU at n = 16
+  const auto rows = MakeBenchRows(task, FakeSetup(), results, 4096, 4096);
+  const nlohmann::ordered_json json = BenchJson(rows);
+  auto back = BenchRowsFromJson(nlohmann::ordered_json::parse(json.dump(2)));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(BenchJson(*back).dump(), json.dump());
+  EXPECT_EQ(FormatBenchTable(*back), FormatBenchTable(rows));
+  EXPECT_EQ(BenchCsv(*back), BenchCsv(rows));
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_TRUE((*back)[0].shared_gpu);
+  EXPECT_EQ((*back)[0].baselines_ms[2], std::make_pair(std::string("cusparselt_2to4"), -1.0));
+  EXPECT_EQ((*back)[0].failures, rows[0].failures);
+
+  struct Bad {
+    std::string doc;
+    std::string says;
+  };
+  const std::string good = json[0].dump();
+  auto with = [&](const std::string& field, const std::string& value) {
+    nlohmann::ordered_json row = json[0];
+    if (value.empty()) {
+      row.erase(field);
+    } else {
+      row[field] = nlohmann::ordered_json::parse(value);
+    }
+    return "[" + good + "," + row.dump() + "]";
+  };
+  const Bad bad[] = {
+      {"{}", "not an array"},
+      {"[" + good + ", 7]", "row 1: not an object"},
+      {with("task", ""), "row 1: field \"task\""},
+      {with("n", "0"), "row 1: field \"n\" missing or not a positive integer"},
+      {with("n", "\"16\""), "field \"n\""},
+      {with("kernel_ms", "\"fast\""), "row 1: field \"kernel_ms\" missing or not a number"},
+      {with("baselines_ms", "{\"cublas_dense\": \"x\"}"), "field \"baselines_ms\""},
+      {with("seeds_ms", "[{\"seed\": 3, \"ms\": 1}]"), "field \"seeds_ms\""},
+      {with("shared_gpu", "1"), "field \"shared_gpu\" missing or not true or false"},
+  };
+  for (const Bad& b : bad) {
+    auto parsed = BenchRowsFromJson(nlohmann::ordered_json::parse(b.doc));
+    ASSERT_FALSE(parsed.ok()) << b.doc;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << b.doc;
+    EXPECT_NE(std::string(parsed.status().message()).find(b.says), std::string::npos) << parsed.status() << " / " << b.says;
   }
 }
 

@@ -1,18 +1,21 @@
 // `sparseditto bench --suite FILE`: every seed that applies to each task of a suite, through the full
 // evaluator, against the baselines; a table (task, n, best kernel, time, baselines, speedups, fraction
-// of the physical limit) printed as it goes and written as bench.txt, bench.json and bench.csv.
+// of the physical limit) printed as it goes and written as bench.txt, bench.json and bench.csv after every
+// task; --resume keeps the rows already written and benches only the tasks they do not finish.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <regex>
 
+#include "bench/bench_resume.h"
 #include "bench/bench_table.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
 #include "common/eval_outcome.h"
 #include "common/status_format.h"
+#include "coordinator/search/run_artifacts.h"
 #include "evaluator/compile/compile_pool.h"
 #include "evaluator/evaluator.h"
 #include "fmt/format.h"
@@ -35,13 +38,19 @@ struct BenchOptions {
   double stage_timeout = 60;
   int max_faults = 2;  // a seed that crashes or hangs this often is skipped for the rest of the suite
   bool list = false;   // print which seeds apply to which task and stop (no GPU, nothing compiled)
+  bool resume = false;  // keep OUT/bench.json's rows; bench only the tasks they do not finish
 };
 
-// Writes the table so far (after every task, so an interrupted run still leaves its rows).
+// Writes the table so far (after every task, so an interrupted run still leaves its rows), each file
+// whole or not at all (a kill mid-write leaves the previous one, which --resume reads).
 void WriteBenchFiles(const std::string& dir, const std::vector<BenchRow>& rows, const std::string& summary) {
-  std::ofstream(dir + "/bench.txt") << FormatBenchTable(rows) << "\n" << summary;
-  std::ofstream(dir + "/bench.csv") << BenchCsv(rows);
-  std::ofstream(dir + "/bench.json") << BenchJson(rows).dump(2) << "\n";
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"bench.txt", FormatBenchTable(rows) + "\n" + summary},
+                                   {"bench.csv", BenchCsv(rows)},
+                                   {"bench.json", BenchJson(rows).dump(2) + "\n"}}) {
+    if (absl::Status s = WriteFileAtomically(dir + "/" + name, text); !s.ok()) {
+      std::cerr << "sparseditto bench: " << s.message() << "\n";
+    }
+  }
 }
 
 int RunBench(const BenchOptions& o) {
@@ -72,6 +81,21 @@ int RunBench(const BenchOptions& o) {
     }
     return kExitSuccess;
   }
+  const std::string out_dir = o.out_dir.empty() ? "bench-" + std::filesystem::path(o.suite).stem().string() : o.out_dir;
+  std::vector<BenchRow> all_rows;  // rows kept from an earlier bench (--resume), then this one's
+  if (o.resume) {
+    auto kept = ReadBenchRows(out_dir + "/bench.json");
+    if (!kept.ok() && !absl::IsNotFound(kept.status())) {
+      std::cerr << "sparseditto bench --resume: " << kept.status().message() << " (left as it is)\n";
+      return kExitFailure;
+    }
+    if (kept.ok()) all_rows = OrderLikeSuite(*kept, {suite->tasks().begin(), suite->tasks().end()});
+    const size_t due_before = tasks.size();
+    std::erase_if(tasks, [&all_rows](const v1::Task& task) { return BenchTaskDone(task, all_rows); });
+    std::cerr << fmt::format("resuming {}: {} rows kept; {} of {} tasks done, {} to bench\n", out_dir, all_rows.size(),
+                             due_before - tasks.size(), due_before, tasks.size());
+    if (!all_rows.empty()) std::cout << FormatBenchTable(all_rows) << std::flush;
+  }
   EvaluatorOptions options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, o.min_trials);
   options.runner_options.set_correctness_trials(o.correctness_trials);
   options.runner_options.set_measure_device_limits(true);
@@ -90,9 +114,9 @@ int RunBench(const BenchOptions& o) {
       }
     }
   }
-  const std::string out_dir = o.out_dir.empty() ? "bench-" + std::filesystem::path(o.suite).stem().string() : o.out_dir;
   std::filesystem::create_directories(out_dir);
-  std::vector<BenchRow> all_rows;
+  std::vector<v1::Task> suite_order(suite->tasks().begin(), suite->tasks().end());
+  size_t new_rows = 0;
   std::map<std::string, int> faults;  // by seed
   uint64_t check_seed = 1;
   for (size_t t = 0; t < tasks.size(); ++t) {
@@ -130,6 +154,8 @@ int RunBench(const BenchOptions& o) {
     const auto rows = MakeBenchRows(task, *setup, results, setup->matrix_rows(), setup->matrix_cols());
     std::cout << FormatBenchTable(rows) << std::flush;
     all_rows.insert(all_rows.end(), rows.begin(), rows.end());
+    all_rows = OrderLikeSuite(all_rows, suite_order);
+    new_rows += rows.size();
     WriteBenchFiles(out_dir, all_rows, "");
   }
   std::string summary;
@@ -147,7 +173,7 @@ int RunBench(const BenchOptions& o) {
   std::cout << "\n" << summary;
   WriteBenchFiles(out_dir, all_rows, summary);
   std::cout << "wrote " << out_dir << "/bench.{txt,json,csv}\n";
-  if (all_rows.empty() && !tasks.empty()) {
+  if (new_rows == 0 && !tasks.empty()) {
     std::cerr << "sparseditto bench: no task could be set up (no GPU?); nothing was measured\n";
     return kExitFailure;
   }
@@ -168,6 +194,9 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--min-trials", o->min_trials, "Timed trials at least")->capture_default_str();
   cmd->add_option("--correctness-trials", o->correctness_trials, "Fresh-B checks per n")->capture_default_str();
   cmd->add_flag("--finalist", o->finalist, "Run every seed through the finalist checks (sanitizers) too");
+  cmd->add_flag("--resume", o->resume,
+                "Keep the rows of OUT/bench.json and bench only the tasks they do not finish (a bench cut short, "
+                "e.g. by a time limit, goes on where it stopped)");
   cmd->add_flag("--list", o->list, "Print the seeds that apply to each task (task, seed, file) and stop");
   cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
   cmd->add_option("--max-faults", o->max_faults, "Skip a seed after this many crashes or timeouts")

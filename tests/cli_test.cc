@@ -122,6 +122,47 @@ TEST_F(CliTest, BenchListReachesEverySeedOnTheSeedFinalistsSuite) {
   EXPECT_EQ(r.out.find("fin_banded_fp32\tbsr_mma"), std::string::npos) << "a block seed on a banded task:\n" << r.out;
 }
 
+// `bench --resume` keeps the rows of OUT/bench.json and benches only the tasks they do not finish; with
+// every task finished it needs no GPU and writes the merged table in the suite's order. A bench.json it
+// cannot read is left as it is, and the error names it.
+TEST_F(CliTest, BenchResumeKeepsFinishedTasksAndRefusesAnUnreadableBenchJson) {
+  const fs::path suite = Write("suite.yaml", R"(defaults: {op: spmm, dtype: fp16, arch: [sm_90a], n: [16, 128]}
+tasks:
+  - name: first
+    pattern: {family: unstructured, sparsity: 0.9}
+    matrix: {generated: {rows: 64, cols: 64}}
+  - name: second
+    pattern: {family: unstructured, sparsity: 0.5}
+    matrix: {generated: {rows: 64, cols: 64}}
+)");
+  auto row = [](const std::string& task, int n, double ms) {
+    return "{\"task\": \"" + task + "\", \"dtype\": \"fp16\", \"n\": " + std::to_string(n) +
+           ", \"best_kernel\": \"dense_cublas\", \"kernel_ms\": " + std::to_string(ms) +
+           ", \"baselines_ms\": {\"cublas_dense\": 0.004, \"cusparse_csr\": null}, \"seeds_ms\": [{\"seed\": "
+           "\"dense_cublas\", \"ms\": " + std::to_string(ms) + "}], \"speedup_over_best_baseline\": 2.0, "
+           "\"speedup_over_dense\": 2.0, \"fraction_of_limit\": 0.1, \"failures\": \"\", \"shared_gpu\": false}";
+  };
+  fs::create_directories(dir_ / "out");
+  const std::string kept = "[" + row("second", 16, 0.002) + ", " + row("second", 128, 0.002) + ", " +
+                           row("first", 16, 0.002) + ", " + row("first", 128, 0.002) + "]";
+  Write("out/bench.json", kept);
+  const std::string bench = "bench --suite '" + suite.string() + "' --out '" + (dir_ / "out").string() + "' --resume";
+  const Outcome r = Run(bench);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find("4 rows kept; 2 of 2 tasks done, 0 to bench"), std::string::npos) << r.err;
+  const std::string table = Slurp(dir_ / "out" / "bench.txt");
+  EXPECT_LT(table.find("first "), table.find("second ")) << "the suite's order:\n" << table;
+  EXPECT_NE(table.find("fp16: geomean speedup of the best seed over the best baseline 2.00x"), std::string::npos) << table;
+  EXPECT_NE(Slurp(dir_ / "out" / "bench.csv").find("first,fp16,16,dense_cublas"), std::string::npos);
+
+  const std::string truncated = kept.substr(0, kept.size() / 2);
+  Write("out/bench.json", truncated);
+  const Outcome bad = Run(bench);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find((dir_ / "out" / "bench.json").string() + ": not JSON"), std::string::npos) << bad.err;
+  EXPECT_EQ(Slurp(dir_ / "out" / "bench.json"), truncated) << "an unreadable bench.json is left as it is";
+}
+
 TEST_F(CliTest, ExitCodesFollowTheConvention) {
   struct Case { std::string args; int want; };
   const Case cases[] = {
