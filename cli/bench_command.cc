@@ -82,6 +82,7 @@ int RunBench(const BenchOptions& o) {
     return kExitSuccess;
   }
   const std::string out_dir = o.out_dir.empty() ? "bench-" + std::filesystem::path(o.suite).stem().string() : o.out_dir;
+  const std::vector<v1::Task> suite_order(suite->tasks().begin(), suite->tasks().end());  // rows are kept in it
   std::vector<BenchRow> all_rows;  // rows kept from an earlier bench (--resume), then this one's
   if (o.resume) {
     auto kept = ReadBenchRows(out_dir + "/bench.json");
@@ -89,7 +90,7 @@ int RunBench(const BenchOptions& o) {
       std::cerr << "sparseditto bench --resume: " << kept.status().message() << " (left as it is)\n";
       return kExitFailure;
     }
-    if (kept.ok()) all_rows = OrderLikeSuite(*kept, {suite->tasks().begin(), suite->tasks().end()});
+    if (kept.ok()) all_rows = OrderLikeSuite(*kept, suite_order);
     const size_t due_before = tasks.size();
     std::erase_if(tasks, [&all_rows](const v1::Task& task) { return BenchTaskDone(task, all_rows); });
     std::cerr << fmt::format("resuming {}: {} rows kept; {} of {} tasks done, {} to bench\n", out_dir, all_rows.size(),
@@ -115,7 +116,6 @@ int RunBench(const BenchOptions& o) {
     }
   }
   std::filesystem::create_directories(out_dir);
-  std::vector<v1::Task> suite_order(suite->tasks().begin(), suite->tasks().end());
   size_t new_rows = 0;
   std::map<std::string, int> faults;  // by seed
   uint64_t check_seed = 1;

@@ -31,14 +31,20 @@ inline void NoteQuickestIdleTrial(const v1::TimingStats& timing, double* quickes
   if (q > 0 && (*quickest_ms == 0 || q < *quickest_ms)) *quickest_ms = q;
 }
 
+// Calls `visit` with each timing of the result: the kernel's, then its baselines'.
+template <typename Visit>
+void ForEachTiming(const v1::EvalResult& result, Visit&& visit) {
+  for (const v1::TimingStats& t : result.timings()) visit(t);
+  for (const auto& [n, list] : result.baselines()) {
+    for (const v1::BaselineTime& b : list.baselines()) visit(b.timing());
+  }
+}
+
 // The quickest idle trial among the result's timings and its baselines': the nearest the evaluation came
 // to a quiet GPU. 0 when none recorded one.
 inline double QuickestIdleTrialMs(const v1::EvalResult& result) {
   double quickest = 0;
-  for (const v1::TimingStats& t : result.timings()) NoteQuickestIdleTrial(t, &quickest);
-  for (const auto& [n, list] : result.baselines()) {
-    for (const v1::BaselineTime& b : list.baselines()) NoteQuickestIdleTrial(b.timing(), &quickest);
-  }
+  ForEachTiming(result, [&quickest](const v1::TimingStats& t) { NoteQuickestIdleTrial(t, &quickest); });
   return quickest;
 }
 
@@ -62,13 +68,9 @@ inline bool TimedOnSharedGpu(const v1::TimingStats& timing, double quiet_ms = 0)
 inline double SharedGpuIdleTrialMs(const v1::EvalResult& result) {
   const double quiet = QuickestIdleTrialMs(result);
   double worst = 0;
-  auto note = [&worst, quiet](const v1::TimingStats& t) {
+  ForEachTiming(result, [&worst, quiet](const v1::TimingStats& t) {
     if (TimedOnSharedGpu(t, quiet)) worst = std::max(worst, t.host_idle_median_ms());
-  };
-  for (const v1::TimingStats& t : result.timings()) note(t);
-  for (const auto& [n, list] : result.baselines()) {
-    for (const v1::BaselineTime& b : list.baselines()) note(b.timing());
-  }
+  });
   return worst;
 }
 
