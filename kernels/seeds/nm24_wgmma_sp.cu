@@ -35,6 +35,7 @@
 // No split-K yet: n = 128 on M = 4096 gives 32 CTAs.
 // sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90a]
 #include "sparseditto_kernel.h"
+#include <cooperative_groups.h>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_bf16.h>
@@ -47,15 +48,23 @@
 #include <type_traits>
 #include <vector>
 #define BN 256             // sparseditto:tunable values=[128, 256]
-#define STAGES 4           // sparseditto:tunable values=[3, 4, 5]
+#define STAGES 4           // sparseditto:tunable values=[2, 3, 4, 5]
 #define SMALL_STAGES 6     // sparseditto:tunable values=[4, 6, 8]
 #define SMALL_N_MAX 64     // sparseditto:tunable values=[0, 64]
-static_assert(STAGES >= 2 && SMALL_STAGES >= 2, "one K tile computing while the next loads");
-#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(SD_NM24_WGMMA_SP_HOST_TEST)
-#error "nm24_wgmma_sp needs wgmma: compile for sm_90a (-gencode arch=compute_90a,code=sm_90a)"
-#endif
-
+#define MID_STAGES 4       // sparseditto:tunable values=[3, 4]
+#define MID_N_MAX 0        // sparseditto:tunable values=[0, 128]
+#define WS 0               // sparseditto:tunable values=[0, 1]
+#define MMA_INFLIGHT 0     // sparseditto:tunable values=[0, 1]
+#define SPLIT_MAX 1        // sparseditto:tunable values=[1, 2, 4, 8]
+static_assert(STAGES >= 2 && SMALL_STAGES >= 2 && MID_STAGES >= 2, "one K tile computing while the next loads");
+static_assert(BN == 128 || BN == 256, "BN: 128 or 256");
+static_assert(SMALL_N_MAX == 0 || SMALL_N_MAX == 64, "the small tile is 64 columns wide");
+static_assert(MID_N_MAX == 0 || MID_N_MAX == 128, "the mid tile is 128 columns wide");
+static_assert(WS == 0 || WS == 1, "WS: a producer warp (1) or thread 0 issuing between barriers (0)");
+static_assert(MMA_INFLIGHT == 0 || MMA_INFLIGHT == 1, "0 or 1 wgmma group in flight (1 only with WS = 1: ignored otherwise)");
+static_assert(SPLIT_MAX >= 1 && SPLIT_MAX <= 8, "K splits are the CTAs of a portable cluster (at most 8)");
 namespace {
+namespace cg = cooperative_groups;
 constexpr int kBm = 128;           // rows a CTA: two warpgroups of m64; M is padded to this
 constexpr int kBk = 64;            // logical K a stage: two k32 wgmma steps
 constexpr int kARowBytes = 64;     // a record row: 32 compressed values, one 64-byte swizzled line
@@ -63,21 +72,45 @@ constexpr int kAImageBytes = 64 * kARowBytes;            // 4096
 constexpr int kMetaBytes = 512;                           // 128 words: 4 warps x 8 groups x 2 halves x 2 steps
 constexpr int kRecordBytes = kAImageBytes + kMetaBytes;   // 4608 = 9 x 512: records stay 512-byte aligned
 constexpr int kBPieceBytes = kBk * 128;                   // 64 columns x 64 K lines of 128 bytes
+constexpr int kSmemPerSm = 228 * 1024;  // sm_90's shared memory an SM (H100/H200), for launch bounds only: prepare asks the device
+constexpr int kSmemPerCtaReserved = 1024;  // what the runtime keeps for itself per CTA
+constexpr int kConsumers = 256;            // two warpgroups of wgmma; with WS a 9th warp (the producer) follows them
+constexpr int kEmptyArrivals = 8;          // WS: every consumer warp arrives on a stage's "empty" barrier
 // ---- tiling -------------------------------------------------------------------------------------
 template <int BN_, int STAGES_>
 struct Tile {
-  static constexpr int kBn = BN_, kStages = STAGES_, kThreads = 256, kPieces = BN_ / 64;
+  static constexpr int kBn = BN_, kStages = STAGES_, kPieces = BN_ / 64;
   static constexpr int kBBytes = kPieces * kBPieceBytes;
   static constexpr int kStageBytes = (kBBytes + 2 * kRecordBytes + 1023) / 1024 * 1024;  // B first: 1 KB aligned
-  static constexpr int kSmemBytes = STAGES_ * kStageBytes + 1024 + 8 * STAGES_;  // + alignment slack, mbarriers
   static constexpr int kCRowBytes = BN_ * 2 + 16;  // C tile staged for the store; 16 bytes of pad
+  static constexpr int kPartialBytes = kBm * BN_ * 4;  // split-K: the CTA's fp32 partial tile, for the cluster sum
+  static constexpr int kDataBytes = STAGES_ * kStageBytes > kPartialBytes ? STAGES_ * kStageBytes : kPartialBytes;
+  static constexpr int kSmemBytes = kDataBytes + 1024 + 16 * STAGES_;  // + alignment slack, full and empty mbarriers
+  // CTAs an SM holds by shared memory (register budget for __launch_bounds__; the runtime's occupancy is asked in prepare).
+  static constexpr int kMinCtas = 2 * (kSmemBytes + kSmemPerCtaReserved) <= kSmemPerSm ? 2 : 1;
   static_assert(BN_ == 64 || BN_ == 128 || BN_ == 256, "one wgmma spans the tile's columns (N <= 256)");
   static_assert(kBm * kCRowBytes <= STAGES_ * kStageBytes, "the C tile fits where the stages were");
   static_assert(STAGES_ >= 2, "one K tile computing while the next loads");
   static_assert(kSmemBytes <= 227 * 1024, "fits the opt-in shared memory of an H100/H200");
 };
+// Threads a CTA: the two consumer warpgroups, plus the producer warp on the copy-engine path with WS.
+template <bool kTma> constexpr int KernelThreads() { return kTma && WS ? kConsumers + 32 : kConsumers; }
+constexpr bool kInflight = WS == 1 && MMA_INFLIGHT == 1;
+// WS pipeline bookkeeping (host-tested): K tile j of a split lives in stage j % S; its "full" barrier
+// completes once per use of the stage, so a consumer waits for parity (j / S) & 1; the producer refills the
+// stage for tile j >= S after the release of tile j - S, completion j / S - 1 of its "empty" barrier.
+__host__ __device__ __forceinline__ int PipeStage(int j, int stages) { return j % stages; }
+__host__ __device__ __forceinline__ uint32_t PipeFullParity(int j, int stages) { return static_cast<uint32_t>(j / stages) & 1u; }
+__host__ __device__ __forceinline__ uint32_t PipeEmptyParity(int j, int stages) { return static_cast<uint32_t>(j / stages + 1) & 1u; }
+// The K tile whose stage a consumer releases after computing tile j (-1: none yet): with a group in flight,
+// tile j's wgmma is still reading, so it is j - 1's stage that is free.
+__host__ __device__ __forceinline__ int PipeReleaseAfter(int j, bool inflight) { return inflight ? j - 1 : j; }
+// Split-K partial tile: float4 unit u = ((wg * BN/8) + q) * 128 + t holds thread t's accumulators 4q..4q+3
+// (rows r, r + 8 of AccCoord(t, 4q), columns c, c + 1): consecutive threads, consecutive 16 bytes.
+__host__ __device__ __forceinline__ int PartialUnit(int bn, int wg, int q, int t) { return (wg * (bn / 8) + q) * 128 + t; }
 using BigTile = Tile<BN, STAGES>;
 using SmallTile = Tile<64, SMALL_STAGES>;
+using MidTile = Tile<128, MID_STAGES>;
 
 // ---- layouts shared by prepare, the kernel and the CPU test -----------------------------------------
 // Byte offset of compressed value c (0..31) of row m (0..63) in a record's A image: 64-byte swizzle
@@ -136,7 +169,10 @@ __device__ __forceinline__ void FenceToAsyncProxy() { asm volatile("fence.proxy.
 __device__ __forceinline__ void WgmmaFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void WgmmaCommit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void WgmmaWait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
-__device__ __forceinline__ void MbarInit(uint32_t bar) { asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory"); }
+__device__ __forceinline__ void MbarInit(uint32_t bar, uint32_t count = 1) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory"); }
+__device__ __forceinline__ void MbarArrive(uint32_t bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory"); }
+// The two consumer warpgroups only (named barrier 1; the producer warp of WS does not take part).
+__device__ __forceinline__ void ConsumerSync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory"); }
 __device__ __forceinline__ void MbarInitFence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 __device__ __forceinline__ void MbarExpect(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
@@ -173,7 +209,9 @@ __device__ __forceinline__ void FenceToAsyncProxy() { __trap(); }
 __device__ __forceinline__ void WgmmaFence() { __trap(); }
 __device__ __forceinline__ void WgmmaCommit() {}
 template <int N> __device__ __forceinline__ void WgmmaWait() {}
-__device__ __forceinline__ void MbarInit(uint32_t) {}
+__device__ __forceinline__ void MbarInit(uint32_t, uint32_t = 1) {}
+__device__ __forceinline__ void MbarArrive(uint32_t) {}
+__device__ __forceinline__ void ConsumerSync() {}
 __device__ __forceinline__ void MbarInitFence() {}
 __device__ __forceinline__ void MbarExpect(uint32_t, uint32_t) {}
 __device__ __forceinline__ void MbarWait(uint32_t, uint32_t) {}
@@ -200,19 +238,20 @@ struct Args {
   int ktiles;
   int vec;   // n % 8 == 0 and B 16-byte aligned: B in 16-byte chunks
   int pair;  // n even and C 4-byte aligned: C in 4-byte pairs
+  int kt_per_split;  // K tiles a split (cluster rank) owns; == ktiles without split-K
 };
 
 // ---- roles --------------------------------------------------------------------------------------
 // Threads copy K tile kt: the CTA's two records (cp.async) and the 64 x BN slab of B, zero outside K x n.
 template <class TL>
 __device__ __forceinline__ void LoadStageThreads(uint32_t stage, unsigned char* stage_generic, const Args& p, int64_t mb0, int kt, int64_t n0) {
-  for (int i = threadIdx.x; i < 2 * kRecordBytes / 16; i += TL::kThreads) {
+  for (int i = threadIdx.x; i < 2 * kRecordBytes / 16; i += kConsumers) {
     const int r = i / (kRecordBytes / 16), x = i % (kRecordBytes / 16);
     CpAsync16(stage + TL::kBBytes + r * kRecordBytes + x * 16, p.a + ((mb0 + r) * p.ktiles + kt) * kRecordBytes + x * 16, 16);
   }
   constexpr int kChunks = TL::kBn / 8;
   const uint16_t* b = static_cast<const uint16_t*>(p.b);
-  for (int i = threadIdx.x; i < kBk * kChunks; i += TL::kThreads) {
+  for (int i = threadIdx.x; i < kBk * kChunks; i += kConsumers) {
     const int r = i / kChunks, cc = i % kChunks;
     const int64_t k = static_cast<int64_t>(kt) * kBk + r, col = n0 + cc * 8;
     const int off = BOffset(r, cc * 8);
@@ -273,70 +312,162 @@ __device__ __forceinline__ void StoreStaged(const Args& p, unsigned char* smem, 
     AccCoord(t, i, &r, &cc);
     *reinterpret_cast<uint32_t*>(smem + CStageOffset<TL>(64 * wg + r, cc)) = Bits(FromF<T>(acc[i])) | (Bits(FromF<T>(acc[i + 1])) << 16);
   }
-  __syncthreads();
+  ConsumerSync();
   constexpr int kChunks = TL::kBn / 8;
   T* c = static_cast<T*>(p.c);
-  for (int i = threadIdx.x; i < kBm * kChunks; i += TL::kThreads) {
+  for (int i = threadIdx.x; i < kBm * kChunks; i += kConsumers) {
     const int r = i / kChunks, ch = i % kChunks;
     const int64_t row = cta_row0 + r, col = n0 + ch * 8;
     if (row < p.m && col < p.n) *reinterpret_cast<uint4*>(c + row * p.n + col) = *reinterpret_cast<const uint4*>(smem + CStageOffset<TL>(r, ch * 8));
   }
 }
 
-// One CTA: rows 128 blockIdx.x.., columns BN blockIdx.y..; kTma: the copy-engine transport (n % 8 == 0, B
-// and C 16-byte aligned, tensor map built), else the threads copy.
+// A C value pair (row, col), (row, col + 1), guarded at M and n (any n, any alignment).
+template <typename T>
+__device__ __forceinline__ void StorePair(const Args& p, int64_t row, int64_t col, float x, float y) {
+  if (row >= p.m || col >= p.n) return;
+  T* out = static_cast<T*>(p.c) + row * p.n + col;
+  if (p.pair) {
+    *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16);
+  } else {
+    out[0] = FromF<T>(x);
+    if (col + 1 < p.n) out[1] = FromF<T>(y);
+  }
+}
+// Split-K epilogue: every rank of the cluster parks its fp32 partial tile in its shared memory (PartialUnit
+// order); rank r then sums the units r * 256 + threadIdx.x (+ 256 * splits ...) over the ranks in rank order
+// 0, 1, .. (deterministic) through distributed shared memory and stores them. Called by every thread of the
+// CTA (the producer warp too: the cluster barrier counts them); the stages are idle when it starts.
+template <typename T, class TL>
+__device__ __forceinline__ void ClusterReduce(const Args& p, unsigned char* smem, int wg, int64_t cta_row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
+  cg::cluster_group cluster = cg::this_cluster();
+  const int t = threadIdx.x & 127, rank = static_cast<int>(cluster.block_rank()), splits = static_cast<int>(cluster.num_blocks());
+  float4* mine = reinterpret_cast<float4*>(smem);
+  if (threadIdx.x < kConsumers) {
+    ConsumerSync();  // both warpgroups' wgmmas retired: no stage is read any more
+#pragma unroll
+    for (int q = 0; q < TL::kBn / 8; ++q) mine[PartialUnit(TL::kBn, wg, q, t)] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+  }
+  cluster.sync();  // every rank's partial tile is in its shared memory
+  if (threadIdx.x < kConsumers) {
+    constexpr int kUnits = 2 * (TL::kBn / 8) * 128;
+    for (int u = rank * kConsumers + static_cast<int>(threadIdx.x); u < kUnits; u += kConsumers * splits) {
+      float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int s = 0; s < splits; ++s) {
+        const float4 x = cluster.map_shared_rank(mine, s)[u];
+        sum.x += x.x, sum.y += x.y, sum.z += x.z, sum.w += x.w;
+      }
+      const int uw = u / ((TL::kBn / 8) * 128), uq = (u / 128) % (TL::kBn / 8), ut = u % 128;
+      int r, cc;
+      AccCoord(ut, 4 * uq, &r, &cc);
+      const int64_t row = cta_row0 + 64 * uw + r, col = n0 + cc;
+      StorePair<T>(p, row, col, sum.x, sum.y);
+      StorePair<T>(p, row + 8, col, sum.z, sum.w);
+    }
+  }
+  cluster.sync();  // no rank leaves while another may still read its shared memory
+}
+
+// One CTA: rows 128 blockIdx.x.., K split blockIdx.y (its cluster rank; gridDim.y splits, the cluster),
+// columns BN blockIdx.z..; kTma: the copy-engine transport (n % 8 == 0, B and C 16-byte aligned, tensor map
+// built), else the threads copy. With WS (copy engine only) a 9th warp produces: it fills the stages as
+// the consumers release them (full/empty mbarrier pairs), and no CTA-wide barrier sits in the main loop.
 template <typename T, class TL, bool kTma>
-__global__ void __launch_bounds__(TL::kThreads) Nm24WgmmaSpKernel(Args p, const __grid_constant__ CUtensorMap b_map) {
+__global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24WgmmaSpKernel(Args p, const __grid_constant__ CUtensorMap b_map) {
+  constexpr bool kWs = kTma && WS == 1;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
-  const uint32_t base = SmemAddr(smem), bars = base + TL::kStages * TL::kStageBytes;
-  const int wg = threadIdx.x >> 7, count = p.ktiles;
-  const int64_t mb0 = 2 * static_cast<int64_t>(blockIdx.x), n0 = static_cast<int64_t>(blockIdx.y) * TL::kBn;
+  const uint32_t base = SmemAddr(smem), full_bars = base + TL::kDataBytes, empty_bars = full_bars + 8 * TL::kStages;
+  const int wg = threadIdx.x >> 7;  // 0, 1: consumer warpgroups; 2: the producer warp (WS)
+  const int kt0 = static_cast<int>(blockIdx.y) * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
+  const int64_t mb0 = 2 * static_cast<int64_t>(blockIdx.x), n0 = static_cast<int64_t>(blockIdx.z) * TL::kBn;
   const int64_t inside = (p.n - n0 + 63) / 64;  // B pieces holding columns < n (the copy engine skips the rest)
   const int pieces = inside < TL::kPieces ? static_cast<int>(inside) : TL::kPieces;
   float acc[TL::kBn / 2];
 #pragma unroll
   for (int i = 0; i < TL::kBn / 2; ++i) acc[i] = 0.0f;
-  auto stage = [&](int j) { return base + (j % TL::kStages) * TL::kStageBytes; };
-  auto bar = [&](int j) { return bars + 8u * (j % TL::kStages); };
-  auto load = [&](int j) {  // K tile j into its stage (kTma: thread 0 only)
+  auto stage = [&](int j) { return base + PipeStage(j, TL::kStages) * TL::kStageBytes; };
+  auto full = [&](int j) { return full_bars + 8u * PipeStage(j, TL::kStages); };
+  auto empty = [&](int j) { return empty_bars + 8u * PipeStage(j, TL::kStages); };
+  auto load = [&](int j) {  // K tile kt0 + j into its stage (kTma: one thread only)
     const uint32_t s = stage(j);
+    const int kt = kt0 + j;
     if constexpr (kTma) {
-      MbarExpect(bar(j), 2 * kRecordBytes + pieces * kBPieceBytes);
-      for (int r = 0; r < 2; ++r) BulkCopy(s + TL::kBBytes + r * kRecordBytes, p.a + ((mb0 + r) * p.ktiles + j) * kRecordBytes, kRecordBytes, bar(j));
-      for (int q = 0; q < pieces; ++q) TensorCopy(s + q * kBPieceBytes, &b_map, static_cast<int>(n0) + 64 * q, j * kBk, bar(j));
+      MbarExpect(full(j), 2 * kRecordBytes + pieces * kBPieceBytes);
+      for (int r = 0; r < 2; ++r) BulkCopy(s + TL::kBBytes + r * kRecordBytes, p.a + ((mb0 + r) * p.ktiles + kt) * kRecordBytes, kRecordBytes, full(j));
+      for (int q = 0; q < pieces; ++q) TensorCopy(s + q * kBPieceBytes, &b_map, static_cast<int>(n0) + 64 * q, kt * kBk, full(j));
     } else {
-      LoadStageThreads<TL>(s, smem + (s - base), p, mb0, j, n0);
+      LoadStageThreads<TL>(s, smem + (s - base), p, mb0, kt, n0);
     }
   };
-  if constexpr (kTma) {
+  if constexpr (kWs) {
     if (threadIdx.x == 0) {
-      for (int i = 0; i < TL::kStages; ++i) MbarInit(bars + 8u * i);
+      for (int i = 0; i < TL::kStages; ++i) MbarInit(full_bars + 8u * i, 1), MbarInit(empty_bars + 8u * i, kEmptyArrivals);
       MbarInitFence();
-      for (int j = 0; j < TL::kStages - 1 && j < count; ++j) load(j);
+    }
+    __syncthreads();  // the barriers are initialised (the only CTA-wide barrier of this path)
+    if (wg == 2) {  // producer warp: lane 0 issues every K tile as soon as its stage is released
+      if ((threadIdx.x & 31) == 0) {
+        for (int j = 0; j < count; ++j) {
+          if (j >= TL::kStages) MbarWait(empty(j), PipeEmptyParity(j, TL::kStages));
+          load(j);
+        }
+      }
+    } else {
+      auto consume = [&](int j) {  // K tile j: wait until it landed, issue its wgmmas, free a stage
+        MbarWait(full(j), PipeFullParity(j, TL::kStages));
+        ComputeStage<T, TL>(stage(j), smem + (stage(j) - base), wg, acc);
+        if constexpr (kInflight) WgmmaWait<1>();  // tile j - 1's group retired; j's still reads its stage
+        else WgmmaWait<0>();
+        const int done = PipeReleaseAfter(j, kInflight);
+        __syncwarp();
+        if (done >= 0 && (threadIdx.x & 31) == 0) MbarArrive(empty(done));
+      };
+      if constexpr (kInflight) {
+        // Two K tiles an iteration, so the metadata registers of consecutive tiles are distinct variables.
+        for (int j = 0; j < count; j += 2) {
+          consume(j);
+          if (j + 1 < count) consume(j + 1);
+        }
+        WgmmaWait<0>();
+      } else {
+        for (int j = 0; j < count; ++j) consume(j);
+      }
     }
   } else {
+    if constexpr (kTma) {
+      if (threadIdx.x == 0) {
+        for (int i = 0; i < TL::kStages; ++i) MbarInit(full_bars + 8u * i);
+        MbarInitFence();
+        for (int j = 0; j < TL::kStages - 1 && j < count; ++j) load(j);
+      }
+    } else {
 #pragma unroll
-    for (int j = 0; j < TL::kStages - 1; ++j) { if (j < count) load(j); CpAsyncCommit(); }
-  }
-  for (int j = 0; j < count; ++j) {
-    if constexpr (!kTma) { CpAsyncWait<TL::kStages - 2>(); FenceToAsyncProxy(); }
-    __syncthreads();  // K tile j - 1's wgmma retired in both warpgroups: its stage may be refilled
-    if (j + TL::kStages - 1 < count && (!kTma || threadIdx.x == 0)) load(j + TL::kStages - 1);
-    if constexpr (kTma) MbarWait(bar(j), static_cast<uint32_t>(j / TL::kStages) & 1u);
-    else CpAsyncCommit();
-    ComputeStage<T, TL>(stage(j), smem + (stage(j) - base), wg, acc);
-    // All of this warpgroup's wgmmas retire before the next stage's metadata registers are loaded: the
-    // metadata operand, like the accumulators, must not be redefined while a wgmma reading it is in flight
-    // (ptxas serializes otherwise, C7515; CUTLASS's SM90 sparse mainloop also keeps 0 wgmma groups in flight).
-    WgmmaWait<0>();
+      for (int j = 0; j < TL::kStages - 1; ++j) { if (j < count) load(j); CpAsyncCommit(); }
+    }
+    for (int j = 0; j < count; ++j) {
+      if constexpr (!kTma) { CpAsyncWait<TL::kStages - 2>(); FenceToAsyncProxy(); }
+      __syncthreads();  // K tile j - 1's wgmma retired in both warpgroups: its stage may be refilled
+      if (j + TL::kStages - 1 < count && (!kTma || threadIdx.x == 0)) load(j + TL::kStages - 1);
+      if constexpr (kTma) MbarWait(full(j), PipeFullParity(j, TL::kStages));
+      else CpAsyncCommit();
+      ComputeStage<T, TL>(stage(j), smem + (stage(j) - base), wg, acc);
+      // All of this warpgroup's wgmmas retire before the next stage's metadata registers are loaded: the
+      // metadata operand, like the accumulators, must not be redefined while a wgmma reading it is in flight
+      // (ptxas serializes otherwise, C7515; CUTLASS's SM90 sparse mainloop also keeps 0 wgmma groups in flight).
+      WgmmaWait<0>();
+    }
   }
   FenceAcc(acc);
-  if constexpr (kTma) {
-    __syncthreads();  // both warpgroups' wgmma retired: the stages may hold the C tile
-    StoreStaged<T, TL>(p, smem, wg, mb0 * 64, n0, acc);
-  } else {
-    StoreFragments<T, TL>(p, (mb0 + wg) * 64, n0, acc);
+  if (gridDim.y > 1) {  // split-K: the cluster sums the partial tiles (every thread takes part)
+    ClusterReduce<T, TL>(p, smem, wg, mb0 * 64, n0, acc);
+  } else if (wg < 2) {  // the producer warp has nothing to store
+    if constexpr (kTma) {
+      ConsumerSync();  // both warpgroups' wgmma retired: the stages may hold the C tile
+      StoreStaged<T, TL>(p, smem, wg, mb0 * 64, n0, acc);
+    } else {
+      StoreFragments<T, TL>(p, (mb0 + wg) * 64, n0, acc);
+    }
   }
 }
 
@@ -406,6 +537,28 @@ template <typename T> std::vector<unsigned char> PackRecords(const Nm24WgHost& h
 }
 
 // ---- host: state, launch -------------------------------------------------------------------------
+// ---- host: how a run is cut (unit tested) -----------------------------------------------------------
+enum TileKind { kSmall = 0, kMid = 1, kBig = 2 };
+inline TileKind TileFor(int64_t n) { return n <= SMALL_N_MAX ? kSmall : n <= MID_N_MAX ? kMid : kBig; }
+inline int TileColumns(TileKind k) { return k == kSmall ? 64 : k == kMid ? 128 : BN; }
+// What prepare learnt of the device for one kernel (tile, transport): CTAs an SM holds at once
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and the largest cluster (<= SPLIT_MAX) that can be resident.
+struct Fit { int ctas_per_sm = 1, max_cluster = 1; };
+struct Plan { int splits = 1, kt_per_split = 1; };
+// K splits so that the tiles x splits CTAs about fill the device once (no more): splits = resident CTAs /
+// tiles, at most the largest cluster that fits and the K tiles; every split gets ceil(ktiles / splits) K
+// tiles and none is empty.
+inline Plan MakePlan(int64_t tiles, int ktiles, int sms, const Fit& fit) {
+  Plan plan;
+  const int64_t slots = static_cast<int64_t>(sms) * fit.ctas_per_sm;
+  int64_t s = tiles > 0 ? slots / tiles : 1;
+  s = std::max<int64_t>(1, std::min<int64_t>({s, fit.max_cluster, SPLIT_MAX, ktiles}));
+  plan.kt_per_split = static_cast<int>((ktiles + s - 1) / s);
+  plan.splits = (ktiles + plan.kt_per_split - 1) / plan.kt_per_split;
+  return plan;
+}
+
+// ---- host: state, launch -------------------------------------------------------------------------
 struct State {
   int dtype = 0;
   int64_t m = 0, k = 0, mp = 0, kp = 0;
@@ -414,6 +567,8 @@ struct State {
   CUtensorMap b_map{};  // B's tensor map for (map_b, map_n), rebuilt by run() when B or n changes
   const void* map_b = nullptr;
   int64_t map_n = 0;
+  int sms = 1;         // the device's SM count (prepare)
+  Fit fit[3][2];       // [TileKind][tma]
 };
 // B (K x n, row-major, 2-byte values) as 64 x 64 boxes landing 128-byte swizzled, zeros outside.
 CUresult EncodeBMap(State* s, const void* b, int64_t n) {
@@ -426,24 +581,66 @@ CUresult EncodeBMap(State* s, const void* b, int64_t n) {
   s->map_b = r == CUDA_SUCCESS ? b : nullptr, s->map_n = n;
   return r;
 }
-template <typename T, class TL> cudaError_t Configure(int optin) {
+template <typename T, class TL, bool kTma> void* KernelPtr() { return reinterpret_cast<void*>(&Nm24WgmmaSpKernel<T, TL, kTma>); }
+template <class TL, bool kTma>
+cudaLaunchConfig_t LaunchConfig(dim3 grid, int splits, cudaStream_t stream, cudaLaunchAttribute* cluster) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = dim3(KernelThreads<kTma>());
+  config.dynamicSmemBytes = TL::kSmemBytes;
+  config.stream = stream;
+  cluster->id = cudaLaunchAttributeClusterDimension;
+  cluster->val.clusterDim.x = 1, cluster->val.clusterDim.y = splits, cluster->val.clusterDim.z = 1;
+  config.attrs = cluster, config.numAttrs = splits > 1 ? 1 : 0;
+  return config;
+}
+// Shared memory opt-in, occupancy, and the largest resident cluster of one kernel.
+template <typename T, class TL, bool kTma> cudaError_t FitKernel(int optin, Fit* fit) {
   if (TL::kSmemBytes > optin) return cudaErrorInvalidConfiguration;
-  cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&Nm24WgmmaSpKernel<T, TL, true>), cudaFuncAttributeMaxDynamicSharedMemorySize, TL::kSmemBytes);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&Nm24WgmmaSpKernel<T, TL, false>), cudaFuncAttributeMaxDynamicSharedMemorySize, TL::kSmemBytes);
+  void* f = KernelPtr<T, TL, kTma>();
+  cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, TL::kSmemBytes);
+  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit->ctas_per_sm, f, KernelThreads<kTma>(), TL::kSmemBytes);
+  if (e != cudaSuccess) return e;
+  fit->ctas_per_sm = std::max(1, fit->ctas_per_sm);
+  fit->max_cluster = 1;
+  for (int c = SPLIT_MAX; c >= 2; --c) {  // the largest cluster of which at least one can be resident
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config = LaunchConfig<TL, kTma>(dim3(1, c, 1), c, nullptr, &cluster);
+    int active = 0;
+    if (cudaOccupancyMaxActiveClusters(&active, f, &config) == cudaSuccess && active >= 1) { fit->max_cluster = c; break; }
+    (void)cudaGetLastError();  // a refused size is not an error of the run
+  }
+  return cudaSuccess;
+}
+template <typename T, class TL> cudaError_t FitTile(int optin, Fit (&fit)[2]) {
+  const cudaError_t e = FitKernel<T, TL, false>(optin, &fit[0]);
+  return e == cudaSuccess ? FitKernel<T, TL, true>(optin, &fit[1]) : e;
+}
+template <typename T> cudaError_t FitAll(int optin, State* s) {
+  cudaError_t e = FitTile<T, BigTile>(optin, s->fit[kBig]);
+  if (e == cudaSuccess && MID_N_MAX > 0) e = FitTile<T, MidTile>(optin, s->fit[kMid]);
+  if (e == cudaSuccess && SMALL_N_MAX > 0) e = FitTile<T, SmallTile>(optin, s->fit[kSmall]);
   return e;
 }
-template <typename T> cudaError_t ConfigureAll(int optin) {
-  const cudaError_t e = Configure<T, BigTile>(optin);
-  return e == cudaSuccess ? Configure<T, SmallTile>(optin) : e;
+template <typename T, class TL> cudaError_t LaunchTile(const State* s, Args a, bool tma, cudaStream_t stream) {
+  const int64_t mblocks = s->mp / kBm, ntiles = (a.n + TL::kBn - 1) / TL::kBn;
+  const Plan plan = MakePlan(mblocks * ntiles, a.ktiles, s->sms, s->fit[TileFor(a.n)][tma ? 1 : 0]);
+  a.kt_per_split = plan.kt_per_split;
+  cudaLaunchAttribute cluster;
+  const dim3 grid(static_cast<unsigned>(mblocks), static_cast<unsigned>(plan.splits), static_cast<unsigned>(ntiles));
+  if (tma) {
+    const cudaLaunchConfig_t config = LaunchConfig<TL, true>(grid, plan.splits, stream, &cluster);
+    return cudaLaunchKernelEx(&config, Nm24WgmmaSpKernel<T, TL, true>, a, s->b_map);
+  }
+  const cudaLaunchConfig_t config = LaunchConfig<TL, false>(grid, plan.splits, stream, &cluster);
+  return cudaLaunchKernelEx(&config, Nm24WgmmaSpKernel<T, TL, false>, a, s->b_map);
 }
-template <typename T, class TL> void LaunchTile(const State* s, const Args& a, bool tma, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(s->mp / kBm), static_cast<unsigned>((a.n + TL::kBn - 1) / TL::kBn));
-  if (tma) Nm24WgmmaSpKernel<T, TL, true><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a, s->b_map);
-  else Nm24WgmmaSpKernel<T, TL, false><<<grid, TL::kThreads, TL::kSmemBytes, stream>>>(a, s->b_map);
-}
-template <typename T> void Launch(const State* s, const Args& a, bool tma, cudaStream_t stream) {
-  if (a.n <= SMALL_N_MAX) LaunchTile<T, SmallTile>(s, a, tma, stream);
-  else LaunchTile<T, BigTile>(s, a, tma, stream);
+template <typename T> cudaError_t Launch(const State* s, const Args& a, bool tma, cudaStream_t stream) {
+  switch (TileFor(a.n)) {
+    case kSmall: return LaunchTile<T, SmallTile>(s, a, tma, stream);
+    case kMid: return LaunchTile<T, MidTile>(s, a, tma, stream);
+    default: return LaunchTile<T, BigTile>(s, a, tma, stream);
+  }
 }
 }  // namespace
 
@@ -476,15 +673,16 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     return 1;
   }
   State* s = new State{p->dtype, p->rows, p->cols, h.mp, h.kp};
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, p->device);
   const std::vector<unsigned char> bytes = p->dtype == SD_DTYPE_FP16 ? PackRecords<__half>(h) : PackRecords<__nv_bfloat16>(h);
-  e = cudaMalloc(reinterpret_cast<void**>(&s->a), bytes.size());
+  if (e == cudaSuccess) e = cudaMalloc(reinterpret_cast<void**>(&s->a), bytes.size());
   if (e == cudaSuccess) e = cudaMemcpy(s->a, bytes.data(), bytes.size(), cudaMemcpyHostToDevice);
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
   if (e == cudaSuccess) {
     e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&s->encode), 12000, cudaEnableDefault, &found);
     if (e == cudaSuccess && found != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
   }
-  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? ConfigureAll<__half>(optin) : ConfigureAll<__nv_bfloat16>(optin);
+  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? FitAll<__half>(optin, s) : FitAll<__nv_bfloat16>(optin, s);
   if (e != cudaSuccess) {
     snprintf(error, cap, "nm24_wgmma_sp prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
@@ -496,14 +694,13 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
 
 SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
   State* s = static_cast<State*>(state);
-  if (n < 1 || s->mp / kBm > INT32_MAX) return 1;
+  if (n < 1 || s->mp / kBm > INT32_MAX || (n + 63) / 64 > 65535) return 1;  // grid x: row blocks; z: column tiles
   const Args a{s->a, b, c, s->m, s->k, n, static_cast<int>(s->kp / kBk),
                (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
-               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0};
+               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0, static_cast<int>(s->kp / kBk)};
   // The copy engine needs B's rows 16-byte aligned (the tensor map's stride rule); the staged C store, C's.
   bool tma = a.vec && reinterpret_cast<uintptr_t>(c) % 16 == 0 && n <= INT32_MAX && s->k <= INT32_MAX;
   if (tma && (b != s->map_b || n != s->map_n) && EncodeBMap(s, b, n) != CUDA_SUCCESS) tma = false;  // threads copy then
-  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, tma, stream);
-  else Launch<__nv_bfloat16>(s, a, tma, stream);
-  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+  const cudaError_t e = s->dtype == SD_DTYPE_FP16 ? Launch<__half>(s, a, tma, stream) : Launch<__nv_bfloat16>(s, a, tma, stream);
+  return e == cudaSuccess && cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
