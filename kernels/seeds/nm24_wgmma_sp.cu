@@ -6,7 +6,8 @@
 // 0.2488 / 0.3178 on 4096² / 4096x11008 / 11008x4096 / 8192² (cuBLAS dense 0.0946 / 0.2316 / 0.2459 /
 // 0.3432, cuSPARSELt 0.0645 / 0.1664 / 0.2158 / 0.2837); bf16 4096² 0.0851. n = 128: 2-3x slower than
 // dense (no split-K: 32 CTAs at M = 4096). Each K tile waits for its wgmmas (below), which is the first
-// thing to change for speed.
+// thing to change for speed. (Measured with main's file, 3cbb129; this branch's defaults run the same
+// algorithm through refactored code, not yet measured.)
 //
 // Strategy: the dense Hopper GEMM with A compressed. A CTA owns BM = 128 rows (two warpgroups, m64 each) x
 // BN columns of C and walks K in tiles of 64 logical columns (32 compressed), STAGES deep. Per K tile each
@@ -28,11 +29,23 @@
 // bulk copy per 64-row record, one tensor copy per 64-column piece of B, zero-filled past K and n; one
 // mbarrier a stage) and C leaves through a shared tile in 16-byte row chunks. Otherwise every thread copies
 // (cp.async for A; B cp.async or guarded 2-byte loads) and C is stored from the fragments, guarded.
-// Stage reuse: K tile j + STAGES - 1 is loaded after the barrier that follows K tile j - 1's wgmma
-// retirement (wait_group 0, as CUTLASS's SM90 sparse mainloop: the metadata register must stay put while a
-// wgmma reads it) in both warpgroups. Edges: M padded to 128 and K to 64 (zero
-// values, valid metadata (0, 1)); B rows >= K and columns >= n are zeros; C stores guarded at M and n.
-// No split-K yet: n = 128 on M = 4096 gives 32 CTAs.
+// Stage reuse (WS = 0, main's kernel): K tile j + STAGES - 1 is loaded after the barrier that follows K tile
+// j - 1's wgmma retirement (wait_group 0, as CUTLASS's SM90 sparse mainloop: the metadata register must stay
+// put while a wgmma reads it) in both warpgroups.
+// WS = 1 (copy-engine path only; the thread-copy path stays as above): a 9th warp's lane 0 issues every K
+// tile into stage j % STAGES once the stage's "empty" mbarrier says its previous tile was released; each
+// consumer warp waits on the stage's "full" mbarrier, issues its wgmmas, waits for them (wait_group 0; with
+// MMA_INFLIGHT = 1 wait_group 1, releasing the previous tile's stage, but ptxas then serializes the wgmmas,
+// C7513) and arrives on "empty" (8 arrivals a phase). No CTA-wide barrier in the main loop.
+// Split-K (SPLIT_MAX > 1): when the row x column tiles do not fill the device once (SM count and occupancy
+// read in prepare), K is cut over the CTAs of a thread-block cluster (grid y, at most SPLIT_MAX and the
+// largest cluster the occupancy API says fits); each rank parks its fp32 partial tile in its shared memory
+// and the ranks sum it over distributed shared memory in rank order (deterministic), as nm24_stream_sp.
+// MID_N_MAX = 128: n in (SMALL_N_MAX, 128] runs a 128-column tile instead of BN = 256 (half the wgmma work).
+// Edges: M padded to 128 and K to 64 (zero values, valid metadata (0, 1)); B rows >= K and columns >= n are
+// zeros; C stores guarded at M and n.
+// Branch wip/nm24-wgmma-sp-pipe: WS, split-K, the mid tile and MMA_INFLIGHT are host-tested (CTA replay with
+// split-K, a model of the mbarrier pipeline) and compile for sm_90a without spills; NOT yet run on a GPU.
 // sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90a]
 #include "sparseditto_kernel.h"
 #include <cooperative_groups.h>
