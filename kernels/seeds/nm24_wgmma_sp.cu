@@ -121,6 +121,13 @@ __host__ __device__ __forceinline__ int PipeReleaseAfter(int j, bool inflight) {
 // Split-K partial tile: float4 unit u = ((wg * BN/8) + q) * 128 + t holds thread t's accumulators 4q..4q+3
 // (rows r, r + 8 of AccCoord(t, 4q), columns c, c + 1): consecutive threads, consecutive 16 bytes.
 __host__ __device__ __forceinline__ int PartialUnit(int bn, int wg, int q, int t) { return (wg * (bn / 8) + q) * 128 + t; }
+__host__ __device__ __forceinline__ void PartialUnitCoord(int bn, int u, int* wg, int* q, int* t) {
+  *wg = u / ((bn / 8) * 128), *q = (u / 128) % (bn / 8), *t = u % 128;
+}
+// The K tiles of split `rank`: kt0 .. kt0 + count - 1.
+__host__ __device__ __forceinline__ void SplitTiles(int rank, int ktiles, int per, int* kt0, int* count) {
+  *kt0 = rank * per, *count = ktiles - *kt0 < per ? ktiles - *kt0 : per;
+}
 using BigTile = Tile<BN, STAGES>;
 using SmallTile = Tile<64, SMALL_STAGES>;
 using MidTile = Tile<128, MID_STAGES>;
@@ -353,6 +360,9 @@ __device__ __forceinline__ void StorePair(const Args& p, int64_t row, int64_t co
 // CTA (the producer warp too: the cluster barrier counts them); the stages are idle when it starts.
 template <typename T, class TL>
 __device__ __forceinline__ void ClusterReduce(const Args& p, unsigned char* smem, int wg, int64_t cta_row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
+#if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // host-test builds for other archs: never run
+#else
   cg::cluster_group cluster = cg::this_cluster();
   const int t = threadIdx.x & 127, rank = static_cast<int>(cluster.block_rank()), splits = static_cast<int>(cluster.num_blocks());
   float4* mine = reinterpret_cast<float4*>(smem);
@@ -370,8 +380,8 @@ __device__ __forceinline__ void ClusterReduce(const Args& p, unsigned char* smem
         const float4 x = cluster.map_shared_rank(mine, s)[u];
         sum.x += x.x, sum.y += x.y, sum.z += x.z, sum.w += x.w;
       }
-      const int uw = u / ((TL::kBn / 8) * 128), uq = (u / 128) % (TL::kBn / 8), ut = u % 128;
-      int r, cc;
+      int uw, uq, ut, r, cc;
+      PartialUnitCoord(TL::kBn, u, &uw, &uq, &ut);
       AccCoord(ut, 4 * uq, &r, &cc);
       const int64_t row = cta_row0 + 64 * uw + r, col = n0 + cc;
       StorePair<T>(p, row, col, sum.x, sum.y);
@@ -379,6 +389,7 @@ __device__ __forceinline__ void ClusterReduce(const Args& p, unsigned char* smem
     }
   }
   cluster.sync();  // no rank leaves while another may still read its shared memory
+#endif
 }
 
 // One CTA: rows 128 blockIdx.x.., K split blockIdx.y (its cluster rank; gridDim.y splits, the cluster),
@@ -392,7 +403,8 @@ __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24Wgmma
   unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
   const uint32_t base = SmemAddr(smem), full_bars = base + TL::kDataBytes, empty_bars = full_bars + 8 * TL::kStages;
   const int wg = threadIdx.x >> 7;  // 0, 1: consumer warpgroups; 2: the producer warp (WS)
-  const int kt0 = static_cast<int>(blockIdx.y) * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
+  int kt0, count;
+  SplitTiles(static_cast<int>(blockIdx.y), p.ktiles, p.kt_per_split, &kt0, &count);
   const int64_t mb0 = 2 * static_cast<int64_t>(blockIdx.x), n0 = static_cast<int64_t>(blockIdx.z) * TL::kBn;
   const int64_t inside = (p.n - n0 + 63) / 64;  // B pieces holding columns < n (the copy engine skips the rest)
   const int pieces = inside < TL::kPieces ? static_cast<int>(inside) : TL::kPieces;
@@ -561,11 +573,11 @@ struct Plan { int splits = 1, kt_per_split = 1; };
 // K splits so that the tiles x splits CTAs about fill the device once (no more): splits = resident CTAs /
 // tiles, at most the largest cluster that fits and the K tiles; every split gets ceil(ktiles / splits) K
 // tiles and none is empty.
-inline Plan MakePlan(int64_t tiles, int ktiles, int sms, const Fit& fit) {
+inline Plan MakePlan(int64_t tiles, int ktiles, int sms, const Fit& fit, int split_max = SPLIT_MAX) {
   Plan plan;
   const int64_t slots = static_cast<int64_t>(sms) * fit.ctas_per_sm;
   int64_t s = tiles > 0 ? slots / tiles : 1;
-  s = std::max<int64_t>(1, std::min<int64_t>({s, fit.max_cluster, SPLIT_MAX, ktiles}));
+  s = std::max<int64_t>(1, std::min<int64_t>({s, fit.max_cluster, split_max, ktiles}));
   plan.kt_per_split = static_cast<int>((ktiles + s - 1) / s);
   plan.splits = (ktiles + plan.kt_per_split - 1) / plan.kt_per_split;
   return plan;

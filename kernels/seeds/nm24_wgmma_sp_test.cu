@@ -212,58 +212,110 @@ TEST(Nm24WgmmaSpLayout, StagedStoreWritesWholeRows) {
 // Every CTA of Nm24WgmmaSpKernel<__half, TL, tma>: records copied into the stage (bulk copy or cp.async:
 // the same bytes), B as the tensor copy lands it (pieces past n not copied: NaN here) or as the threads
 // write it (BOffset, zeros outside), the two steps' descriptors and metadata, the accumulators' coordinates.
+// per < ktiles: split-K over clusters of ceil(ktiles / per) CTAs (SplitTiles): each rank's accumulators
+// parked at PartialUnit, then ClusterReduce's walk (rank r: units r * 256 + thread, step 256 * splits),
+// summed over the ranks in rank order, stored in pairs through StorePair's guards. Every C value must be
+// written exactly once.
 template <class TL>
-std::vector<float> Replay(const Nm24WgHost& h, const std::vector<float>& b, int64_t n, bool tma) {
-  const int64_t rows = h.rows, cols = h.cols, ktiles = h.kp / kBk;
+std::vector<float> Replay(const Nm24WgHost& h, const std::vector<float>& b, int64_t n, bool tma, int per = 0) {
+  const int64_t rows = h.rows, cols = h.cols;
+  const int ktiles = static_cast<int>(h.kp / kBk);
+  if (per <= 0) per = ktiles;
+  const int splits = (ktiles + per - 1) / per;
   const Smem records = PackRecords<__half>(h);
   std::vector<float> c(rows * n, std::numeric_limits<float>::quiet_NaN());
+  std::vector<int> writes(rows * n, 0);
+  auto store = [&](int64_t row, int64_t col, float x) {
+    if (row >= rows || col >= n) return;
+    c[row * n + col] = x;
+    ++writes[row * n + col];
+  };
   for (int64_t bx = 0; bx < h.mp / kBm; ++bx)
     for (int64_t n0 = 0; n0 < n; n0 += TL::kBn) {
-      std::vector<float> acc(2 * 64 * TL::kBn, 0.0f);  // [wg][t][i]
-      const int pieces = static_cast<int>(std::min<int64_t>(TL::kPieces, (n - n0 + 63) / 64));
-      for (int64_t kt = 0; kt < ktiles; ++kt) {
-        Smem s(TL::kStageBytes, 0xFF);  // 0xFFFF is an fp16 NaN: anything not written poisons what reads it
-        for (int r = 0; r < 2; ++r)
-          std::copy(records.begin() + ((2 * bx + r) * ktiles + kt) * kRecordBytes, records.begin() + ((2 * bx + r) * ktiles + kt + 1) * kRecordBytes,
-                    s.begin() + TL::kBBytes + r * kRecordBytes);
-        for (int k = 0; k < kBk; ++k)
-          for (int col = 0; col < TL::kBn; ++col) {
-            const int64_t gk = kt * kBk + k, gc = n0 + col;
-            const float v = gk < cols && gc < n ? b[gk * n + gc] : 0.0f;
-            if (tma) {
-              if (col / 64 < pieces) PutHalf(s, (col / 64) * kBPieceBytes + Swz128(k * 128 + (col % 64) * 2), v);
-            } else {
-              PutHalf(s, BOffset(k, col), v);
+      std::vector<std::vector<float>> partial(splits);  // each rank's partial tile, float4 units as float x 4
+      std::vector<float> acc;
+      for (int rank = 0; rank < splits; ++rank) {
+        int kt0, count;
+        SplitTiles(rank, ktiles, per, &kt0, &count);
+        EXPECT_GE(count, 1) << "no empty split";
+        acc.assign(2 * 64 * TL::kBn, 0.0f);  // [wg][t][i]
+        const int pieces = static_cast<int>(std::min<int64_t>(TL::kPieces, (n - n0 + 63) / 64));
+        for (int64_t kt = kt0; kt < kt0 + count; ++kt) {
+          Smem s(TL::kStageBytes, 0xFF);  // 0xFFFF is an fp16 NaN: anything not written poisons what reads it
+          for (int r = 0; r < 2; ++r)
+            std::copy(records.begin() + ((2 * bx + r) * ktiles + kt) * kRecordBytes, records.begin() + ((2 * bx + r) * ktiles + kt + 1) * kRecordBytes,
+                      s.begin() + TL::kBBytes + r * kRecordBytes);
+          for (int k = 0; k < kBk; ++k)
+            for (int col = 0; col < TL::kBn; ++col) {
+              const int64_t gk = kt * kBk + k, gc = n0 + col;
+              const float v = gk < cols && gc < n ? b[gk * n + gc] : 0.0f;
+              if (tma) {
+                if (col / 64 < pieces) PutHalf(s, (col / 64) * kBPieceBytes + Swz128(k * 128 + (col % 64) * 2), v);
+              } else {
+                PutHalf(s, BOffset(k, col), v);
+              }
             }
+          for (int wg = 0; wg < 2; ++wg) {
+            std::vector<float> d(acc.begin() + wg * 64 * TL::kBn, acc.begin() + (wg + 1) * 64 * TL::kBn);
+            const uint32_t record = TL::kBBytes + wg * kRecordBytes;
+            for (int step = 0; step < 2; ++step) EmuWgmmaSp(s, ADesc(record, step), BDesc(0, step), ThreadMeta(s, record, step), TL::kBn, d);
+            std::copy(d.begin(), d.end(), acc.begin() + wg * 64 * TL::kBn);
           }
-        for (int wg = 0; wg < 2; ++wg) {
-          std::vector<float> d(acc.begin() + wg * 64 * TL::kBn, acc.begin() + (wg + 1) * 64 * TL::kBn);
-          const uint32_t record = TL::kBBytes + wg * kRecordBytes;
-          for (int step = 0; step < 2; ++step) EmuWgmmaSp(s, ADesc(record, step), BDesc(0, step), ThreadMeta(s, record, step), TL::kBn, d);
-          std::copy(d.begin(), d.end(), acc.begin() + wg * 64 * TL::kBn);
         }
+        if (splits == 1) break;
+        std::vector<float>& mine = partial[rank];
+        mine.assign(TL::kPartialBytes / 4, std::numeric_limits<float>::quiet_NaN());
+        for (int wg = 0; wg < 2; ++wg)
+          for (int t = 0; t < 128; ++t)
+            for (int q = 0; q < TL::kBn / 8; ++q) {
+              const int u = PartialUnit(TL::kBn, wg, q, t);
+              EXPECT_TRUE(u >= 0 && 16 * (u + 1) <= TL::kPartialBytes && 16 * (u + 1) <= TL::kDataBytes);
+              EXPECT_TRUE(std::isnan(mine[4 * u])) << "unit " << u << " written twice";
+              for (int x = 0; x < 4; ++x) mine[4 * u + x] = acc[(wg * 128 + t) * (TL::kBn / 2) + 4 * q + x];
+            }
       }
-      for (int wg = 0; wg < 2; ++wg)
-        for (int t = 0; t < 128; ++t)
-          for (int i = 0; i < TL::kBn / 2; ++i) {
-            int r, cc;
-            AccCoord(t, i, &r, &cc);
-            const int64_t row = bx * kBm + 64 * wg + r, col = n0 + cc;
-            if (row < rows && col < n) c[row * n + col] = acc[(wg * 128 + t) * (TL::kBn / 2) + i];
+      if (splits == 1) {
+        for (int wg = 0; wg < 2; ++wg)
+          for (int t = 0; t < 128; ++t)
+            for (int i = 0; i < TL::kBn / 2; ++i) {
+              int r, cc;
+              AccCoord(t, i, &r, &cc);
+              store(bx * kBm + 64 * wg + r, n0 + cc, acc[(wg * 128 + t) * (TL::kBn / 2) + i]);
+            }
+        continue;
+      }
+      constexpr int kUnits = 2 * (TL::kBn / 8) * 128;
+      for (int rank = 0; rank < splits; ++rank)
+        for (int thread = 0; thread < kConsumers; ++thread)
+          for (int u = rank * kConsumers + thread; u < kUnits; u += kConsumers * splits) {
+            float sum[4] = {0, 0, 0, 0};
+            for (int s = 0; s < splits; ++s)
+              for (int x = 0; x < 4; ++x) sum[x] += partial[s][4 * u + x];
+            int uw, uq, ut, r, cc;
+            PartialUnitCoord(TL::kBn, u, &uw, &uq, &ut);
+            AccCoord(ut, 4 * uq, &r, &cc);
+            const int64_t row = bx * kBm + 64 * uw + r, col = n0 + cc;
+            // StorePair: (row, col) and (row, col + 1), the latter only inside n.
+            store(row, col, sum[0]);
+            if (col + 1 < n) store(row, col + 1, sum[1]);
+            store(row + 8, col, sum[2]);
+            if (col + 1 < n) store(row + 8, col + 1, sum[3]);
           }
     }
+  for (size_t i = 0; i < writes.size(); ++i) EXPECT_EQ(writes[i], 1) << "C value " << i << " written " << writes[i] << " times";
   return c;
 }
 
 template <class TL>
-void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, bool tma) {
-  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " tile " << TL::kBn << " n " << n << (tma ? " tma" : " threads"));
+void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, bool tma, int per = 0) {
+  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " tile " << TL::kBn << " n " << n << (tma ? " tma" : " threads")
+                                    << " K tiles a split " << per);
   const Csr m = RandomNmCsr(rows, cols, static_cast<uint32_t>(rows + 17 * cols + n));
   const Nm24WgHost h = Build(m);
   std::mt19937 rng(static_cast<uint32_t>(n * 3 + 1));
   std::vector<float> b(cols * n);
   for (float& x : b) x = Eighths(rng);
-  const std::vector<float> c = Replay<TL>(h, b, n, tma), dense = Dense(m);
+  const std::vector<float> c = Replay<TL>(h, b, n, tma, per), dense = Dense(m);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < n; ++j) {
       double want = 0;
@@ -288,6 +340,175 @@ TEST(Nm24WgmmaSpReplay, OtherTunedTiles) {  // what the tunables can produce
   ExpectReplayMatches<Tile<256, 5>>(40, 64, 256, true);
 }
 
+// Split-K: K cut into clusters of ranks, each rank's partial parked and the cluster sum walked as
+// ClusterReduce does, on awkward shapes (M, K off the tile multiples, empty rows, odd n) and every tile.
+TEST(Nm24WgmmaSpReplay, SplitK) {
+  // 300 x 520: K padded to 576, 9 K tiles: 2 a split -> 5 ranks (the last with 1), 3 -> 3, 5 -> 2, 1 -> 9.
+  for (int per : {1, 2, 3, 5}) {
+    for (int64_t n : {1, 7, 40}) ExpectReplayMatches<SmallTile>(300, 520, n, false, per);
+    ExpectReplayMatches<SmallTile>(300, 520, 16, true, per);
+  }
+  for (int per : {2, 4}) {
+    ExpectReplayMatches<MidTile>(130, 520, 130, false, per);
+    ExpectReplayMatches<MidTile>(130, 520, 128, true, per);
+    ExpectReplayMatches<BigTile>(70, 520, 257, false, per);
+    ExpectReplayMatches<BigTile>(70, 520, 264, true, per);
+    ExpectReplayMatches<Tile<128, 2>>(7, 300, 129, false, per);
+  }
+  ExpectReplayMatches<Tile<256, 3>>(1, 200, 3, false, 1);  // one row, 4 ranks of one K tile
+}
+
+// The search's rows with no nonzero (the builder leaves their records zero, metadata valid) under split-K.
+TEST(Nm24WgmmaSpReplay, EmptyRowsUnderSplitK) {
+  Csr m = RandomNmCsr(150, 260, 7);
+  Csr e;  // rows 0..149 with every third row emptied
+  e.rows = m.rows, e.cols = m.cols;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    if (r % 3 != 0)
+      for (int32_t x = m.ro[r]; x < m.ro[r + 1]; ++x) e.ci.push_back(m.ci[x]), e.v.push_back(m.v[x]);
+    e.ro.push_back(static_cast<int32_t>(e.ci.size()));
+  }
+  const Nm24WgHost h = Build(e);
+  std::mt19937 rng(5);
+  const int64_t n = 72;
+  std::vector<float> b(e.cols * n);
+  for (float& x : b) x = Eighths(rng);
+  const std::vector<float> c = Replay<MidTile>(h, b, n, true, 2), dense = Dense(e);
+  for (int64_t r = 0; r < e.rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < e.cols; ++k) want += double(dense[r * e.cols + k]) * b[k * n + j];
+      ASSERT_EQ(c[r * n + j], static_cast<float>(want)) << "C[" << r << "][" << j << "]";
+    }
+}
+
+// MakePlan: splits fill the device at most once, never more than the cluster, SPLIT_MAX or the K tiles
+// allow; every split has K tiles; 1 split when the tiles already fill the device.
+TEST(Nm24WgmmaSpPlan, SplitsFromTheDevice) {
+  for (int sms : {1, 8, 78, 114, 132, 200})
+    for (int ctas : {1, 2})
+      for (int cluster : {1, 2, 4, 8})
+        for (int split_max : {1, 2, 4, 8})
+          for (int64_t tiles : {1, 2, 3, 32, 33, 64, 86, 128, 512})
+            for (int ktiles : {1, 2, 3, 9, 64, 172}) {
+              const Plan plan = MakePlan(tiles, ktiles, sms, Fit{ctas, cluster}, split_max);
+              SCOPED_TRACE(::testing::Message() << sms << " SMs, " << ctas << " CTAs/SM, cluster " << cluster << ", max " << split_max << ", "
+                                                << tiles << " tiles, " << ktiles << " K tiles");
+              ASSERT_GE(plan.splits, 1);
+              ASSERT_LE(plan.splits, std::min({cluster, split_max, ktiles}));
+              ASSERT_GE(static_cast<int64_t>(plan.splits) * plan.kt_per_split, ktiles);
+              int kt0, count;
+              SplitTiles(plan.splits - 1, ktiles, plan.kt_per_split, &kt0, &count);
+              ASSERT_GE(count, 1) << "the last split has K tiles";
+              if (plan.splits > 1) ASSERT_LE(tiles * plan.splits, static_cast<int64_t>(sms) * ctas) << "one wave";
+              if (tiles >= static_cast<int64_t>(sms) * ctas) ASSERT_EQ(plan.splits, 1);
+            }
+  // The H200 case of the brief: 4096 rows at n 128 (BN 256: 32 tiles), 64 K tiles, 132 SMs, 1 CTA an SM.
+  const Plan p = MakePlan(32, 64, 132, Fit{1, 8}, 8);
+  EXPECT_EQ(p.splits, 4);
+  EXPECT_EQ(p.kt_per_split, 16);
+}
+
+// The WS pipeline's bookkeeping (PipeStage, PipeFullParity, PipeEmptyParity, PipeReleaseAfter,
+// kEmptyArrivals) run by a model of mbarriers (phase, pending arrivals, transaction bytes; try_wait.parity
+// passes once the phase of that parity completed) under random interleavings of the producer lane, the
+// copy engine landing stages late, and the 8 consumer warps. Checks: a consumer reads the stage of tile j
+// only once tile j landed there, and nothing lands in a stage a consumer still reads (from its "full" wait
+// until its wgmma retired: at its own wait_group 0, or with a group in flight at the next tile's
+// wait_group 1 or the final wait); every warp consumes every tile; nothing deadlocks.
+struct MbarModel {
+  int expected = 1, pending = 1, tx = 0, phase = 0;
+  void Complete() { if (pending == 0 && tx == 0) ++phase, pending = expected; }
+  void Arrive() { EXPECT_GT(pending, 0); --pending; Complete(); }
+  void ExpectTx(int bytes) { tx += bytes; --pending; Complete(); }
+  void Land(int bytes) { tx -= bytes; Complete(); }
+  bool Passed(uint32_t parity) const { return static_cast<uint32_t>(phase & 1) != parity; }
+};
+void SimulatePipeline(int stages, int count, bool inflight, uint32_t seed) {
+  SCOPED_TRACE(::testing::Message() << stages << " stages, " << count << " K tiles, inflight " << inflight << ", seed " << seed);
+  std::mt19937 rng(seed);
+  std::vector<MbarModel> full(stages), empty(stages);
+  for (MbarModel& e : empty) e.expected = e.pending = kEmptyArrivals;
+  std::vector<int> content(stages, -1);                 // tile a stage holds (-1: none yet)
+  std::vector<std::set<int>> readers(stages);            // warps whose wgmma may still read the stage
+  std::vector<int> landing;                              // tiles issued, not yet landed
+  int pj = 0;                                            // producer's next tile
+  struct Warp { int j = 0; bool waiting = true; int held = -1; };  // held: tile whose wgmma is in flight (inflight)
+  std::vector<Warp> warps(kEmptyArrivals);
+  int finished = 0;
+  for (int step = 0; step < 200000 && finished < kEmptyArrivals; ++step) {
+    const int who = static_cast<int>(rng() % (kEmptyArrivals + 2));
+    if (who == kEmptyArrivals) {  // the producer lane
+      if (pj >= count) continue;
+      if (pj >= stages && !empty[PipeStage(pj, stages)].Passed(PipeEmptyParity(pj, stages))) continue;
+      full[PipeStage(pj, stages)].ExpectTx(2 * kRecordBytes + kBPieceBytes);
+      landing.push_back(pj++);
+    } else if (who == kEmptyArrivals + 1) {  // the copy engine lands one issued tile
+      if (landing.empty()) continue;
+      const size_t pick = rng() % landing.size();
+      const int j = landing[pick];
+      landing.erase(landing.begin() + pick);
+      const int st = PipeStage(j, stages);
+      ASSERT_TRUE(readers[st].empty()) << "tile " << j << " lands in stage " << st << " while a wgmma reads it";
+      content[st] = j;
+      full[st].Land(2 * kRecordBytes + kBPieceBytes);
+    } else {
+      Warp& w = warps[who];
+      if (w.j >= count) continue;
+      const int st = PipeStage(w.j, stages);
+      if (!full[st].Passed(PipeFullParity(w.j, stages))) continue;
+      ASSERT_EQ(content[st], w.j) << "warp " << who << " reads stage " << st;
+      readers[st].insert(who);
+      // wait_group: with a group in flight the previous tile's wgmma retires now, else this one's.
+      const int retired = inflight ? w.held : w.j;
+      if (retired >= 0) readers[PipeStage(retired, stages)].erase(who);
+      w.held = inflight ? w.j : -1;
+      const int done = PipeReleaseAfter(w.j, inflight);
+      if (done >= 0) empty[PipeStage(done, stages)].Arrive();
+      if (++w.j == count) {
+        if (w.held >= 0) readers[PipeStage(w.held, stages)].erase(who);  // the final wait_group 0
+        ++finished;
+      }
+    }
+  }
+  ASSERT_EQ(finished, kEmptyArrivals) << "deadlock or starvation";
+  ASSERT_EQ(pj, count);
+}
+TEST(Nm24WgmmaSpPipeline, FullEmptyBookkeeping) {
+  for (int stages : {2, 3, 4, 5, 6, 8})
+    for (int count : {1, 2, 3, 7, 16, 33})
+      for (bool inflight : {false, true})
+        for (uint32_t seed = 1; seed <= 6; ++seed) SimulatePipeline(stages, count, inflight, seed * 7919 + stages * 31 + count);
+}
+// A broken parity is caught: the model is not vacuous.
+TEST(Nm24WgmmaSpPipeline, TheModelCatchesAWrongParity) {
+  MbarModel m;
+  EXPECT_FALSE(m.Passed(0));  // phase 0 in progress
+  m.ExpectTx(16);
+  EXPECT_FALSE(m.Passed(0));  // bytes outstanding
+  m.Land(16);
+  EXPECT_TRUE(m.Passed(0));
+  EXPECT_FALSE(m.Passed(1));
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(PipeFullParity(j, 4), j < 4 ? 0u : 1u);
+  for (int j = 4; j < 12; ++j) EXPECT_EQ(PipeEmptyParity(j, 4), j < 8 ? 0u : 1u);
+}
+
+// Shared memory a CTA, and CTAs an SM by shared memory (sm_90: 228 KB an SM, 1 KB reserved a CTA).
+TEST(Nm24WgmmaSpLayout, SharedMemoryOfEachTile) {
+  auto row = [](const char* name, int bn, int stages, int smem, int min_ctas) {
+    std::printf("  tile %-5s BN %3d STAGES %d: %6d bytes (%.1f KB) a CTA, %d CTA(s) an SM by shared memory\n", name, bn, stages, smem, smem / 1024.0, min_ctas);
+  };
+#define SD_ROW(BN_, S_) row(#BN_ "/" #S_, BN_, S_, Tile<BN_, S_>::kSmemBytes, Tile<BN_, S_>::kMinCtas)
+  SD_ROW(64, 4); SD_ROW(64, 6); SD_ROW(64, 8);
+  SD_ROW(128, 2); SD_ROW(128, 3); SD_ROW(128, 4); SD_ROW(128, 5);
+  SD_ROW(256, 2); SD_ROW(256, 3); SD_ROW(256, 4); SD_ROW(256, 5);
+#undef SD_ROW
+  EXPECT_EQ((Tile<128, 3>::kMinCtas), 2);
+  EXPECT_EQ((Tile<128, 4>::kMinCtas), 2);
+  EXPECT_EQ((Tile<256, 4>::kMinCtas), 1);
+  EXPECT_GE((Tile<256, 3>::kDataBytes), (Tile<256, 3>::kPartialBytes)) << "the partial tile has room";
+}
+
 TEST(Nm24WgmmaSpSeed, TunablesAndSeedLine) {
   std::ifstream in(SPARSEDITTO_SOURCE_DIR "/kernels/seeds/nm24_wgmma_sp.cu");
   std::stringstream text;
@@ -300,11 +521,15 @@ TEST(Nm24WgmmaSpSeed, TunablesAndSeedLine) {
   std::map<std::string, std::string> got;
   for (const auto& t : *tunables) got[t.name()] = t.value();
   const std::map<std::string, std::string> want = {{"BN", std::to_string(BN)}, {"STAGES", std::to_string(STAGES)},
-                                                   {"SMALL_STAGES", std::to_string(SMALL_STAGES)}, {"SMALL_N_MAX", std::to_string(SMALL_N_MAX)}};
+                                                   {"SMALL_STAGES", std::to_string(SMALL_STAGES)}, {"SMALL_N_MAX", std::to_string(SMALL_N_MAX)},
+                                                   {"MID_STAGES", std::to_string(MID_STAGES)}, {"MID_N_MAX", std::to_string(MID_N_MAX)},
+                                                   {"WS", std::to_string(WS)}, {"MMA_INFLIGHT", std::to_string(MMA_INFLIGHT)},
+                                                   {"SPLIT_MAX", std::to_string(SPLIT_MAX)}};
   EXPECT_EQ(got, want);
   // Every listed value satisfies the tile's static_asserts (instantiated here): shared memory, C staging.
-  static_assert(Tile<128, 3>::kSmemBytes > 0 && Tile<128, 5>::kSmemBytes > 0 && Tile<256, 3>::kSmemBytes > 0 &&
-                Tile<256, 5>::kSmemBytes > 0 && Tile<64, 4>::kSmemBytes > 0 && Tile<64, 8>::kSmemBytes > 0, "listed values fit");
+  static_assert(Tile<128, 2>::kSmemBytes > 0 && Tile<128, 3>::kSmemBytes > 0 && Tile<128, 5>::kSmemBytes > 0 && Tile<256, 2>::kSmemBytes > 0 &&
+                Tile<256, 3>::kSmemBytes > 0 && Tile<256, 5>::kSmemBytes > 0 && Tile<64, 4>::kSmemBytes > 0 && Tile<64, 8>::kSmemBytes > 0,
+                "listed values fit");
 }
 
 }  // namespace
