@@ -1,13 +1,14 @@
 // 2:4 SpMM on Hopper's warpgroup sparse tensor cores: wgmma.mma_async.sp m64nNk32 (fp16/bf16 operands from
 // shared memory, fp32 accumulators in registers). Needs sm_90a. nm24_wgmma_sp_test.cu replays every CTA
 // through an emulation of the PTX definitions on the CPU.
-// H200 (docs/measurements/h200-2026-11-30-s11, calls 7-9): correct on 300x520 (n 1, 7, 40, 300), 7x96 (n 1, 8,
-// 130; memcheck, racecheck, initcheck exit 0) and the llm 2:4 shapes. n = 2048 fp16, ms: 0.0863 / 0.2143 /
-// 0.2488 / 0.3178 on 4096² / 4096x11008 / 11008x4096 / 8192² (cuBLAS dense 0.0946 / 0.2316 / 0.2459 /
-// 0.3432, cuSPARSELt 0.0645 / 0.1664 / 0.2158 / 0.2837); bf16 4096² 0.0851. n = 128: 2-3x slower than
-// dense (no split-K: 32 CTAs at M = 4096). Each K tile waits for its wgmmas (below), which is the first
-// thing to change for speed. (Measured with main's file, 3cbb129; this branch's defaults run the same
-// algorithm through refactored code, not yet measured.)
+// H200, defaults (WS = 1, BN = 128, STAGES = 4, SPLIT_MAX = 8; docs/measurements/h200-2026-11-30-s12, call 2
+// as variant v_ws_bn128): correct on 7x96 (n 1, 8, 130), 300x520 (n 1, 7, 40, 300), 1000x1500 and the llm 2:4
+// shapes, fp16 and bf16. n = 2048 fp16, ms: 0.0742 / 0.1909 / 0.2168 / 0.2773 on 4096² / 4096x11008 /
+// 11008x4096 / 8192² (cuBLAS dense 0.0935 / 0.2360 / 0.2519 / 0.3424, cuSPARSELt 0.0684 / 0.1613 / 0.2132 /
+// 0.2623); main's earlier kernel (WS = 0, BN = 256, no split) ran 0.0870 / 0.2157 / 0.2479 / 0.3175. n = 128:
+// 0.0235 / 0.0423 / 0.0399 / 0.0472 with split-K (0.74-0.96x dense; 0.0404 / 0.0986 / 0.0409 / 0.0743 without).
+// The other tunables' values ran too (same call): WS alone gives the n = 2048 gain, split-K the n = 128 one;
+// STAGES 5 and MMA_INFLIGHT 1 were slower.
 //
 // Strategy: the dense Hopper GEMM with A compressed. A CTA owns BM = 128 rows (two warpgroups, m64 each) x
 // BN columns of C and walks K in tiles of 64 logical columns (32 compressed), STAGES deep. Per K tile each
@@ -44,8 +45,6 @@
 // MID_N_MAX = 128: n in (SMALL_N_MAX, 128] runs a 128-column tile instead of BN = 256 (half the wgmma work).
 // Edges: M padded to 128 and K to 64 (zero values, valid metadata (0, 1)); B rows >= K and columns >= n are
 // zeros; C stores guarded at M and n.
-// Branch wip/nm24-wgmma-sp-pipe: WS, split-K, the mid tile and MMA_INFLIGHT are host-tested (CTA replay with
-// split-K, a model of the mbarrier pipeline) and compile for sm_90a without spills; NOT yet run on a GPU.
 // sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90a]
 #include "sparseditto_kernel.h"
 #include <cooperative_groups.h>
@@ -60,15 +59,15 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-#define BN 256             // sparseditto:tunable values=[128, 256]
+#define BN 128             // sparseditto:tunable values=[128, 256]
 #define STAGES 4           // sparseditto:tunable values=[2, 3, 4, 5]
 #define SMALL_STAGES 6     // sparseditto:tunable values=[4, 6, 8]
 #define SMALL_N_MAX 64     // sparseditto:tunable values=[0, 64]
 #define MID_STAGES 4       // sparseditto:tunable values=[3, 4]
 #define MID_N_MAX 0        // sparseditto:tunable values=[0, 128]
-#define WS 0               // sparseditto:tunable values=[0, 1]
+#define WS 1               // sparseditto:tunable values=[0, 1]
 #define MMA_INFLIGHT 0     // sparseditto:tunable values=[0, 1]
-#define SPLIT_MAX 1        // sparseditto:tunable values=[1, 2, 4, 8]
+#define SPLIT_MAX 8        // sparseditto:tunable values=[1, 2, 4, 8]
 static_assert(STAGES >= 2 && SMALL_STAGES >= 2 && MID_STAGES >= 2, "one K tile computing while the next loads");
 static_assert(BN == 128 || BN == 256, "BN: 128 or 256");
 static_assert(SMALL_N_MAX == 0 || SMALL_N_MAX == 64, "the small tile is 64 columns wide");
