@@ -16,6 +16,10 @@
 // Defaults (B_LOADS_IN_FLIGHT 4, GROUPS_IN_FLIGHT 1, MIN_WARPS_PER_SM 32: 64 registers, every row-warp of a
 // 4096-row matrix resident at once) measured on the H200 against 8/2/16 (92 registers), u90 fp16 n=16: 0.0168 vs
 // 0.0177 ms on 4096x4096, 0.0282 vs 0.0325 on 4096x11008; u70 0.0279 vs 0.0316; n=128 slower (0.0623 vs 0.0567).
+// MAX_COL_LANES 16 (was 32; H200, docs/measurements/h200-2026-11-30-s12 call 5): on six dlmc tasks (fp32 s70,
+// s90, s98 and fp16 s90) it is as fast at n = 32 and faster at n = 128 and 256, e.g. 2048x512 s90 fp32 n 128/256
+// 0.0177/0.0210 ms against 0.0260/0.0289 (a row's warp covers 64 fp32 columns, the rest of n is grid.y). fp16
+// at n <= 128 takes at most 16 lanes either way.
 // prepare: per row the first entry (a multiple of 8) and the length; the columns as uint16 (K <= 65536,
 // else prepare fails with the reason), the values in the task dtype; padding entries are never used.
 // sparseditto:seed families=[unstructured, file, row_sparse, column_sparse, banded, block_diagonal] dtypes=[fp32, fp16, bf16] archs=[sm_80, sm_90]
@@ -32,7 +36,7 @@
 
 #define WARPS_PER_BLOCK 4   // sparseditto:tunable values=[2, 4, 8]
 #define GROUPS_IN_FLIGHT 1  // sparseditto:tunable values=[1, 2]
-#define MAX_COL_LANES 32    // sparseditto:tunable values=[4, 8, 16, 32]
+#define MAX_COL_LANES 16    // sparseditto:tunable values=[4, 8, 16, 32]
 #define MIN_WARPS_PER_SM 32 // sparseditto:tunable values=[8, 16, 24, 32]
 #define SHARED_B 0          // sparseditto:tunable values=[0, 1]
 #define B_LOADS_IN_FLIGHT 4 // sparseditto:tunable values=[2, 4, 8]
