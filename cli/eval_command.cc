@@ -31,6 +31,7 @@ struct EvalOptions {
   std::string out_dir;
   std::string cache_dir;
   bool finalist = false;
+  bool task_shapes_only = false;  // skip the smoke shapes (for profilers); never with finalist
   uint64_t seed = 0x5eed;
   double timing_seconds = 2;
   int min_trials = 20;
@@ -61,6 +62,7 @@ int RunEval(const EvalOptions& o) {
     return kExitFailure;
   }
   EvaluatorOptions options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, o.min_trials);
+  options.runner_options.set_skip_smoke(o.task_shapes_only);
   auto evaluator = Evaluator::Create(options);
   if (!evaluator.ok()) {
     std::cerr << "sparseditto eval: " << evaluator.status().message() << "\n";
@@ -115,6 +117,10 @@ int RunEval(const EvalOptions& o) {
     compile_seconds += result.compile_seconds();
     gpu_seconds += result.gpu_seconds();
     std::cout << FormatReport(*task, result) << "\n";
+    if (o.task_shapes_only) {
+      std::cout << "  --task-shapes-only: the smoke shapes were skipped, so this verdict checked the task's own "
+                   "shapes alone\n";
+    }
     failures += !IsCorrect(result);
     json += ResultToJson(result) + (i + 1 < candidates.size() ? ",\n" : "\n");
     if (!o.out_dir.empty()) {
@@ -147,7 +153,12 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--json", o->json_path, "Write the results as JSON here");
   cmd->add_option("--out", o->out_dir, "Write kernel.cu, compile.log, verify.json, benchmark.json here");
   cmd->add_option("--cache", o->cache_dir, "Compile and baseline cache folder (default ~/.cache/sparseditto)");
-  cmd->add_flag("--finalist", o->finalist, "Also the determinism rerun and compute-sanitizer memcheck/racecheck");
+  CLI::Option* finalist =
+      cmd->add_flag("--finalist", o->finalist, "Also the determinism rerun and compute-sanitizer memcheck/racecheck");
+  cmd->add_flag("--task-shapes-only", o->task_shapes_only,
+                "Skip the smoke shapes: every launch is of the task's own shapes (for profilers, as "
+                "scripts/ncu_profile.sh; the verdict is then not a full check)")
+      ->excludes(finalist);
   cmd->add_option("--seed", o->seed, "Seed of the random B inputs")->capture_default_str();
   cmd->add_option("--timing-seconds", o->timing_seconds, "Timing budget per n")->capture_default_str();
   cmd->add_option("--min-trials", o->min_trials, "Timed trials at least")->capture_default_str();

@@ -5,14 +5,18 @@
 # SPARSEDITTO: the sparseditto binary (its runner, sparseditto-runner, sits beside it); KERNEL_REGEX: the
 # candidate's __global__ function (ncu -k regex:...; the runner also launches baselines and the reference).
 # Two passes: a light one (duration and grid size of the first 40 matching launches) picks the launch with
-# the largest grid (the task's largest n; its first occurrence, a warm-up or the correctness run), then a full
-# one profiles that launch alone (SpeedOfLight, Occupancy, LaunchStats, ComputeWorkloadAnalysis,
+# the largest grid and, among those, the longest (the task's largest n), then a full one profiles that launch
+# alone (SpeedOfLight, Occupancy, LaunchStats, ComputeWorkloadAnalysis,
 # InstructionStats, MemoryWorkloadAnalysis, WarpStateStats, SourceCounters).
+# Both passes run eval with --task-shapes-only, so every launch is of the task's own shapes: with the smoke
+# shapes, a kernel that sizes its grid to the device can give a smoke shape a larger grid than the task's
+# (session 12 profiled a smoke launch that way). The verdicts eval prints under ncu mean nothing: the
+# profiler's replays show as work off the stream, and the timing stops at the first n.
 # Writes OUT_DIR/light.csv, details.txt (ncu --page details), raw.csv (every metric) and the two eval logs.
 # Clock control is off (the GPU runs at the clocks the timing saw); ncu flushes caches before the profiled
 # launch itself. Exit status: 0, or 1 with a message saying which step failed.
 set -uo pipefail
-[[ $# -eq 6 ]] || { sed -n '2,13p' "$0" >&2; exit 2; }
+[[ $# -eq 6 ]] || { sed -n '2,17p' "$0" >&2; exit 2; }
 sd=$(realpath "$1"); task_file="$2"; task="$3"; kernel="$4"; regex="$5"; out="$6"
 runner="$(dirname "$sd")/sparseditto-runner"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
@@ -28,34 +32,48 @@ profile_pass() {
   { printf '#!/bin/bash\nsetsid %q' "$ncu"; printf ' %q' "$@"; printf ' %q "$@" &\nwait $!\n' "$runner"; } > "$wrapper"
   chmod +x "$wrapper"
   SPARSEDITTO_RUNNER="$wrapper" timeout 300 "$sd" eval --task "$task_file" --name "$task" --kernel "$kernel" \
-    --timing-seconds 0.02 --min-trials 2 --stage-timeout 240 > "$log" 2>&1
+    --task-shapes-only --timing-seconds 0.02 --min-trials 2 --stage-timeout 240 > "$log" 2>&1
 }
 
 profile_pass "$out/eval_light.txt" --clock-control none -k "regex:$regex" --launch-count 40 \
   --metrics gpu__time_duration.sum,launch__grid_size --csv --log-file "$out/light.csv"
 [[ -s "$out/light.csv" ]] || { echo "ncu_profile: light pass wrote nothing (see $out/eval_light.txt)" >&2; exit 1; }
-# The launch to profile: among the distinct launch IDs in the order ncu met them, the first with the largest
-# grid (blocks). ncu's CSV quotes every field and no field holds '","', so that splits the columns.
+# The launch to profile: among the distinct launch IDs in the order ncu met them, the one with the largest grid
+# (blocks) and, among those, the longest (a kernel that sizes its grid to the device launches the same grid at
+# every n; the longest is the largest n); on a full tie the first. ncu's CSV quotes every field and no field
+# holds '","', so that splits the columns; a launch has one row a metric.
 pick_launch() {
-  local line id grid_col=-1 id_col=-1 best=-1 index=-1 pick=-1 last="" i size dims d
+  local line id grid_col=-1 id_col=-1 name_col=-1 value_col=-1 index=-1 pick=-1 last="" i dims d
+  local size=0 ns=0 best_size=-1 best_ns=-1
   local -a f
+  consider() {  # the launch just read (index, size, ns) against the best so far
+    ((index < 0)) && return
+    if ((size > best_size || (size == best_size && ns > best_ns))); then best_size=$size best_ns=$ns pick=$index; fi
+  }
   while IFS= read -r line; do
     line=${line%$'\r'}; [[ $line == \"* ]] || continue
     line=${line#\"}; line=${line%\"}
     IFS=$'\x1f' read -r -a f <<< "${line//\",\"/$'\x1f'}"
     if ((grid_col < 0)); then
-      for i in "${!f[@]}"; do [[ ${f[$i]} == "Grid Size" ]] && grid_col=$i; [[ ${f[$i]} == "ID" ]] && id_col=$i; done
+      for i in "${!f[@]}"; do
+        case ${f[$i]} in "Grid Size") grid_col=$i;; "ID") id_col=$i;; "Metric Name") name_col=$i;; "Metric Value") value_col=$i;; esac
+      done
       ((grid_col >= 0 && id_col >= 0)) || return 1
       continue
     fi
     id=${f[$id_col]}
-    [[ $id == "$last" ]] && continue
-    last=$id; index=$((index + 1))
-    dims=${f[$grid_col]//[() ]/}; size=1
-    IFS=, read -r -a d <<< "$dims"
-    for i in "${d[@]}"; do size=$((size * i)); done
-    ((size > best)) && best=$size && pick=$index
+    if [[ $id != "$last" ]]; then
+      consider
+      last=$id; index=$((index + 1)); ns=0
+      dims=${f[$grid_col]//[() ]/}; size=1
+      IFS=, read -r -a d <<< "$dims"
+      for i in "${d[@]}"; do size=$((size * i)); done
+    fi
+    if ((name_col >= 0 && value_col >= 0)) && [[ ${f[$name_col]:-} == gpu__time_duration.sum ]]; then
+      ns=${f[$value_col]:-}; ns=${ns//,/}; ns=${ns%%.*}; ns=${ns//[^0-9]/}; ns=${ns:-0}
+    fi
   done < "$1"
+  consider
   ((pick >= 0)) && echo "$pick"
 }
 skip=$(pick_launch "$out/light.csv") || { echo "ncu_profile: no launch of regex '$regex' in $out/light.csv" >&2; exit 1; }

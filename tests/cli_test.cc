@@ -177,6 +177,7 @@ TEST_F(CliTest, ExitCodesFollowTheConvention) {
       {"validate /nonexistent/t.yaml", 1},
       {"eval --task /nonexistent/t.yaml --kernel k.cu", 1},
       {"eval --task t.yaml", 2},                // --kernel missing
+      {"eval --task t.yaml --kernel k.cu --finalist --task-shapes-only", 2},  // a finalist checks every shape
       {"bench --suite /nonexistent/s.yaml", 1},
       {"bench", 2},                             // --suite missing
       {"bench --help", 0},

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/testing/shell_command.h"
@@ -18,15 +20,30 @@ namespace fs = std::filesystem;
 const std::string kScript = std::string(SPARSEDITTO_SOURCE_DIR) + "/scripts/ncu_profile.sh";
 
 // Light-pass CSV rows: launch 1 has the largest grid and appears twice (one row per metric); launch 3 ties it
-// (the first is profiled: the correctness run comes before the timing).
+// on the grid but is shorter.
 constexpr char kLightCsv[] =
     R"csv("ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Metric Name","Metric Value"
 "0","7","runner","h","K","1","13","(256, 1, 1)","(4, 1, 1)","0","9.0","gpu__time_duration.sum","5000"
 "1","7","runner","h","K","1","13","(256, 1, 1)","(8, 32, 1)","0","9.0","gpu__time_duration.sum","9000"
 "1","7","runner","h","K","1","13","(256, 1, 1)","(8, 32, 1)","0","9.0","launch__grid_size","256"
 "2","7","runner","h","K","1","13","(256, 1, 1)","(2, 1, 1)","0","9.0","gpu__time_duration.sum","4000"
-"3","7","runner","h","K","1","13","(256, 1, 1)","(16, 16, 1)","0","9.0","gpu__time_duration.sum","9100"
+"3","7","runner","h","K","1","13","(256, 1, 1)","(16, 16, 1)","0","9.0","gpu__time_duration.sum","8900"
 )csv";
+
+// A light-pass CSV of launches (grid, duration in ns), ID i for the i-th, one row a metric.
+std::string LightCsv(const std::vector<std::pair<std::string, std::string>>& launches) {
+  std::string csv =
+      R"q("ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",)q"
+      R"q("Device","CC","Metric Name","Metric Value")q"
+      "\n";
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const std::string head = "\"" + std::to_string(i) + R"q(","7","runner","h","K","1","13","(128, 1, 1)",")q" +
+                             launches[i].first + R"q(","0","9.0",")q";
+    csv += head + R"q(gpu__time_duration.sum",")q" + launches[i].second + "\"\n";
+    csv += head + R"q(launch__grid_size","0")q" "\n";
+  }
+  return csv;
+}
 
 using Outcome = sparseditto::testing_support::ShellOutcome;
 using sparseditto::testing_support::RunShell;
@@ -87,8 +104,37 @@ TEST_F(NcuProfileScriptTest, ProfilesOnlyTheLaunchWithTheLargestGrid) {
   EXPECT_NE(calls.find(runner + " --child 3 4"), std::string::npos) << "the runner under ncu gets the evaluator's arguments:\n"
                                                                     << calls;
   EXPECT_EQ(Slurp(dir_ / "out" / "details.txt"), "details of " + (dir_ / "out" / "full.ncu-rep").string() + "\n");
-  EXPECT_NE(Slurp(dir_ / "out" / "eval_light.txt").find("eval --task tasks.yaml --name t --kernel k.cu"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ / "out" / "eval_light.txt").find("eval --task tasks.yaml --name t --kernel k.cu --task-shapes-only"),
+            std::string::npos)
+      << "both passes skip the smoke shapes";
+  EXPECT_NE(Slurp(dir_ / "out" / "eval_full.txt").find("--task-shapes-only"), std::string::npos);
   EXPECT_NE(r.out.find("launch 1 of 'U14Stream'"), std::string::npos) << r.out;
+}
+
+// Which launch is profiled: the largest grid, then the longest, then the first.
+TEST_F(NcuProfileScriptTest, PicksTheLargestGridThenTheLongestLaunch) {
+  struct Case {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> launches;
+    int want;
+  };
+  const Case cases[] = {
+      // session 12's csr_warp_per_row on a dlmc task: one grid at every n, the largest n the longest
+      {"same grid at every n", {{"(512, 2, 1)", "4000"}, {"(512, 2, 1)", "9000"}, {"(512, 2, 1)", "6000"}}, 1},
+      {"a larger grid beats a longer launch", {{"(64, 1, 1)", "90000"}, {"(128, 1, 1)", "5000"}}, 1},
+      {"a full tie takes the first", {{"(8, 8, 1)", "7000"}, {"(64, 1, 1)", "7000"}}, 0},
+      {"thousands separators and decimals", {{"(4, 1, 1)", "9,100"}, {"(4, 1, 1)", "12,000.5"}, {"(4, 1, 1)", "999"}}, 1},
+      {"no duration row still picks by grid", {{"(2, 1, 1)", ""}, {"(3, 1, 1)", ""}}, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SetUp();
+    Write(dir_ / "light.csv", LightCsv(c.launches));
+    const Outcome r = Run(Args());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string calls = Slurp(dir_ / "ncu_calls.txt");
+    EXPECT_NE(calls.find("--launch-skip " + std::to_string(c.want) + " --launch-count 1"), std::string::npos) << calls;
+  }
 }
 
 TEST_F(NcuProfileScriptTest, FailuresExitNonZeroAndSayWhichStepFailed) {
