@@ -7,7 +7,7 @@
 //
 // Flags: nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Xptxas -v
 // -lineinfo -I<abi dir> -gencode arch=compute_NN,code=sm_NN (per arch; sm_90a -> compute_90a/sm_90a)
-// [extra flags] -o <scratch>/candidate.so <scratch>/candidate.cu -lcublas
+// [extra flags] -o <scratch>/candidate.so <scratch>/candidate.cu -lcublas -lcublasLt
 #pragma once
 
 #include <array>
@@ -44,8 +44,9 @@ struct CompileOptions {
 // InvalidArgument for anything else.
 absl::StatusOr<std::vector<std::string>> GencodeFlags(std::string_view arch);
 
-// Libraries every candidate is linked with, placed after the source: cuBLAS, for the dense fallback.
-inline constexpr std::array<std::string_view, 1> kCandidateLibraries = {"-lcublas"};
+// Libraries every candidate is linked with, placed after the source: cuBLAS and cuBLASLt, for the dense
+// fallbacks (dense_cublas, dense_cublaslt).
+inline constexpr std::array<std::string_view, 2> kCandidateLibraries = {"-lcublas", "-lcublasLt"};
 
 // The project's flags for `options`, without -o and the source (see the file comment).
 // InvalidArgument for an empty arch list or a bad arch.
