@@ -151,7 +151,12 @@ int Heuristics(const State* s, const PerN& per, uint32_t align, int want, cublas
     found = 0;
   }
   cublasLtMatmulPreferenceDestroy(pref);
-  return ok ? found : 0;
+  if (!ok) return 0;
+  int usable = 0;  // the results whose state says they can run, in the heuristic's order
+  for (int i = 0; i < found; ++i) {
+    if (out[i].state == CUBLAS_STATUS_SUCCESS) out[usable++] = out[i];
+  }
+  return usable;
 }
 
 cublasStatus_t Matmul(const State* s, const PerN& per, const cublasLtMatmulAlgo_t* algo, const void* b, void* c,
