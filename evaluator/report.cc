@@ -54,6 +54,10 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
                                                                  : FailureName(result.failure()),
                      StageName(result.stage_reached()));
   if (!result.failure_detail().empty()) out += fmt::format("  detail: {}\n", result.failure_detail());
+  if (result.smoke_skipped()) {
+    out += "  note: the smoke shapes were skipped (--task-shapes-only): this verdict checked the task's own shapes "
+           "alone\n";
+  }
   for (const auto& r : result.resources()) {
     out += fmt::format("  {} {}: {} registers, {} B shared, {} B stack, {} B spilled\n", r.arch(), r.kernel_name(),
                        r.registers(), r.shared_bytes(), r.stack_bytes(), r.spill_bytes());

@@ -59,5 +59,22 @@ TEST(SharedGpuWarning, OnlyWhenTheMedianIdleTrialIsBeyondTheQuickestByTheRule) {
   }
 }
 
+
+// A verdict that did not run the smoke shapes says so, in the report and in the JSON (eval --json, --out).
+TEST(FormatReport, SaysWhenTheSmokeShapesWereSkipped) {
+  v1::Task task;
+  task.set_name("t");
+  for (const bool skipped : {false, true}) {
+    v1::EvalResult result;
+    result.set_candidate_id("c");
+    result.set_stage_reached(v1::EVAL_STAGE_DONE);
+    result.set_smoke_skipped(skipped);
+    const std::string report = FormatReport(task, result);
+    EXPECT_EQ(report.find("the smoke shapes were skipped") != std::string::npos, skipped) << report;
+    const std::string json = ResultToJson(result);
+    EXPECT_NE(json.find(skipped ? "\"smoke_skipped\": true" : "\"smoke_skipped\": false"), std::string::npos) << json;
+  }
+}
+
 }  // namespace
 }  // namespace sparseditto

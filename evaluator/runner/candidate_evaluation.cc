@@ -82,6 +82,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
   }
   struct StreamGuard { cudaStream_t s; ~StreamGuard() { cudaStreamDestroy(s); } } guard{stream};
 
+  result.set_smoke_skipped(options.skip_smoke());
   if (!options.skip_smoke()) {
     enter(v1::EVAL_STAGE_SMOKE);
     for (const SmokeCase& smoke : context.smoke_cases()) {
