@@ -264,7 +264,10 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
       }
     }
   }
-  if (stream != nullptr) cudaStreamDestroy(stream);
+  if (stream != nullptr) {
+    if (cudaStreamSynchronize(stream) != cudaSuccess && !failed) failed = "the timing stream";
+    cudaStreamDestroy(stream);
+  }
   cudaFree(b);
   cudaFree(c);
   cudaFree(flush);
