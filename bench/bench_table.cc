@@ -34,12 +34,11 @@ std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskRep
   }
   // The quickest idle trial of the whole bench (seeds and baselines): the quiet GPU's reference.
   double quiet_ms = 0;
+  auto note = [&quiet_ms](const v1::TimingStats& t) { NoteQuickestIdleTrial(t, &quiet_ms); };
   for (const auto& r : results) {
-    for (const auto& t : r.timings()) NoteQuickestIdleTrial(t, &quiet_ms);
+    for (const auto& t : r.timings()) note(t);
   }
-  for (const auto& [n, list] : setup.baselines()) {
-    for (const auto& b : list.baselines()) NoteQuickestIdleTrial(b.timing(), &quiet_ms);
-  }
+  ForEachBaselineTiming(setup.baselines(), note);
   std::vector<BenchRow> out;
   for (int64_t n : task.n()) {
     BenchRow row;

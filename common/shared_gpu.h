@@ -31,13 +31,20 @@ inline void NoteQuickestIdleTrial(const v1::TimingStats& timing, double* quickes
   if (q > 0 && (*quickest_ms == 0 || q < *quickest_ms)) *quickest_ms = q;
 }
 
+// Calls `visit` with the timing of every baseline in `baselines`, a map from n to v1::BaselineList (an
+// EvalResult's or a SetupTaskReply's).
+template <typename BaselineMap, typename Visit>
+void ForEachBaselineTiming(const BaselineMap& baselines, Visit&& visit) {
+  for (const auto& [n, list] : baselines) {
+    for (const v1::BaselineTime& b : list.baselines()) visit(b.timing());
+  }
+}
+
 // Calls `visit` with each timing of the result: the kernel's, then its baselines'.
 template <typename Visit>
 void ForEachTiming(const v1::EvalResult& result, Visit&& visit) {
   for (const v1::TimingStats& t : result.timings()) visit(t);
-  for (const auto& [n, list] : result.baselines()) {
-    for (const v1::BaselineTime& b : list.baselines()) visit(b.timing());
-  }
+  ForEachBaselineTiming(result.baselines(), visit);
 }
 
 // The quickest idle trial among the result's timings and its baselines': the nearest the evaluation came
