@@ -39,8 +39,8 @@
 // MMA_INFLIGHT = 1 wait_group 1, releasing the previous tile's stage, but ptxas then serializes the wgmmas,
 // C7513) and arrives on "empty" (8 arrivals a phase). No CTA-wide barrier in the main loop.
 // Split-K (SPLIT_MAX > 1): when the row x column tiles do not fill the device once (SM count and occupancy
-// read in prepare), K is cut over the CTAs of a thread-block cluster (grid y, at most SPLIT_MAX and the
-// largest cluster the occupancy API says fits); each rank parks its fp32 partial tile in its shared memory
+// read in prepare), K is cut over the CTAs of a thread-block cluster (grid y, at most SPLIT_MAX; the count
+// whose clusters the occupancy API says can all be resident at once, MakePlan); each rank parks its fp32 partial tile in its shared memory
 // and the ranks sum it over distributed shared memory in rank order (deterministic), as nm24_stream_sp.
 // MID_N_MAX = 128: n in (SMALL_N_MAX, 128] runs a 128-column tile instead of BN = 256 (half the wgmma work).
 // Edges: M padded to 128 and K to 64 (zero values, valid metadata (0, 1)); B rows >= K and columns >= n are
@@ -566,20 +566,33 @@ enum TileKind { kSmall = 0, kMid = 1, kBig = 2 };
 inline TileKind TileFor(int64_t n) { return n <= SMALL_N_MAX ? kSmall : n <= MID_N_MAX ? kMid : kBig; }
 inline int TileColumns(TileKind k) { return k == kSmall ? 64 : k == kMid ? 128 : BN; }
 // What prepare learnt of the device for one kernel (tile, transport): CTAs an SM holds at once
-// (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and the largest cluster (<= SPLIT_MAX) that can be resident.
-struct Fit { int ctas_per_sm = 1, max_cluster = 1; };
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and, for each cluster size c in 2..SPLIT_MAX, how many
+// clusters of c CTAs can be resident at once (cudaOccupancyMaxActiveClusters; 0 when none can). The second
+// is less than CTAs per SM x SMs / c: a cluster must sit inside one GPC (H200, n = 128 at 4096^2: 30 clusters
+// of 8 fit, not 33; a 32-cluster grid then ran as two rounds, its SMs active 49% of the kernel, ncu).
+struct Fit {
+  int ctas_per_sm = 1;
+  int resident_clusters[SPLIT_MAX + 1] = {};  // [c] for c >= 2; [0] and [1] unused
+};
 struct Plan { int splits = 1, kt_per_split = 1; };
-// K splits so that the tiles x splits CTAs about fill the device once (no more): splits = resident CTAs /
-// tiles, at most the largest cluster that fits and the K tiles; every split gets ceil(ktiles / splits) K
-// tiles and none is empty.
+// K splits for `tiles` output tiles: s in 1 .. min(resident CTAs / tiles, SPLIT_MAX, K tiles) (the CTAs
+// fill the device at most once), the one whose rounds of resident clusters x K share is least
+// (ceil(tiles / resident_clusters[s]) / s; the fewer splits on a tie). Every split gets
+// ceil(ktiles / s) K tiles and none is empty (so splits may come out below s; the cost uses that count).
 inline Plan MakePlan(int64_t tiles, int ktiles, int sms, const Fit& fit, int split_max = SPLIT_MAX) {
-  Plan plan;
   const int64_t slots = static_cast<int64_t>(sms) * fit.ctas_per_sm;
-  int64_t s = tiles > 0 ? slots / tiles : 1;
-  s = std::max<int64_t>(1, std::min<int64_t>({s, fit.max_cluster, split_max, ktiles}));
-  plan.kt_per_split = static_cast<int>((ktiles + s - 1) / s);
-  plan.splits = (ktiles + plan.kt_per_split - 1) / plan.kt_per_split;
-  return plan;
+  const int64_t most = std::max<int64_t>(1, std::min<int64_t>({tiles > 0 ? slots / tiles : 1, split_max, SPLIT_MAX, ktiles}));
+  Plan best;
+  best.kt_per_split = ktiles;
+  double best_cost = 1.0;  // one split: the CTAs fit at once (tiles <= slots) or s is 1 anyway
+  for (int64_t s = 2; s <= most; ++s) {
+    const int per = static_cast<int>((ktiles + s - 1) / s), splits = (ktiles + per - 1) / per;
+    const int resident = fit.resident_clusters[splits];
+    if (resident < 1) continue;
+    const double cost = static_cast<double>((tiles + resident - 1) / resident) / splits;
+    if (cost < best_cost) best_cost = cost, best.splits = splits, best.kt_per_split = per;
+  }
+  return best;
 }
 
 // ---- host: state, launch -------------------------------------------------------------------------
@@ -618,7 +631,7 @@ cudaLaunchConfig_t LaunchConfig(dim3 grid, int splits, cudaStream_t stream, cuda
   config.attrs = cluster, config.numAttrs = splits > 1 ? 1 : 0;
   return config;
 }
-// Shared memory opt-in, occupancy, and the largest resident cluster of one kernel.
+// Shared memory opt-in, occupancy, and how many clusters of each size can be resident, of one kernel.
 template <typename T, class TL, bool kTma> cudaError_t FitKernel(int optin, Fit* fit) {
   if (TL::kSmemBytes > optin) return cudaErrorInvalidConfiguration;
   void* f = KernelPtr<T, TL, kTma>();
@@ -626,13 +639,12 @@ template <typename T, class TL, bool kTma> cudaError_t FitKernel(int optin, Fit*
   if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit->ctas_per_sm, f, KernelThreads<kTma>(), TL::kSmemBytes);
   if (e != cudaSuccess) return e;
   fit->ctas_per_sm = std::max(1, fit->ctas_per_sm);
-  fit->max_cluster = 1;
-  for (int c = SPLIT_MAX; c >= 2; --c) {  // the largest cluster of which at least one can be resident
+  for (int c = 2; c <= SPLIT_MAX; ++c) {  // how many clusters of c CTAs can be resident at once
     cudaLaunchAttribute cluster;
     const cudaLaunchConfig_t config = LaunchConfig<TL, kTma>(dim3(1, c, 1), c, nullptr, &cluster);
     int active = 0;
-    if (cudaOccupancyMaxActiveClusters(&active, f, &config) == cudaSuccess && active >= 1) { fit->max_cluster = c; break; }
-    (void)cudaGetLastError();  // a refused size is not an error of the run
+    if (cudaOccupancyMaxActiveClusters(&active, f, &config) != cudaSuccess) active = 0, (void)cudaGetLastError();  // a refused size is not an error of the run
+    fit->resident_clusters[c] = std::max(0, active);
   }
   return cudaSuccess;
 }

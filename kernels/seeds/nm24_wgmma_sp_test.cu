@@ -382,31 +382,68 @@ TEST(Nm24WgmmaSpReplay, EmptyRowsUnderSplitK) {
     }
 }
 
-// MakePlan: splits fill the device at most once, never more than the cluster, SPLIT_MAX or the K tiles
-// allow; every split has K tiles; 1 split when the tiles already fill the device.
+// A device's Fit: `ctas` CTAs an SM; clusters of c CTAs resident at once as the occupancy API reports them,
+// `gpc_loss` CTA slots short of the ideal sms * ctas / c (a cluster sits inside one GPC), none above `cluster`.
+Fit MakeFit(int sms, int ctas, int cluster, int gpc_loss) {
+  Fit fit;
+  fit.ctas_per_sm = ctas;
+  for (int c = 2; c <= SPLIT_MAX; ++c) fit.resident_clusters[c] = c <= cluster ? std::max(0, (sms * ctas - gpc_loss) / c) : 0;
+  return fit;
+}
+// The least rounds of resident clusters x K share over every split count the rule may take (brute force).
+double BestCost(int64_t tiles, int ktiles, int sms, const Fit& fit, int split_max) {
+  double best = 1.0;
+  for (int64_t s = 2; s <= std::min<int64_t>({split_max, SPLIT_MAX, ktiles}) && tiles * s <= static_cast<int64_t>(sms) * fit.ctas_per_sm; ++s) {
+    const int per = static_cast<int>((ktiles + s - 1) / s), splits = (ktiles + per - 1) / per;
+    if (fit.resident_clusters[splits] >= 1)
+      best = std::min(best, static_cast<double>((tiles + fit.resident_clusters[splits] - 1) / fit.resident_clusters[splits]) / splits);
+  }
+  return best;
+}
+
+// MakePlan: splits fill the device at most once, never more than a resident cluster, SPLIT_MAX or the K
+// tiles allow; every split has K tiles; 1 split when the tiles already fill the device; and the split count
+// takes the least rounds of resident clusters x K share.
 TEST(Nm24WgmmaSpPlan, SplitsFromTheDevice) {
   for (int sms : {1, 8, 78, 114, 132, 200})
     for (int ctas : {1, 2})
       for (int cluster : {1, 2, 4, 8})
-        for (int split_max : {1, 2, 4, 8})
-          for (int64_t tiles : {1, 2, 3, 32, 33, 64, 86, 128, 512})
-            for (int ktiles : {1, 2, 3, 9, 64, 172}) {
-              const Plan plan = MakePlan(tiles, ktiles, sms, Fit{ctas, cluster}, split_max);
-              SCOPED_TRACE(::testing::Message() << sms << " SMs, " << ctas << " CTAs/SM, cluster " << cluster << ", max " << split_max << ", "
-                                                << tiles << " tiles, " << ktiles << " K tiles");
-              ASSERT_GE(plan.splits, 1);
-              ASSERT_LE(plan.splits, std::min({cluster, split_max, ktiles}));
-              ASSERT_GE(static_cast<int64_t>(plan.splits) * plan.kt_per_split, ktiles);
-              int kt0, count;
-              SplitTiles(plan.splits - 1, ktiles, plan.kt_per_split, &kt0, &count);
-              ASSERT_GE(count, 1) << "the last split has K tiles";
-              if (plan.splits > 1) ASSERT_LE(tiles * plan.splits, static_cast<int64_t>(sms) * ctas) << "one wave";
-              if (tiles >= static_cast<int64_t>(sms) * ctas) ASSERT_EQ(plan.splits, 1);
-            }
-  // The H200 case of the brief: 4096 rows at n 128 (BN 256: 32 tiles), 64 K tiles, 132 SMs, 1 CTA an SM.
-  const Plan p = MakePlan(32, 64, 132, Fit{1, 8}, 8);
-  EXPECT_EQ(p.splits, 4);
-  EXPECT_EQ(p.kt_per_split, 16);
+        for (int gpc_loss : {0, 7, 24})
+          for (int split_max : {1, 2, 4, 8})
+            for (int64_t tiles : {1, 2, 3, 32, 33, 64, 86, 128, 512})
+              for (int ktiles : {1, 2, 3, 9, 64, 172}) {
+                const Fit fit = MakeFit(sms, ctas, cluster, gpc_loss);
+                const Plan plan = MakePlan(tiles, ktiles, sms, fit, split_max);
+                SCOPED_TRACE(::testing::Message() << sms << " SMs, " << ctas << " CTAs/SM, cluster " << cluster << ", loss " << gpc_loss
+                                                  << ", max " << split_max << ", " << tiles << " tiles, " << ktiles << " K tiles");
+                ASSERT_GE(plan.splits, 1);
+                ASSERT_LE(plan.splits, std::min({cluster, split_max, ktiles}));
+                ASSERT_GE(static_cast<int64_t>(plan.splits) * plan.kt_per_split, ktiles);
+                int kt0, count;
+                SplitTiles(plan.splits - 1, ktiles, plan.kt_per_split, &kt0, &count);
+                ASSERT_GE(count, 1) << "the last split has K tiles";
+                if (plan.splits > 1) ASSERT_LE(tiles * plan.splits, static_cast<int64_t>(sms) * ctas) << "one wave of CTAs";
+                if (plan.splits > 1) ASSERT_GE(fit.resident_clusters[plan.splits], 1) << "a cluster of that size is resident";
+                if (tiles >= static_cast<int64_t>(sms) * ctas) ASSERT_EQ(plan.splits, 1);
+                const double cost = plan.splits == 1 ? 1.0
+                    : static_cast<double>((tiles + fit.resident_clusters[plan.splits] - 1) / fit.resident_clusters[plan.splits]) / plan.splits;
+                ASSERT_DOUBLE_EQ(cost, BestCost(tiles, ktiles, sms, fit, split_max));
+              }
+  // Session 12's H200 case: 4096 rows at n 128 (BN 128: 32 tiles), 64 K tiles, 132 SMs, 2 CTAs an SM. The
+  // CTA count allows 8 splits (256 CTAs), but only 30 clusters of 8 are resident (ncu, session 13): 8 splits
+  // run the 32 clusters in two rounds (cost 2/8), 7 splits (10 K tiles each) in one when 32 clusters of 7 fit
+  // (the other sizes' counts here are illustrative, not measured).
+  Fit h200;
+  h200.ctas_per_sm = 2;
+  const int resident[SPLIT_MAX + 1] = {0, 0, 128, 84, 64, 50, 42, 36, 30};
+  for (int c = 2; c <= SPLIT_MAX; ++c) h200.resident_clusters[c] = resident[c];
+  const Plan p = MakePlan(32, 64, 132, h200, 8);
+  EXPECT_EQ(p.splits, 7);
+  EXPECT_EQ(p.kt_per_split, 10);
+  // With every cluster size resident in full, the CTA count decides: 8 splits of 8 K tiles.
+  const Plan q = MakePlan(32, 64, 132, MakeFit(132, 2, 8, 0), 8);
+  EXPECT_EQ(q.splits, 8);
+  EXPECT_EQ(q.kt_per_split, 8);
 }
 
 // The WS pipeline's bookkeeping (PipeStage, PipeFullParity, PipeEmptyParity, PipeReleaseAfter,
