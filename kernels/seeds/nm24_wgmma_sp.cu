@@ -8,7 +8,9 @@
 // 0.2623); main's earlier kernel (WS = 0, BN = 256, no split) ran 0.0870 / 0.2157 / 0.2479 / 0.3175. n = 128:
 // 0.0235 / 0.0423 / 0.0399 / 0.0472 with split-K (0.74-0.96x dense; 0.0404 / 0.0986 / 0.0409 / 0.0743 without).
 // The other tunables' values ran too (same call): WS alone gives the n = 2048 gain, split-K the n = 128 one;
-// STAGES 5 and MMA_INFLIGHT 1 were slower.
+// STAGES 5 and MMA_INFLIGHT 1 were slower. Splits whose clusters are all resident (MakePlan;
+// docs/measurements/h200-2026-11-30-s13, calls 4-5): n = 128 0.0185 / 0.0300 / 0.0291 / 0.0362 (0.94-1.25x
+// dense), n = 16 0.0164 / 0.0271 / 0.0285 / 0.0347; n = 2048 unchanged.
 //
 // Strategy: the dense Hopper GEMM with A compressed. A CTA owns BM = 128 rows (two warpgroups, m64 each) x
 // BN columns of C and walks K in tiles of 64 logical columns (32 compressed), STAGES deep. Per K tile each
