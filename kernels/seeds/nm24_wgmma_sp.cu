@@ -77,6 +77,9 @@ static_assert(MID_N_MAX == 0 || MID_N_MAX == 128, "the mid tile is 128 columns w
 static_assert(WS == 0 || WS == 1, "WS: a producer warp (1) or thread 0 issuing between barriers (0)");
 static_assert(MMA_INFLIGHT == 0 || MMA_INFLIGHT == 1, "0 or 1 wgmma group in flight (1 only with WS = 1: ignored otherwise)");
 static_assert(SPLIT_MAX >= 1 && SPLIT_MAX <= 8, "K splits are the CTAs of a portable cluster (at most 8)");
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(SD_NM24_WGMMA_SP_HOST_TEST)
+#error "nm24_wgmma_sp needs wgmma: compile for sm_90a (-gencode arch=compute_90a,code=sm_90a)"
+#endif
 namespace {
 namespace cg = cooperative_groups;
 constexpr int kBm = 128;           // rows a CTA: two warpgroups of m64; M is padded to this
@@ -562,7 +565,6 @@ template <typename T> std::vector<unsigned char> PackRecords(const Nm24WgHost& h
   return bytes;
 }
 
-// ---- host: state, launch -------------------------------------------------------------------------
 // ---- host: how a run is cut (unit tested) -----------------------------------------------------------
 enum TileKind { kSmall = 0, kMid = 1, kBig = 2 };
 inline TileKind TileFor(int64_t n) { return n <= SMALL_N_MAX ? kSmall : n <= MID_N_MAX ? kMid : kBig; }
