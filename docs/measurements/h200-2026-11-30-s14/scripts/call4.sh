@@ -1,0 +1,20 @@
+#!/bin/bash
+# Session 14 call 4: u24_stream_sp (staged residual) and variants with UNROLL 2, CTAS_PER_SM 2
+# (.device/s14/v), on the u50 n = 16 tasks and u70 4096^2; ncu of the default on u50 4096^2.
+set -u
+cd "$(dirname "$0")/../.."
+R=/tmp/r4; mkdir -p $R; [ -d .device/data ] || tar xzf .device/data.tgz -C .device
+trap 'tar czf $OUT/r4.tgz -C /tmp r4' EXIT
+mkdir -p /work/shared && ln -sfn "$PWD/.device/data" /work/shared/data; [ "$PWD" = /work/main ] || ln -sfn "$PWD" /work/main; cd /work/main
+export PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=/usr/local/cuda/lib64
+T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
+SD=$PWD/.device/dist/bin/sparseditto; T=.device/s14/u24_tasks.yaml; K=kernels/seeds; V=.device/s14/v
+KS="--kernel $K/u24_stream_sp.cu --kernel $V/u24_u2c2.cu --kernel $V/u24_u2c2r2.cu --kernel $V/u24_u2c2r8.cu --kernel $V/u24_w4u2c2r2.cu"
+for t in u50_4096x4096_fp16 u50_8192x8192_fp16 u50_4096x11008_fp16 u50_11008x4096_fp16 u70_4096x4096_fp16; do
+  timeout 80 $SD eval --task $T --name $t $KS --timing-seconds 0.15 --stage-timeout 40 --cache /tmp/c4 > $R/$t.txt 2>&1
+  echo "$t rc $? at $(el) s"; grep -E "^candidate|correctness|error|^ +[0-9]+ +[0-9.]+ " $R/$t.txt | sed -E 's/ on task .*//; s/cusparse_csr [0-9.]+ \([0-9.]+x\) *//; s/correctness: //' | paste - - - | cut -c1-150
+done
+timeout 100 scripts/ncu_profile.sh $SD $T u50_4096x4096_fp16 $V/u24_u2c2.cu U24StreamKernel $R/ncu_u24 > $R/ncu.log 2>&1
+echo "ncu rc $? at $(el) s"; tail -1 $R/ncu.log; grep -E "Duration|Grid Size|Cluster Size|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Dynamic Shared" $R/ncu_u24/details.txt | head -10
+timeout 100 $SD eval --task configs/suites/seed_finalists.yaml --name fin_unstructured85_fp16 --kernel $K/u24_stream_sp.cu --finalist --timing-seconds 0.05 --min-trials 5 --stage-timeout 90 --cache /tmp/c4 > $R/fin_u85.txt 2>&1
+echo "finalist rc $? at $(el) s"; grep -E "verdict|correctness|sanitizer|determin" $R/fin_u85.txt | head

@@ -1,0 +1,542 @@
+// Unstructured sparsity at 40-70% for small n on Hopper: A stored as a 2:4 cover plus a residual, the cover
+// streamed into mma.sp registers by WARPS warps while RES_WARPS more warps add the residual on CUDA cores.
+// Strategy: at n <= 16 the product is a stream of A, so bytes decide. Dense fp16 is 2 bytes an element; at
+// 50% density the first two nonzeros of each group of four (column order) fill a 2:4 layer of 1.125 bytes an
+// element (nm24_stream_sp's layout and main loop, unchanged), and the 3rd and 4th of a group (about 9% of
+// the elements at 50%) go to a residual of 4-byte entries (value, column), one list a row in column order:
+// about 1.5 bytes an element in all. The residual costs ALU, not bandwidth: 16 products an entry. A thread of
+// the residual warps owns a row (RES_WARPS = 4: one a thread), stages its slice of the row's list for the CTA's
+// K range in shared memory and walks it against the same B slab (two 16-byte reads an entry), so its work
+// overlaps the stream instead of following it. Its 16 sums go to a shared tile laid out as the stream warps'
+// partials, which they add before the cluster's split-K sum. The rest is nm24_stream_sp's: a warp owns a 16-row tile and a K range and keeps
+// two batches of UNROLL K tiles of loads in flight; the CTA's row tiles share one B slab (cp.async, swizzled,
+// ldmatrix.trans); K is split over a thread-block cluster (at most 8) whose partials are summed in rank order
+// over distributed shared memory (deterministic); prepare lowers the split count until the clusters fit one
+// wave. A larger n re-streams A once per 16 columns: a small-n seed.
+// prepare builds: nm24_stream_sp's value tiles and metadata records, the residual entries (value bits | column
+// << 16) and per (row, K tile boundary) where a row's entries of K tiles >= kt begin. M padded to 128, K to 64
+// (K <= 24576 at SLAB_KB 96: eight slabs). Edges as nm24_stream_sp's.
+// sparseditto:seed families=[unstructured, file] dtypes=[fp16, bf16] archs=[sm_90]
+#include "sparseditto_kernel.h"
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <type_traits>
+#include <vector>
+#define WARPS 8         // sparseditto:tunable values=[4, 8]
+#define RES_WARPS 4     // sparseditto:tunable values=[2, 4, 8]
+#define UNROLL 4        // sparseditto:tunable values=[2, 4, 6]
+#define CTAS_PER_SM 1   // sparseditto:tunable values=[1, 2]
+#define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
+
+namespace {
+namespace cg = cooperative_groups;
+constexpr int kMPad = 128;      // rows padded to this
+constexpr int kBk = 64;         // K tile: two m16n8k32 steps, one metadata record
+constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
+constexpr int kMaxSplits = 8;   // portable cluster size
+constexpr int kStreamThreads = 32 * WARPS, kThreads = 32 * (WARPS + RES_WARPS);
+constexpr int kRows = 16 * WARPS;                // rows a CTA owns
+constexpr int kRedBytes = WARPS * 32 * 8 * 4;    // the warps' 16 x 16 fp32 partials, lane by lane
+constexpr int kSlabRowBytes = kNt * 2;           // one B row of the slab
+constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
+constexpr int64_t kMaxResidualCols = int64_t(1) << 16;
+static_assert(kMPad % kRows == 0, "a CTA's row tiles divide the padded rows");
+static_assert(UNROLL >= 1 && RES_WARPS >= 1 && kMaxSlabTiles >= 1, "tiling");
+static_assert(int64_t(kMaxSplits) * kMaxSlabTiles * kBk <= kMaxResidualCols, "a residual column fits 16 bits");
+// ---- layouts shared by prepare and the kernel (host + device) ----------------------------------
+// Compressed values: tile (mt, kc) = rows 16mt.., logical columns 32kc..; 256 values, lane-major.
+__host__ __device__ __forceinline__ int64_t ValTile(int64_t mt, int64_t kc, int64_t kchunks) { return (mt * kchunks + kc) * 256; }
+// In a tile lane 4g+t holds a0 = (row g, cc 2t..2t+1), a1 = (row g+8, same cc), a2 = (row g, cc 2t+8..),
+// a3 = (row g+8, cc 2t+8..); cc = compressed column 0..15 = group cc/2 of the tile, kept value cc%2.
+__host__ __device__ __forceinline__ int ValInTile(int r16, int cc) {
+  const int g = r16 & 7, lane = 4 * g + ((cc & 7) >> 1), reg = (r16 >> 3) + 2 * (cc >> 3);
+  return lane * 8 + reg * 2 + (cc & 1);
+}
+// Metadata: record (mt, kc/2) of 32 words; word ((g*2 + sel)*2 + kc%2) is lane (g, t=sel)'s operand for
+// tile kc: bits 0-15 row g, bits 16-31 row g+8, 4 bits a group (index of the first kept value, of the second).
+__host__ __device__ __forceinline__ int64_t MetaRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * 32; }
+__host__ __device__ __forceinline__ int MetaLaneWord(int lane) { return ((lane >> 2) * 2 + (lane & 1)) * 2; }
+// Residual: entry = value bits | column << 16; row r's entries in column order; RowStart(r, kt, ktiles) indexes
+// the (row, K tile boundary 0..ktiles) table of where row r's entries of K tiles >= kt begin.
+__host__ __device__ __forceinline__ int64_t RowStart(int64_t r, int64_t kt, int64_t ktiles) { return r * (ktiles + 1) + kt; }
+// Where element (row r of the CTA's 128, column c of 16) sits in the partials: warp r / 16's lane
+// 4 (r % 8) + (c % 8) / 2, accumulator (n8 tile c / 8) * 4 + (row half) * 2 + c % 2.
+__host__ __device__ __forceinline__ int PartialIndex(int r, int c) {
+  return ((r >> 4) * 32 + 4 * (r & 7) + ((c & 7) >> 1)) * 8 + (c >> 3) * 4 + ((r & 15) >> 3) * 2 + (c & 1);
+}
+// Swizzled 16-byte chunk c (0, 1) of slab row r (conflict-free ldmatrix).
+__host__ __device__ __forceinline__ int SlabChunk(int r, int c) {
+  const int lin = r * 2 + c;
+  return lin ^ ((lin >> 3) & 7);
+}
+__host__ __device__ __forceinline__ int BFragOffset(int j, int q, int ni, int lane) { return SlabChunk(j * kBk + q * 32 + lane, ni) * 8; }
+template <typename T> __host__ __device__ __forceinline__ float ToFloat(uint32_t bits16);
+template <> __host__ __device__ __forceinline__ float ToFloat<__half>(uint32_t b) { return __half2float(__ushort_as_half(static_cast<unsigned short>(b))); }
+template <> __host__ __device__ __forceinline__ float ToFloat<__nv_bfloat16>(uint32_t b) {
+  return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(b)));
+}
+// A residual entry against the slab (K tiles from kt0): value * B[column][0..15] into sums[0..15].
+template <typename T>
+__host__ __device__ __forceinline__ void AddResidualEntry(uint32_t w, const uint4* slab, int kt0, float (&sums)[kNt]) {
+  const int r = static_cast<int>(w >> 16) - kt0 * kBk;
+  const float v = ToFloat<T>(w & 0xFFFFu);
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    const uint4 q = slab[SlabChunk(r, c)];
+    const uint32_t words[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+      sums[c * 8 + 2 * x] += v * ToFloat<T>(words[x] & 0xFFFFu);
+      sums[c * 8 + 2 * x + 1] += v * ToFloat<T>(words[x] >> 16);
+    }
+  }
+}
+// ---- device primitives --------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void CpAsync16(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ uint4 LdStream16(const void* p) {  // read once: no L1 allocation
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint2 LdStream8(const void* p) {
+  uint2 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];\n" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
+}
+#define SD_MMA_SP_ASM(TY, d, a, b, e)                                                                   \
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32." TY "." TY ".f32 "              \
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;\n"                     \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                           \
+               : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e))
+template <typename T>
+__device__ __forceinline__ void MmaSp(float (&d)[4], const uint4& a, const uint32_t (&b)[4], uint32_t e) {
+  if constexpr (std::is_same<T, __half>::value) SD_MMA_SP_ASM("f16", d, a, b, e);
+  else SD_MMA_SP_ASM("bf16", d, a, b, e);
+}
+template <typename T> __device__ __forceinline__ T FromF(float x);
+template <> __device__ __forceinline__ __half FromF<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 FromF<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ uint32_t Bits(__half x) { return __half_as_ushort(x); }
+__device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
+struct StreamArgs {
+  const void* vals; const uint32_t* meta; const uint32_t* residual; const uint32_t* rstart; const void* b; void* c;
+  int64_t m, k, n, kchunks;
+  int ktiles, kt_per_split, pair_store /* n even, C 4-byte aligned */, vec /* n % 8 == 0, B 16-byte aligned */;
+  int slab_bytes, res_cap, rs_stride;  // the slab's shared bytes; residual entries a row staged, and their stride
+};
+// ---- roles --------------------------------------------------------------------------------------
+// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab (every thread); zero outside K x n.
+template <typename T>
+__device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int count, int64_t n0) {
+  const T* b = static_cast<const T*>(p.b);
+  for (int i = threadIdx.x; i < count * kBk * 2; i += kThreads) {
+    const int r = i >> 1, c = i & 1;
+    const int64_t k = static_cast<int64_t>(kt0) * kBk + r, col = n0 + c * 8;
+    T* d = sb + SlabChunk(r, c) * 8;
+    const bool in = k < p.k && col < p.n;
+    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
+      CpAsync16(d, in ? b + k * p.n + col : b, in ? 16 : 0);
+      continue;
+    }
+    const uint16_t* row = reinterpret_cast<const uint16_t*>(b) + (k < p.k ? k : 0) * p.n;
+    alignas(16) uint16_t w[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) w[e] = (k < p.k && col + e < p.n) ? __ldg(row + col + e) : uint16_t(0);
+    *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(w);
+  }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+// The cover's operands of K tiles j0 .. j0+UNROLL-1 (those < count), all issued before any is used.
+struct Batch {
+  uint4 a[UNROLL][2];
+  uint2 e[UNROLL];
+};
+template <typename T>
+__device__ __forceinline__ void LoadBatch(const T* vals, const uint32_t* meta, int j0, int count, Batch& x) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    if (j0 + u >= count) break;
+    x.a[u][0] = LdStream16(vals + static_cast<int64_t>(j0 + u) * 512);
+    x.a[u][1] = LdStream16(vals + static_cast<int64_t>(j0 + u) * 512 + 256);
+    x.e[u] = LdStream8(meta + static_cast<int64_t>(j0 + u) * 32);
+  }
+}
+template <typename T>
+__device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, int j0, int count, float (&acc)[2][4]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    if (j0 + u >= count) break;
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      uint32_t b0[4], b1[4];
+      LdmX4T(b0, sb + BFragOffset(j0 + u, q, 0, lane));
+      LdmX4T(b1, sb + BFragOffset(j0 + u, q, 1, lane));
+      MmaSp<T>(acc[0], x.a[u][q], b0, q ? x.e[u].y : x.e[u].x);
+      MmaSp<T>(acc[1], x.a[u][q], b1, q ? x.e[u].y : x.e[u].x);
+    }
+  }
+}
+// Stream role: the warp's row tile over K tiles kt0 .. kt0+count-1 of the cover into acc.
+template <typename T>
+__device__ __forceinline__ void StreamCover(const StreamArgs& p, const T* sb, int64_t mt, int kt0, int count, float (&acc)[2][4]) {
+  const int lane = threadIdx.x & 31;
+  const T* vals = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), p.kchunks) + lane * 8;
+  const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kchunks / 2) + MetaLaneWord(lane);
+  Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
+  LoadBatch<T>(vals, meta, 0, count, x);
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory");  // the B slab landed (every thread's copies)
+  for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
+    LoadBatch<T>(vals, meta, j0 + UNROLL, count, y);
+    ComputeBatch<T>(x, sb, j0, count, acc);
+    LoadBatch<T>(vals, meta, j0 + 2 * UNROLL, count, x);
+    ComputeBatch<T>(y, sb, j0 + UNROLL, count, acc);
+  }
+}
+// Residual role. Thread i of the residual warps owns rows i, i + 32 RES_WARPS, ... of the CTA. First each warp
+// copies its rows' slices for the K range into shared memory (res_cap entries a row at stride rs_stride, odd:
+// conflict-free; cp.async, coalesced, overlapping the B slab), then each thread walks its rows (entries past
+// res_cap from global) and writes its sums to the partial tile `part` (PartialIndex layout; the stream warps
+// read it after the kernel's barrier).
+template <typename T>
+__device__ __forceinline__ void AddResidual(const StreamArgs& p, const T* sb, int64_t row0, int kt0, int count, uint32_t* rs, float* part) {
+  const int lane = threadIdx.x & 31, first = threadIdx.x - kStreamThreads;
+  constexpr int kRowsPerThread = (kRows + 32 * RES_WARPS - 1) / (32 * RES_WARPS);
+  uint32_t begin[kRowsPerThread], len[kRowsPerThread];
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const int r = first + j * 32 * RES_WARPS;
+    const bool in = r < kRows;
+    begin[j] = in ? __ldg(p.rstart + RowStart(row0 + r, kt0, p.ktiles)) : 0u;
+    len[j] = in ? __ldg(p.rstart + RowStart(row0 + r, kt0 + count, p.ktiles)) - begin[j] : 0u;
+#pragma unroll 1
+    for (int src = 0; src < 32; ++src) {  // the warp copies lane src's row together
+      const uint32_t b = __shfl_sync(0xffffffffu, begin[j], src), n = min(__shfl_sync(0xffffffffu, len[j], src), uint32_t(p.res_cap));
+      uint32_t* dst = rs + (r - lane + src) * p.rs_stride;
+      for (uint32_t i = lane; i < n; i += 32)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(SmemAddr(dst + i)), "l"(p.residual + b + i) : "memory");
+    }
+  }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory");  // the B slab and the staged slices landed
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const int r = first + j * 32 * RES_WARPS;
+    if (r >= kRows) break;
+    float sums[kNt] = {};
+    const uint32_t staged = min(len[j], uint32_t(p.res_cap));
+    const uint32_t* mine = rs + r * p.rs_stride;
+#pragma unroll 4
+    for (uint32_t i = 0; i < staged; ++i) AddResidualEntry<T>(mine[i], reinterpret_cast<const uint4*>(sb), kt0, sums);
+    for (uint32_t i = staged; i < len[j]; ++i) AddResidualEntry<T>(__ldg(p.residual + begin[j] + i), reinterpret_cast<const uint4*>(sb), kt0, sums);
+#pragma unroll
+    for (int c = 0; c < kNt; ++c) part[PartialIndex(r, c)] = sums[c];
+  }
+}
+// Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2.
+template <typename T>
+__device__ __forceinline__ void StoreTile(const StreamArgs& p, int64_t mt, int64_t n0, const float (&acc)[2][4]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int ni = 0; ni < 2; ++ni)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t row = mt * 16 + (lane >> 2) + 8 * h, col = n0 + ni * 8 + 2 * (lane & 3);
+      if (row >= p.m || col >= p.n) continue;
+      T* out = static_cast<T*>(p.c) + row * p.n + col;
+      const float x = acc[ni][2 * h], y = acc[ni][2 * h + 1];
+      if (p.pair_store) { *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16); continue; }
+      out[0] = FromF<T>(x);
+      if (col + 1 < p.n) out[1] = FromF<T>(y);
+    }
+}
+
+// Grid (splits, row groups, n tiles), cluster (splits, 1, 1): block x = K split = cluster rank. Warps 0..WARPS-1
+// stream the cover, the others add the residual; shared memory: partials | residual tile | B slab | staged residual.
+template <typename T>
+__global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U24StreamKernel(StreamArgs p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char smem[];
+  float* red = reinterpret_cast<float*>(smem);
+  float* part = reinterpret_cast<float*>(smem + kRedBytes);
+  T* sb = reinterpret_cast<T*>(smem + 2 * kRedBytes);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
+  const bool streams = warp < WARPS;
+  const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
+  const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
+  LoadBSlab<T>(sb, p, kt0, count, n0);
+  float acc[2][4] = {};
+  if (streams) StreamCover<T>(p, sb, mt, kt0, count, acc);
+  else AddResidual<T>(p, sb, static_cast<int64_t>(blockIdx.y) * kRows, kt0, count, reinterpret_cast<uint32_t*>(smem + 2 * kRedBytes + p.slab_bytes), part);
+  __syncthreads();  // the residual tile is complete
+  float4* mine = reinterpret_cast<float4*>(red + (warp * 32 + lane) * 8);
+  if (streams) {
+    const float4* res = reinterpret_cast<const float4*>(part + (warp * 32 + lane) * 8);
+    const float4 r0 = res[0], r1 = res[1];
+    acc[0][0] += r0.x, acc[0][1] += r0.y, acc[0][2] += r0.z, acc[0][3] += r0.w;
+    acc[1][0] += r1.x, acc[1][1] += r1.y, acc[1][2] += r1.z, acc[1][3] += r1.w;
+    if (splits == 1) StoreTile<T>(p, mt, n0, acc);
+    else mine[0] = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]), mine[1] = make_float4(acc[1][0], acc[1][1], acc[1][2], acc[1][3]);
+  }
+  if (splits == 1) return;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every rank's partials are in its shared memory
+  if (streams && warp % splits == split) {  // this rank sums row tile `warp` over the ranks, in rank order
+    float sum[2][4] = {};
+    for (int s = 0; s < splits; ++s) {
+      const float4* theirs = reinterpret_cast<const float4*>(cluster.map_shared_rank(red, s) + (warp * 32 + lane) * 8);
+      const float4 x = theirs[0], y = theirs[1];
+      sum[0][0] += x.x, sum[0][1] += x.y, sum[0][2] += x.z, sum[0][3] += x.w;
+      sum[1][0] += y.x, sum[1][1] += y.y, sum[1][2] += y.z, sum[1][3] += y.w;
+    }
+    StoreTile<T>(p, mt, n0, sum);
+  }
+  cluster.sync();  // no rank leaves while another may still read its shared memory
+#endif
+}
+
+// ---- host: the 2:4 cover and its residual (unit tested) -------------------------------------------
+struct U24Host {
+  int64_t rows = 0, cols = 0, mp = 0, kp = 0;  // mp % 128 == 0, kp % 64 == 0
+  std::vector<float> vals;                     // (mp/16) * (kp/32) tiles of 256, see ValTile/ValInTile
+  std::vector<uint32_t> meta;                  // (mp/16) * (kp/64) records of 32 words, see MetaRecord
+  std::vector<uint32_t> residual_col;          // rows' lists back to back, each in column order
+  std::vector<float> residual_val;
+  std::vector<uint32_t> rstart;                // mp * (kp/64 + 1), see RowStart
+};
+// Keeps the first two nonzeros of every group of four (column order) in the cover and lists the others in
+// their row's residual; entries with value 0 are dropped. False on malformed input or K beyond 16-bit columns.
+bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, U24Host* out, std::string* why) {
+  if (rows <= 0 || cols <= 0) return (*why = "bad shape", false);
+  if (cols > kMaxResidualCols) return (*why = "K = " + std::to_string(cols) + " above " + std::to_string(kMaxResidualCols) + " (16-bit residual columns)", false);
+  out->rows = rows, out->cols = cols;
+  out->mp = (rows + kMPad - 1) / kMPad * kMPad, out->kp = (cols + kBk - 1) / kBk * kBk;
+  const int64_t kchunks = out->kp / 32, groups = out->kp / 4, ktiles = out->kp / kBk;
+  out->vals.assign(out->mp / 16 * kchunks * 256, 0.0f);
+  out->meta.assign(out->mp / 16 * (kchunks / 2) * 32, 0x44444444u);  // every group empty: indices (0, 1)
+  out->residual_col.clear(), out->residual_val.clear();
+  out->rstart.assign(out->mp * (ktiles + 1), 0);
+  std::vector<int8_t> idx(groups * 2);  // per group of the current row: kept positions and values
+  std::vector<float> kept(groups * 2);
+  for (int64_t r = 0; r < out->mp; ++r) {
+    std::fill(idx.begin(), idx.end(), -1);
+    std::fill(kept.begin(), kept.end(), 0.0f);
+    if (r < rows && ro[r] > ro[r + 1]) return (*why = "row offsets decrease at row " + std::to_string(r), false);
+    int64_t kt_next = 0;  // the next K tile boundary of this row's table
+    for (int64_t e = r < rows ? ro[r] : 0; r < rows && e < ro[r + 1]; ++e) {
+      if (ci[e] < 0 || ci[e] >= cols || (e > ro[r] && ci[e] <= ci[e - 1]))
+        return (*why = "column indices out of range or not increasing in row " + std::to_string(r), false);
+      if (v[e] == 0.0f) continue;
+      const int64_t gi = ci[e] / 4;
+      const int slot = idx[2 * gi] < 0 ? 0 : idx[2 * gi + 1] < 0 ? 1 : 2;
+      if (slot < 2) {
+        idx[2 * gi + slot] = static_cast<int8_t>(ci[e] % 4), kept[2 * gi + slot] = v[e];
+        continue;
+      }
+      for (; kt_next <= ci[e] / kBk; ++kt_next) out->rstart[RowStart(r, kt_next, ktiles)] = static_cast<uint32_t>(out->residual_val.size());
+      out->residual_col.push_back(static_cast<uint32_t>(ci[e])), out->residual_val.push_back(v[e]);
+    }
+    for (; kt_next <= ktiles; ++kt_next) out->rstart[RowStart(r, kt_next, ktiles)] = static_cast<uint32_t>(out->residual_val.size());
+    if (out->residual_val.size() > 0xFFFFFFF0u) return (*why = "residual above 2^32 entries", false);
+    const int64_t mt = r / 16;
+    const int r16 = static_cast<int>(r % 16), g = r16 % 8, half = r16 / 8;
+    for (int64_t gi = 0; r < rows && gi < groups; ++gi) {
+      int i0 = idx[2 * gi], i1 = idx[2 * gi + 1];
+      if (i0 < 0) continue;                    // empty group: the default (0, 1), zeros
+      if (i1 < 0 && i0 < 3) { i1 = 3; }        // one nonzero: pair it with an explicit zero at 3
+      else if (i1 < 0) { i0 = 2; i1 = 3; std::swap(kept[2 * gi], kept[2 * gi + 1]); }  // nonzero at 3: zero at 2
+      const int64_t kc = gi / 8;
+      const int j = static_cast<int>(gi % 8), sel = j / 4;
+      out->vals[ValTile(mt, kc, kchunks) + ValInTile(r16, 2 * j)] = kept[2 * gi];
+      out->vals[ValTile(mt, kc, kchunks) + ValInTile(r16, 2 * j + 1)] = kept[2 * gi + 1];
+      uint32_t& word = out->meta[MetaRecord(mt, kc / 2, kchunks / 2) + MetaLaneWord(4 * g + sel) + kc % 2];
+      const int shift = half * 16 + (j % 4) * 4;
+      word = (word & ~(0xFu << shift)) | (static_cast<uint32_t>(i0 | (i1 << 2)) << shift);
+    }
+  }
+  return true;
+}
+// How a run is cut: K splits (the cluster size) so that about CTAS_PER_SM CTAs per SM run, at most
+// max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
+// more than 8 slabs. prepare lowers max_splits until the clusters fit the device in one wave.
+struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0, rs_stride = 1; size_t smem = 0; int64_t clusters = 0; };
+Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
+  Plan plan;
+  const int64_t ktiles = kp / kBk;
+  plan.clusters = (mp / kRows) * ((n + kNt - 1) / kNt);
+  int64_t s = (static_cast<int64_t>(CTAS_PER_SM) * sms + plan.clusters - 1) / plan.clusters;
+  s = std::max<int64_t>({1, std::min<int64_t>({s, max_splits, kMaxSplits, ktiles}), (ktiles + kMaxSlabTiles - 1) / kMaxSlabTiles});
+  const int64_t per = (ktiles + s - 1) / s;
+  if (s > kMaxSplits || per > kMaxSlabTiles) return plan;
+  plan.kt_per_split = static_cast<int>(per);
+  plan.splits = static_cast<int>((ktiles + per - 1) / per);
+  plan.smem = 2 * kRedBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  return plan;
+}
+// Shared memory a CTA may take: the CTAS_PER_SM share of the SM's, but at least the partials and the largest
+// slab (then fewer CTAs fit), at most the opt-in limit.
+size_t SmemBudget(int optin_per_block, int per_sm) {
+  const size_t share = static_cast<size_t>(per_sm) / CTAS_PER_SM - 1024, least = 2 * kRedBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes;
+  return std::min<size_t>(optin_per_block, std::max(share, least));
+}
+// The plan with its residual staging: res_cap = the longest slice of any row over the plan's K ranges, as far as
+// the shared memory left after the slab holds (kRows rows at an odd stride); longer slices read the rest from global.
+Plan WithResidual(Plan plan, const std::vector<uint32_t>& rstart, int64_t mp, int64_t kp, size_t budget) {
+  if (plan.splits == 0) return plan;
+  const int64_t ktiles = kp / kBk;
+  uint32_t longest = 0;
+  for (int64_t r = 0; r < mp; ++r)
+    for (int64_t kt0 = 0; kt0 < ktiles; kt0 += plan.kt_per_split) {
+      const int64_t end = std::min<int64_t>(kt0 + plan.kt_per_split, ktiles);
+      longest = std::max(longest, rstart[RowStart(r, end, ktiles)] - rstart[RowStart(r, kt0, ktiles)]);
+    }
+  const size_t room = budget > plan.smem ? (budget - plan.smem) / (size_t(kRows) * 4) : 0;  // entries a row
+  const size_t stride = std::min<size_t>(longest | 1u, room % 2 ? room : room - (room > 0));
+  plan.rs_stride = static_cast<int>(std::max<size_t>(stride, 1));
+  plan.res_cap = static_cast<int>(std::min<size_t>(longest, stride));
+  if (plan.res_cap > 0) plan.smem += size_t(kRows) * plan.rs_stride * 4;
+  return plan;
+}
+struct State {
+  int dtype = 0, sms = 1;
+  int64_t m = 0, k = 0, mp = 0, kp = 0;
+  size_t smem_budget = 0;
+  std::vector<uint32_t> rstart;  // host copy, to size each plan's residual staging
+  void* vals = nullptr; uint32_t* meta = nullptr; uint32_t* residual = nullptr; uint32_t* rstart_d = nullptr;
+  std::vector<std::pair<int64_t, Plan>> plans;  // per prepared n
+};
+cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cudaStream_t stream, cudaLaunchAttribute* cluster) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(plan.splits, static_cast<unsigned>(s->mp / kRows), static_cast<unsigned>((n + kNt - 1) / kNt));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = plan.smem;
+  config.stream = stream;
+  cluster->id = cudaLaunchAttributeClusterDimension;
+  cluster->val.clusterDim.x = plan.splits, cluster->val.clusterDim.y = 1, cluster->val.clusterDim.z = 1;
+  config.attrs = cluster, config.numAttrs = 1;
+  return config;
+}
+// The plan for n: fewer splits while the clusters would not all be resident at once.
+template <typename T> Plan FittedPlan(const State* s, int64_t n) {
+  auto make = [s, n](int cap) { return WithResidual(MakePlan(s->mp, s->kp, n, s->sms, cap), s->rstart, s->mp, s->kp, s->smem_budget); };
+  Plan plan = make(kMaxSplits);
+  for (int cap = plan.splits - 1; cap >= 1; --cap) {
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, nullptr, &cluster);
+    int active = 0;
+    if (cudaOccupancyMaxActiveClusters(&active, U24StreamKernel<T>, &config) != cudaSuccess || active >= plan.clusters) break;
+    const Plan fewer = make(cap);
+    if (fewer.splits >= plan.splits) break;  // the slab needs these splits
+    plan = fewer;
+  }
+  return plan;
+}
+template <typename T> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  StreamArgs a{s->vals, s->meta, s->residual, s->rstart_d, b, c, s->m, s->k, n, s->kp / 32, static_cast<int>(s->kp / kBk), plan.kt_per_split,
+               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
+               (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
+               plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap, plan.rs_stride};
+  cudaLaunchAttribute cluster;
+  const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, stream, &cluster);
+  cudaLaunchKernelEx(&config, U24StreamKernel<T>, a);
+}
+template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
+  cudaError_t e = cudaMalloc(d, sizeof(T) * std::max<size_t>(h.size(), 1));
+  return e == cudaSuccess ? cudaMemcpy(*d, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice) : e;
+}
+template <typename T> uint32_t Bits16(float v) {
+  const T x(v);  // round to nearest; exact for the harness's values
+  uint16_t bits;
+  memcpy(&bits, &x, 2);
+  return bits;
+}
+template <typename T> cudaError_t UploadValues(const std::vector<float>& v, void** d) {
+  std::vector<T> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = T(v[i]);
+  return Upload(h, d);
+}
+// The residual entries as the kernel reads them: value bits | column << 16.
+template <typename T> std::vector<uint32_t> ResidualWords(const U24Host& h) {
+  std::vector<uint32_t> words(h.residual_val.size());
+  for (size_t i = 0; i < words.size(); ++i) words[i] = Bits16<T>(h.residual_val[i]) | (h.residual_col[i] << 16);
+  return words;
+}
+template <typename T> cudaError_t Configure(size_t budget) {  // room for the largest plan
+  return cudaFuncSetAttribute(reinterpret_cast<const void*>(&U24StreamKernel<T>), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(budget));
+}
+template <typename T> cudaError_t UploadAll(const U24Host& h, State* s) {
+  cudaError_t e = UploadValues<T>(h.vals, &s->vals);
+  if (e == cudaSuccess) e = Upload(h.meta, reinterpret_cast<void**>(&s->meta));
+  if (e == cudaSuccess) e = Upload(ResidualWords<T>(h), reinterpret_cast<void**>(&s->residual));
+  if (e == cudaSuccess) e = Upload(h.rstart, reinterpret_cast<void**>(&s->rstart_d));
+  return e == cudaSuccess ? Configure<T>(s->smem_budget) : e;
+}
+template <typename T> void PlanAll(State* s, const sd_problem* p) {
+  for (int i = 0; i < p->num_n_values; ++i) s->plans.emplace_back(p->n_values[i], FittedPlan<T>(s, p->n_values[i]));
+}
+
+}  // namespace
+
+SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
+  State* s = static_cast<State*>(state);
+  if (s == nullptr) return;
+  cudaFree(s->vals), cudaFree(s->meta), cudaFree(s->residual), cudaFree(s->rstart_d);
+  delete s;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
+  U24Host h;
+  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  int major = 0, sms = 1, optin = 0, per_sm = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, p->device);
+  if (e == cudaSuccess && major < 9) why = "needs thread-block clusters (sm_90 or newer), device is sm_" + std::to_string(major) + "x";
+  bool ok = e == cudaSuccess && major >= 9 && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) &&
+            BuildU24(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
+  for (int i = 0; ok && i < p->num_n_values; ++i) {
+    if (MakePlan(h.mp, h.kp, p->n_values[i], sms).splits > 0) continue;
+    why = "K = " + std::to_string(p->cols) + " needs more than 8 B slabs of " + std::to_string(SLAB_KB) + " KB", ok = false;
+  }
+  if (!ok) {
+    snprintf(error, cap, "u24_stream_sp: %s", e != cudaSuccess ? cudaGetErrorString(e) : why.c_str());
+    return 1;
+  }
+  State* s = new State{p->dtype, sms, p->rows, p->cols, h.mp, h.kp, SmemBudget(optin, per_sm), h.rstart};
+  const bool fp16 = p->dtype == SD_DTYPE_FP16;
+  e = fp16 ? UploadAll<__half>(h, s) : UploadAll<__nv_bfloat16>(h, s);
+  if (e == cudaSuccess) fp16 ? PlanAll<__half>(s, p) : PlanAll<__nv_bfloat16>(s, p);
+  if (e != cudaSuccess) {
+    snprintf(error, cap, "u24_stream_sp prepare: %s", cudaGetErrorString(e));
+    sparseditto_release(s);
+    return 1;
+  }
+  *state = s;
+  return 0;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  const State* s = static_cast<const State*>(state);
+  auto it = std::find_if(s->plans.begin(), s->plans.end(), [n](const std::pair<int64_t, Plan>& x) { return x.first == n; });
+  if (it == s->plans.end()) return 1;  // not an n prepare planned for
+  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, it->second, b, c, n, stream);
+  else Launch<__nv_bfloat16>(s, it->second, b, c, n, stream);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
