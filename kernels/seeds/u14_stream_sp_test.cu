@@ -11,22 +11,6 @@ namespace {
 
 using namespace sparseditto::seed_testing;
 
-// Each element nonzero with probability `density`; row 0 dense, row 2 empty (when they exist).
-Csr RandomCsr(int64_t rows, int64_t cols, double density, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  Csr m;
-  m.rows = rows, m.cols = cols;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      if (r == 2 || !(r == 0 || u(rng) < density)) continue;
-      m.ci.push_back(static_cast<int32_t>(c)), m.v.push_back(Eighths(rng));
-    }
-    m.ro.push_back(static_cast<int32_t>(m.ci.size()));
-  }
-  return m;
-}
-
 U14Host BuildU(const Csr& m) {
   U14Host h;
   std::string why;

@@ -1,5 +1,6 @@
-// CPU emulation shared by the sparse-tensor-core seeds' tests (nm24_mma_sp, nm24_stream_sp, u14_stream_sp):
-// test matrices, and the mma.sp m16n8k32 operand A and ldmatrix.trans as the PTX ISA defines them.
+// CPU emulation shared by the tensor-core stream seeds' tests (nm24_mma_sp, nm24_stream_sp, u14_stream_sp,
+// dense_stream): test matrices (2:4 and any density), and the mma.sp m16n8k32 operand A and ldmatrix.trans as
+// the PTX ISA defines them.
 // nm24_layout_checks.h adds the checks of the 2:4 compressed layout.
 #ifndef SPARSEDITTO_KERNELS_SEEDS_TESTING_NM24_EMULATION_H_
 #define SPARSEDITTO_KERNELS_SEEDS_TESTING_NM24_EMULATION_H_
@@ -51,6 +52,22 @@ inline Csr RandomNmCsr(int64_t rows, int64_t cols, uint32_t seed) {
         for (int i = 0; i < width; ++i)
           if (keep[i]) m.ci.push_back(static_cast<int32_t>(g + i)), m.v.push_back(Eighths(rng));
       }
+    }
+    m.ro.push_back(static_cast<int32_t>(m.ci.size()));
+  }
+  return m;
+}
+
+// Each element nonzero with probability `density`; row 0 dense, row 2 empty (when they exist).
+inline Csr RandomCsr(int64_t rows, int64_t cols, double density, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  Csr m;
+  m.rows = rows, m.cols = cols;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      if (r == 2 || !(r == 0 || u(rng) < density)) continue;
+      m.ci.push_back(static_cast<int32_t>(c)), m.v.push_back(Eighths(rng));
     }
     m.ro.push_back(static_cast<int32_t>(m.ci.size()));
   }
