@@ -59,7 +59,6 @@ TEST(SharedGpuWarning, OnlyWhenTheMedianIdleTrialIsBeyondTheQuickestByTheRule) {
   }
 }
 
-
 // A verdict that did not run the smoke shapes says so, in the report and in the JSON (eval --json, --out).
 TEST(FormatReport, SaysWhenTheSmokeShapesWereSkipped) {
   v1::Task task;

@@ -3,7 +3,7 @@
 // data flow (pointer walk, expansion, ldmatrix.trans and mma.sp emulated, the residual against the slab, the
 // cluster's rank-order sum) against a plain product.
 #include "kernels/seeds/u14_stream_sp.cu"
-#include "kernels/seeds/testing/nm24_emulation.h"
+#include "kernels/seeds/testing/cluster_stream_checks.h"
 
 #include "gtest/gtest.h"
 
@@ -118,46 +118,33 @@ TEST(U14Format, ResidualHoldsOnlyTheSecondAndLaterNonzerosOfAGroup) {
 // U14StreamKernel<T> for every CTA of the plan, as nm24_stream_sp_test replays its kernel, plus the residual
 // against the slab before the cluster sum.
 std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t n, const Plan& plan) {
-  const int64_t rows = h.rows, ktiles = h.kp / kBk;
-  std::vector<float> c(rows * n, std::numeric_limits<float>::quiet_NaN());
-  for (int64_t group = 0; group < h.mp / (16 * WARPS); ++group)
-    for (int64_t n0 = 0; n0 < n; n0 += kNt) {
-      std::vector<float> red(plan.splits * WARPS * 32 * 8);
-      for (int split = 0; split < plan.splits; ++split) {
-        const int kt0 = split * plan.kt_per_split, count = static_cast<int>(std::min<int64_t>(ktiles - kt0, plan.kt_per_split));
-        EXPECT_GT(count, 0);
-        static_assert(kBk == 64 && kNt == 16, "FillSlab's slab");
-        const std::vector<float> sb = FillSlab(b, h.cols, n, kt0, count, n0, &SlabChunk);
-        for (int warp = 0; warp < WARPS; ++warp) {
-          const int64_t mt = group * WARPS + warp;
-          std::vector<float> acc(2 * 128, 0.0f);  // [ni][lane][i]
-          for (int j = 0; j < count; ++j)
-            for (int q = 0; q < 2; ++q) {
-              Lanes4 a;
-              std::array<uint32_t, 32> e;
-              StepOperands(h, mt, kt0 + j, q, &a, &e);
-              for (int ni = 0; ni < 2; ++ni) {
-                std::array<int, 32> addr;
-                for (int l = 0; l < 32; ++l) addr[l] = BFragOffset(j, q, ni, l);
-                EmuMmaSp(a, e, EmuLdmTrans(sb, addr), &acc[ni * 128]);
-              }
-            }
-          for (int l = 0; l < 32; ++l)  // ApplyResidual: lanes 4g .. 4g+3 walk list g's slice in order
-            for (uint32_t i = h.rstart[ResidualStart(mt, kt0, l >> 2, ktiles)]; i < h.rstart[ResidualStart(mt, kt0 + count, l >> 2, ktiles)]; ++i) {
-              const int r = static_cast<int>(h.residual_row[i]), t = l & 3;
-              EXPECT_EQ(r & 7, l >> 2);
-              const int row = static_cast<int>(h.residual_col[i]) - kt0 * kBk, hh = r >> 3;
-              EXPECT_TRUE(row >= 0 && row < count * kBk) << "entry inside the slab";
-              for (int ni = 0; ni < 2; ++ni)
-                for (int x = 0; x < 2; ++x)
-                  acc[ni * 128 + l * 4 + 2 * hh + x] += h.residual_val[i] * sb[SlabChunk(row, ni) * 8 + 2 * t + x];
-            }
-          StoreWarpPartial(acc, split * WARPS + warp, &red);
+  const int64_t ktiles = h.kp / kBk;
+  static_assert(kBk == 64 && kNt == 16, "the shared replay's K tile and n tile");
+  auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc_out) {
+    std::vector<float>& acc = *acc_out;  // [ni][lane][i]
+    for (int j = 0; j < count; ++j)
+      for (int q = 0; q < 2; ++q) {
+        Lanes4 a;
+        std::array<uint32_t, 32> e;
+        StepOperands(h, mt, kt0 + j, q, &a, &e);
+        for (int ni = 0; ni < 2; ++ni) {
+          std::array<int, 32> addr;
+          for (int l = 0; l < 32; ++l) addr[l] = BFragOffset(j, q, ni, l);
+          EmuMmaSp(a, e, EmuLdmTrans(sb, addr), &acc[ni * 128]);
         }
       }
-      ClusterSumAndStore(red, plan.splits, WARPS, group, n0, rows, n, &c);
-    }
-  return c;
+    for (int l = 0; l < 32; ++l)  // ApplyResidual: lanes 4g .. 4g+3 walk list g's slice in order
+      for (uint32_t i = h.rstart[ResidualStart(mt, kt0, l >> 2, ktiles)]; i < h.rstart[ResidualStart(mt, kt0 + count, l >> 2, ktiles)]; ++i) {
+        const int r = static_cast<int>(h.residual_row[i]), t = l & 3;
+        EXPECT_EQ(r & 7, l >> 2);
+        const int row = static_cast<int>(h.residual_col[i]) - kt0 * kBk, hh = r >> 3;
+        EXPECT_TRUE(row >= 0 && row < count * kBk) << "entry inside the slab";
+        for (int ni = 0; ni < 2; ++ni)
+          for (int x = 0; x < 2; ++x)
+            acc[ni * 128 + l * 4 + 2 * hh + x] += h.residual_val[i] * sb[SlabChunk(row, ni) * 8 + 2 * t + x];
+      }
+  };
+  return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
 }
 
 void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits) {
@@ -218,6 +205,12 @@ TEST(U14Format, RefusesKBeyondTheResidualColumnBits) {
   std::string why;
   EXPECT_FALSE(BuildU14(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why));
   EXPECT_NE(why.find("15-bit residual columns"), std::string::npos) << why;
+}
+
+TEST(U14Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
+  ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
+                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes + kScratchBytes), size_t(kBk) * kSlabRowBytes,
+                           SLAB_KB * 1024});
 }
 
 TEST(U14Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {

@@ -1,0 +1,88 @@
+// Checks shared by the tests of the cluster stream seeds (nm24_stream_sp, u14_stream_sp, dense_stream). Each seed
+// compiles alone, so each carries its own copy of the same plan and grid; these test every copy the same way:
+// the plan's cut of K over the cluster and the B slab, and the replay skeleton of the grid (row groups x n tiles
+// x K splits, each warp's partial, the cluster's rank-order sum) around the seed's own per-warp product.
+#ifndef SPARSEDITTO_KERNELS_SEEDS_TESTING_CLUSTER_STREAM_CHECKS_H_
+#define SPARSEDITTO_KERNELS_SEEDS_TESTING_CLUSTER_STREAM_CHECKS_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/seeds/testing/nm24_emulation.h"
+
+namespace sparseditto::seed_testing {
+
+// What a seed's plan is made of (its constants, not re-typed here): at most `max_splits` ranks, a slab of at
+// most `max_slab_tiles` K tiles of 64 within `slab_budget` bytes (SLAB_KB), `rows_per_cta` rows a CTA, and shared
+// memory of `fixed_smem` plus `slab_tile_bytes` a K tile of the slab.
+struct ClusterStreamShape {
+  int max_splits, max_slab_tiles;
+  int64_t rows_per_cta;
+  size_t fixed_smem, slab_tile_bytes, slab_budget;
+};
+
+// make_plan(mp, kp, n, sms, max_splits) over a table of shapes: the splits cover K once (no empty rank) within
+// the cluster and the slab, the cap holds unless the slab forbids it, the shared memory and the cluster count
+// are as the kernel launches them; n = 16 spreads K; the slab wins over the cap; K beyond eight slabs is refused.
+template <typename MakePlanFn>
+void ExpectClusterStreamPlan(MakePlanFn make_plan, const ClusterStreamShape& s) {
+  for (int64_t n : {1, 7, 16, 32, 128})
+    for (int64_t mp : {128, 4096, 11008})
+      for (int64_t kp : {64, 256, 4096, 11008, 24576})
+        for (int max_splits : {1, 3, 8}) {
+          SCOPED_TRACE(::testing::Message() << "n " << n << " mp " << mp << " kp " << kp << " max " << max_splits);
+          const auto p = make_plan(mp, kp, n, 132, max_splits);
+          const int64_t ktiles = kp / 64;
+          ASSERT_GE(p.splits, 1);
+          EXPECT_LE(p.splits, s.max_splits);
+          EXPECT_LE(p.kt_per_split, s.max_slab_tiles);
+          EXPECT_GE(int64_t(p.splits) * p.kt_per_split, ktiles);
+          EXPECT_LT(int64_t(p.splits - 1) * p.kt_per_split, ktiles);  // no empty split
+          EXPECT_EQ(p.smem, s.fixed_smem + size_t(p.kt_per_split) * s.slab_tile_bytes);
+          EXPECT_LE(p.smem, s.fixed_smem + s.slab_budget);
+          EXPECT_EQ(p.clusters, mp / s.rows_per_cta * ((n + 15) / 16));
+          const int64_t slab_min = (ktiles + s.max_slab_tiles - 1) / s.max_slab_tiles;
+          if (slab_min <= max_splits) EXPECT_LE(p.splits, max_splits);  // the cap holds unless the slab forbids it
+        }
+  EXPECT_GT(make_plan(4096, 4096, 16, 132, s.max_splits).splits, 1);  // n = 16 spreads K over the cluster
+  EXPECT_EQ(make_plan(4096, int64_t(s.max_slab_tiles) * 64, 16, 132, 1).splits, 1);
+  EXPECT_EQ(make_plan(4096, int64_t(s.max_slab_tiles + 1) * 64, 16, 132, 1).splits, 2);  // the slab wins over the cap
+  const int64_t most = int64_t(s.max_splits) * s.max_slab_tiles * 64;
+  EXPECT_EQ(make_plan(128, most, 16, 132, s.max_splits).splits, s.max_splits);
+  EXPECT_EQ(make_plan(128, most + 64, 16, 132, s.max_splits).splits, 0);
+}
+
+// The grid of a cluster stream kernel on the host: for every row group of `warps` row tiles (mp rows in all), n
+// tile of 16 and K split (`splits` ranks of `kt_per_split` K tiles of 64), the split's B slab as LoadBSlab lays it
+// out (FillSlab with the seed's `chunk` swizzle), each warp's accumulators from
+// warp_product(mt, kt0, count, slab, &acc) (acc[ni * 128 + lane * 4 + i], zeroed before), and the cluster's sum
+// of the ranks' partials in rank order, stored at StoreTile's coordinates. C is rows x n; NaN where nothing stored.
+template <typename WarpProduct>
+std::vector<float> ReplayClusterStream(int64_t rows, int64_t cols, int64_t mp, int64_t kp, const std::vector<float>& b, int64_t n,
+                                       int splits, int kt_per_split, int warps, int (*chunk)(int, int), WarpProduct&& warp_product) {
+  const int64_t ktiles = kp / 64;
+  std::vector<float> c(rows * n, std::numeric_limits<float>::quiet_NaN());
+  for (int64_t group = 0; group < mp / (16 * warps); ++group)
+    for (int64_t n0 = 0; n0 < n; n0 += 16) {
+      std::vector<float> red(splits * warps * 32 * 8);  // each rank's partials, lane by lane
+      for (int split = 0; split < splits; ++split) {
+        const int kt0 = split * kt_per_split, count = static_cast<int>(std::min<int64_t>(ktiles - kt0, kt_per_split));
+        EXPECT_GT(count, 0);
+        const std::vector<float> sb = FillSlab(b, cols, n, kt0, count, n0, chunk);
+        for (int warp = 0; warp < warps; ++warp) {
+          std::vector<float> acc(2 * 128, 0.0f);
+          warp_product(group * warps + warp, kt0, count, sb, &acc);
+          StoreWarpPartial(acc, split * warps + warp, &red);
+        }
+      }
+      ClusterSumAndStore(red, splits, warps, group, n0, rows, n, &c);
+    }
+  return c;
+}
+
+}  // namespace sparseditto::seed_testing
+
+#endif  // SPARSEDITTO_KERNELS_SEEDS_TESTING_CLUSTER_STREAM_CHECKS_H_
