@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Markdown tables for the closing note from a `sparseditto bench` CSV: one line a task (its n values side by
 side), geomeans by dtype, best-seed counts, and (with --old CSV) the row-time ratio against an older table.
-   mktables.py BENCH.csv [--old OLD.csv] [--short]"""
+   mktables.py BENCH.csv [--old OLD.csv] [--csr]
+--csr: a cell's last figure is the speedup over cuSPARSE CSR (the dlmc target) instead of over cuBLAS dense."""
 import csv, math, sys
 from collections import Counter, OrderedDict
 
@@ -27,12 +28,13 @@ def main():
     args = sys.argv[1:]
     path = args[0]
     old = args[args.index("--old") + 1] if "--old" in args else None
+    vs_csr = "--csr" in args
     rs = rows(path)
     by_task = OrderedDict()
     for r in rs:
         by_task.setdefault(r["task"], []).append(r)
     ns = sorted({int(r["n"]) for r in rs})
-    print("| task | " + " | ".join(f"n={n}: best, ms, x best baseline, x dense" if i == 0 else f"n={n}" for i, n in enumerate(ns)) + " |")
+    print("| task | " + " | ".join(f"n={n}: best, ms, x best baseline, x {'cuSPARSE' if vs_csr else 'dense'}" if i == 0 else f"n={n}" for i, n in enumerate(ns)) + " |")
     print("|---" * (len(ns) + 1) + "|")
     for task, trs in by_task.items():
         cells = {int(r["n"]): r for r in trs}
@@ -46,8 +48,9 @@ def main():
                 out.append("none ran")
                 continue
             flag = " (shared)" if r["shared_gpu"] not in ("0", "") else ""
+            last = (baselines(r)["cusparse_csr"] / float(r["kernel_ms"]) if vs_csr else float(r["speedup_over_dense"]))
             out.append(f'{SHORT.get(r["best_kernel"], r["best_kernel"])} {float(r["kernel_ms"]):.4f} '
-                       f'{float(r["speedup_over_best_baseline"]):.2f} {float(r["speedup_over_dense"]):.2f}{flag}')
+                       f'{float(r["speedup_over_best_baseline"]):.2f} {last:.2f}{flag}')
         print(f"| {task.removeprefix('llm_')} | " + " | ".join(out) + " |")
     print()
     for dtype in sorted({r["dtype"] for r in rs}):
