@@ -12,6 +12,8 @@
 # for it through its idle trials), so every failure is run again alone, on the same GPU, and that run decides.
 # Writes OUT_DIR/<seed>__<task>.txt (the eval reports; .alone.txt for reruns) and OUT_DIR/summary.txt.
 # Exit status: 0 when every pair passes, 1 when one fails (or none ran), 2 on bad usage.
+# Stopped by TERM or INT to its process group (what `timeout` sends), it still writes the summary: pairs
+# that finished as above, the rest "not finished", failures without their rerun alone; exit status 1.
 set -uo pipefail
 [[ $# -ge 3 && $# -le 5 ]] || { sed -n '2,12p' "$0" >&2; exit 2; }
 sd="$1"; suite="$2"; out="$3"; parallel="${4:-4}"; max_per_seed="${5:-2}"
@@ -47,6 +49,8 @@ verdict_of() {
 passes() { [[ "$1" == CORRECT || "$1" == SLOWER ]] && [[ "$2" == DONE ]]; }
 
 export -f run_pair; export sd suite out gpus
+stopped=0
+trap 'stopped=1' TERM INT  # the pairs (children: default action) die; the summary below is still written
 tr '\t\n' '\0\0' < "$out/pairs_indexed.tsv" | xargs -0 -n 4 -P "$parallel" bash -c 'run_pair "$0" "$1" "$2" "" "$3"'
 
 {
@@ -54,7 +58,11 @@ tr '\t\n' '\0\0' < "$out/pairs_indexed.tsv" | xargs -0 -n 4 -P "$parallel" bash 
   while IFS=$'\t' read -r task seed file index; do
     read -r verdict stage <<< "$(verdict_of "$out/${seed}__${task}.txt")"
     note=""
-    if ! passes "$verdict" "$stage"; then  # again, alone: that run decides
+    if [[ "$verdict" == - ]] && ((stopped)); then
+      note="not finished: FAILS (the run was stopped)"
+    elif ! passes "$verdict" "$stage" && ((stopped)); then
+      note="not run again alone: FAILS (the run was stopped)"
+    elif ! passes "$verdict" "$stage"; then  # again, alone: that run decides
       run_pair "$task" "$seed" "$file" ".alone" "$index"
       read -r verdict stage <<< "$(verdict_of "$out/${seed}__${task}.alone.txt")"
       note="run again alone"
@@ -63,5 +71,6 @@ tr '\t\n' '\0\0' < "$out/pairs_indexed.tsv" | xargs -0 -n 4 -P "$parallel" bash 
     printf '%-20s %-28s %-9s %-19s %s\n' "$seed" "$task" "$verdict" "$stage" "$note"
   done < "$out/pairs_indexed.tsv"
 } | tee "$out/summary.txt"
+((stopped)) && { echo "seed_finalists: stopped before every pair finished; $out/summary.txt says which did" >&2; exit 1; }
 if grep -q "FAILS" "$out/summary.txt"; then exit 1; fi
 exit 0

@@ -32,7 +32,7 @@ class SeedFinalistsScriptTest : public ::testing::Test {
 
   // The fake binary. `list` is what `bench --list` prints (task, seed, file; tabs); eval's verdict by the
   // kernel file's name: good* CORRECT, slow* SLOWER, racy* a racecheck failure every time, flaky* a
-  // failure the first time only.
+  // failure the first time only, sleepy* nothing for a minute (a pair a stop catches unfinished).
   void Fake(const std::string& list, int list_exit = 0) {
     std::ofstream(dir_ / "list.tsv") << list;
     const fs::path fake = dir_ / "sparseditto";
@@ -48,6 +48,7 @@ class SeedFinalistsScriptTest : public ::testing::Test {
                            "  racy*) echo '  verdict: CRASH  (stage reached: FINALIST)'; echo '  detail: compute-sanitizer racecheck reported errors (exited with code 97)';;\n"
                            "  flaky*) if [[ -e \"$d/flaky.$t\" ]]; then echo '  verdict: CORRECT  (stage reached: DONE)';\n"
                            "          else touch \"$d/flaky.$t\"; echo '  verdict: WRONG  (stage reached: SMOKE)'; echo '  detail: work escaped the given stream'; fi;;\n"
+                           "  sleepy*) sleep 60; echo '  verdict: CORRECT  (stage reached: DONE)';;\n"
                            "esac\n";
     fs::permissions(fake, fs::perms::owner_all);
   }
@@ -96,6 +97,21 @@ TEST_F(SeedFinalistsScriptTest, APairThatFailsAloneTooFailsTheRunWithItsDetail) 
   EXPECT_NE(racy.find("CRASH     FINALIST"), std::string::npos) << racy;
   EXPECT_NE(racy.find("FAILS (compute-sanitizer racecheck reported errors"), std::string::npos) << racy;
   EXPECT_NE(LineOf("good", "t1").find("CORRECT"), std::string::npos);
+}
+
+TEST_F(SeedFinalistsScriptTest, StoppedByTimeoutItStillWritesTheSummaryOfWhatFinished) {
+  Fake("t1\tgood\tk/good.cu\nt1\tracy\tk/racy.cu\nt1\tsleepy\tk/sleepy.cu\n");
+  const Outcome r = Run("3 1", "timeout 5");  // all three at once; the stop comes while sleepy runs
+  EXPECT_EQ(r.exit_code, 124) << "timeout's status for a command it stopped:\n" << r.out << r.err;
+  ASSERT_TRUE(fs::exists(dir_ / "out" / "summary.txt")) << r.err;
+  EXPECT_NE(LineOf("good", "t1").find("CORRECT   DONE"), std::string::npos) << LineOf("good", "t1");
+  EXPECT_NE(LineOf("racy", "t1").find("not run again alone: FAILS (the run was stopped)"), std::string::npos)
+      << LineOf("racy", "t1");
+  EXPECT_NE(LineOf("sleepy", "t1").find("not finished: FAILS (the run was stopped)"), std::string::npos)
+      << LineOf("sleepy", "t1");
+  const std::string calls = Slurp(dir_ / "calls.txt");
+  EXPECT_EQ(calls.find("racy.cu t1"), calls.rfind("racy.cu t1")) << "no rerun alone after the stop:\n" << calls;
+  EXPECT_NE(r.err.find("stopped before every pair finished"), std::string::npos) << r.err;
 }
 
 TEST_F(SeedFinalistsScriptTest, PairsGoRoundRobinOverTheVisibleGpusAndARerunStaysOnItsGpu) {
