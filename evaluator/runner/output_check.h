@@ -8,7 +8,8 @@
 // rounding of results too small for a normal number.
 // accum_eps(K) = (4 * sqrt(K) + 16) * 2^-24: fp32 accumulation in any order, with room for the
 // statistical growth of rounding error but not for reduced-precision math (TF32 or fp16 accumulation
-// land near 2^-11 * s and fail). NaN or Inf anywhere fails.
+// land near 2^-11 * s and fail; error-compensated 3xTF32 passes, output_check_test). NaN or Inf anywhere
+// fails.
 #pragma once
 
 #include <cstdint>

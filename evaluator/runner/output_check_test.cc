@@ -1,6 +1,8 @@
 #include "evaluator/runner/output_check.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -38,19 +40,37 @@ Problem MakeProblem(v1::Dtype dtype) {
   return p;
 }
 
-// What an honest kernel returns: fp32 accumulation in order, rounded to the dtype.
-std::vector<float> HonestOutput(const Problem& p, v1::Dtype dtype, bool tf32_like = false) {
+// fp32 rounded to TF32 (10 explicit mantissa bits) to nearest, ties away from zero: cvt.rna.tf32.f32.
+float RoundToTf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x1000u) & 0xFFFFE000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+// How a product term a * b is formed before fp32 accumulation.
+enum class Math {
+  kFp32,    // fp32 FMA (an honest fp32 kernel)
+  kTf32,    // TF32 tensor cores: operands rounded to TF32
+  kTf32x3,  // error-compensated 3xTF32: a = big + small in TF32, big*big + big*small + small*big
+};
+
+// What a kernel returns: products formed as `math` says, fp32 accumulation in order, rounded to the dtype.
+std::vector<float> HonestOutput(const Problem& p, v1::Dtype dtype, Math math = Math::kFp32) {
   std::vector<float> out;
   for (int64_t i = 0; i < p.rows; ++i) {
     for (int64_t j = 0; j < p.n; ++j) {
       float sum = 0;
       for (int64_t q = 0; q < p.k; ++q) {
-        float a = p.a[i * p.k + q], b = p.b[q * p.n + j];
-        if (tf32_like) {  // 10-bit mantissa operands, like TF32 tensor cores
-          a = RoundToDtype(a, v1::DTYPE_FP16);
-          b = RoundToDtype(b, v1::DTYPE_FP16);
+        const float a = p.a[i * p.k + q], b = p.b[q * p.n + j];
+        const float a_big = RoundToTf32(a), b_big = RoundToTf32(b);
+        const float a_small = RoundToTf32(a - a_big), b_small = RoundToTf32(b - b_big);
+        switch (math) {
+          case Math::kFp32: sum += a * b; break;
+          case Math::kTf32: sum += a_big * b_big; break;
+          case Math::kTf32x3: sum += a_small * b_big + a_big * b_small + a_big * b_big; break;
         }
-        sum += a * b;
       }
       out.push_back(RoundToDtype(sum, dtype));
     }
@@ -68,11 +88,20 @@ TEST(OutputCheckTest, HonestFp32AccumulationPassesInEveryDtype) {
   }
 }
 
-TEST(OutputCheckTest, ReducedPrecisionMathFailsAnFp32Task) {
+// TF32 fails an fp32 task; 3xTF32 (the way an fp32 seed could use tensor cores) passes it.
+TEST(OutputCheckTest, Fp32TasksTakeFp32Or3xTf32ProductsButNotTf32) {
+  struct Case {
+    const char* name;
+    Math math;
+    bool passes;
+  };
   const Problem p = MakeProblem(v1::DTYPE_FP32);
-  const auto got = HonestOutput(p, v1::DTYPE_FP32, /*tf32_like=*/true);
-  const auto r = CheckOutput(got.data(), p.ref.data(), p.abs_sum.data(), p.rows, p.n, v1::DTYPE_FP32, p.k);
-  EXPECT_FALSE(r.passed);
+  for (const Case& c : {Case{"fp32", Math::kFp32, true}, Case{"tf32", Math::kTf32, false},
+                        Case{"3xtf32", Math::kTf32x3, true}}) {
+    const auto got = HonestOutput(p, v1::DTYPE_FP32, c.math);
+    const auto r = CheckOutput(got.data(), p.ref.data(), p.abs_sum.data(), p.rows, p.n, v1::DTYPE_FP32, p.k);
+    EXPECT_EQ(r.passed, c.passes) << c.name << ": worst error / tolerance " << r.worst_ratio << "; " << r.detail;
+  }
 }
 
 TEST(OutputCheckTest, FaultsAreCaughtAndDescribed) {
