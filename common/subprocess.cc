@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "common/status_macros.h"
+#include "evaluator/sandbox/sandbox_child.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -44,12 +45,15 @@ absl::StatusOr<std::string> ResolveProgram(const std::string& program, const std
 }
 
 // What the child reports through the error pipe when it cannot reach execve.
-enum ChildStage : int { kStageFds = 1, kStageChdir, kStageRlimit, kStageExec };
+// Sandbox steps (SandboxStep, >= 100) travel the same way; a kStageSandboxSkipped record (error = the
+// mask of layers let go) is not a failure and is followed by the exec.
+enum ChildStage : int { kStageFds = 1, kStageChdir, kStageRlimit, kStageExec, kStageSandboxSkipped = 99 };
 struct ChildFailure {
   int stage;
   int error;
 };
 const char* StageName(int stage) {
+  if (const char* name = SandboxStepName(stage)) return name;
   switch (stage) {
     case kStageFds: return "setting up fds";
     case kStageChdir: return "chdir";
@@ -74,7 +78,25 @@ struct ChildPlan {
   const char* working_directory;  // nullptr: stay
   std::vector<std::pair<int, rlimit>> limits;
   int fallback_max_fd;
+  const PreparedSandbox* sandbox;  // nullptr: none
 };
+
+// Closes every fd from `low` up except those in `keep` (ascending, each >= low).
+void CloseFrom(int low, const int* keep, int kept, int fallback_max_fd) {
+  int start = low;
+  bool ranges_ok = true;
+  for (int i = 0; i < kept; ++i) {
+    if (keep[i] > start) ranges_ok &= close_range(start, keep[i] - 1, 0) == 0;
+    start = keep[i] + 1;
+  }
+  ranges_ok &= close_range(start, ~0U, 0) == 0;
+  if (ranges_ok) return;
+  for (int fd = low; fd < fallback_max_fd; ++fd) {
+    bool is_kept = false;
+    for (int i = 0; i < kept; ++i) is_kept |= keep[i] == fd;
+    if (!is_kept) close(fd);
+  }
+}
 
 // Runs in the forked child: async-signal-safe calls only. Never returns.
 [[noreturn]] void RunChild(const ChildPlan& plan) {
@@ -94,6 +116,11 @@ struct ChildPlan {
   const int high = plan.max_target + 1;
   const int error_fd = fcntl(plan.error_fd, F_DUPFD_CLOEXEC, high);
   if (error_fd < 0) fail(kStageFds, plan.error_fd);
+  int landlock_fd = -1;
+  if (plan.sandbox != nullptr && plan.sandbox->landlock_fd() >= 0) {
+    landlock_fd = fcntl(plan.sandbox->landlock_fd(), F_DUPFD_CLOEXEC, high);
+    if (landlock_fd < 0) fail(kStageFds, error_fd);
+  }
   int moved[16];
   for (size_t i = 0; i < plan.fds.size(); ++i) {
     moved[i] = fcntl(plan.fds[i].source, F_DUPFD_CLOEXEC, high);
@@ -107,14 +134,27 @@ struct ChildPlan {
     for (const FdMapping& m : plan.fds) is_target |= m.target == fd;
     if (!is_target) close(fd);
   }
-  if (error_fd > high) close_range(high, error_fd - 1, 0);
-  if (close_range(error_fd + 1, ~0U, 0) != 0) {
-    for (int fd = error_fd + 1; fd < plan.fallback_max_fd; ++fd) close(fd);
-    for (int fd = high; fd < error_fd; ++fd) close(fd);
+  int keep[2] = {error_fd, landlock_fd};
+  int kept = landlock_fd >= 0 ? 2 : 1;
+  if (kept == 2 && keep[1] < keep[0]) std::swap(keep[0], keep[1]);
+  CloseFrom(high, keep, kept, plan.fallback_max_fd);
+  uint32_t skipped = 0;
+  if (plan.sandbox != nullptr) {
+    const int step = plan.sandbox->EnterSandboxInChild(error_fd, &skipped);
+    if (step != kStepNone) fail(step, error_fd);
   }
   if (plan.working_directory != nullptr && chdir(plan.working_directory) != 0) fail(kStageChdir, error_fd);
   for (const auto& [resource, limit] : plan.limits) {
     if (setrlimit(resource, &limit) != 0) fail(kStageRlimit, error_fd);
+  }
+  if (plan.sandbox != nullptr) {
+    const int step = plan.sandbox->FinishSandboxInChild(landlock_fd, &skipped);
+    if (step != kStepNone) fail(step, error_fd);
+    if (landlock_fd >= 0) close(landlock_fd);
+    if (skipped != 0) {
+      ChildFailure record{kStageSandboxSkipped, static_cast<int>(skipped)};
+      (void)!write(error_fd, &record, sizeof record);
+    }
   }
   execve(plan.program, plan.argv.data(), plan.envp.data());
   fail(kStageExec, error_fd);
@@ -178,6 +218,13 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
   }
   SD_ASSIGN_OR_RETURN(const std::string program, ResolveProgram(options.argv[0], env["PATH"]));
 
+  std::optional<PreparedSandbox> sandbox;
+  if (options.sandbox) {
+    absl::StatusOr<PreparedSandbox> prepared = PrepareSandbox(*options.sandbox);
+    if (!prepared.ok()) return prepared.status();
+    sandbox.emplace(std::move(*prepared));
+  }
+
   std::unique_ptr<ChildProcess> child(new ChildProcess);
   child->max_captured_bytes_ = options.max_captured_bytes;
   if (!env.count("HOME")) {
@@ -185,6 +232,10 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
     if (mkdtemp(home.data()) == nullptr) return absl::InternalError("mkdtemp: " + ErrnoText(errno));
     child->private_home_ = home;
     env["HOME"] = home;
+    if (sandbox && sandbox->run_as_uid() != static_cast<uid_t>(-1) &&
+        chown(home.c_str(), sandbox->run_as_uid(), sandbox->run_as_gid()) != 0) {
+      return absl::InternalError(fmt::format("chown {} for the sandbox: {}", home, ErrnoText(errno)));
+    }
   }
 
   // Our pipe ends go into `child` as soon as they exist, so every error path closes them.
@@ -256,6 +307,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
   rlimit nofile{};
   getrlimit(RLIMIT_NOFILE, &nofile);
   plan.fallback_max_fd = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 65536));
+  plan.sandbox = sandbox ? &*sandbox : nullptr;
 
   const pid_t pid = fork();
   if (pid < 0) {
@@ -267,12 +319,18 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
   if (pid == 0) RunChild(plan);
   setpgid(pid, pid);  // also here, so the group exists before any kill of ours; EACCES after exec is fine
   child->pid_ = pid;
+  child->pid_namespace_ = sandbox && sandbox->pid_namespace();
+  child->sandbox_skipped_ = sandbox ? sandbox->skipped_before_fork() : 0;
   close_child_ends();
   ChildFailure failure{};
   ssize_t got;
-  do {
-    got = read(report[0], &failure, sizeof failure);
-  } while (got < 0 && errno == EINTR);
+  for (;;) {
+    do {
+      got = read(report[0], &failure, sizeof failure);
+    } while (got < 0 && errno == EINTR);
+    if (got != static_cast<ssize_t>(sizeof failure) || failure.stage != kStageSandboxSkipped) break;
+    child->sandbox_skipped_ |= static_cast<uint32_t>(failure.error);
+  }
   CloseFd(report[0]);
   if (got == static_cast<ssize_t>(sizeof failure)) {
     (void)child->TryReap(0);
@@ -281,6 +339,18 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
   }
   child->pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // -1: poll instead
   return child;
+}
+
+absl::StatusOr<int64_t> ChildProcess::ResidentBytes() const {
+  if (!pid_namespace_) return ReadResidentBytes(pid_);
+  pid_t pid = pid_;
+  for (int level = 0; level < 2; ++level) {  // mirror -> init -> program
+    std::ifstream children(fmt::format("/proc/{0}/task/{0}/children", pid));
+    pid_t next = 0;
+    if (!(children >> next) || next <= 0) return absl::NotFoundError(fmt::format("process {} has no child (exited)", pid));
+    pid = next;
+  }
+  return ReadResidentBytes(pid);
 }
 
 ChildProcess::~ChildProcess() {

@@ -6,7 +6,11 @@
 //     ChildProcess is destroyed) and LANG=C. No variable of ours is inherited unless named in
 //     `inherit_variables` ("no inherited secrets").
 //   * its own process group (setpgid), so Kill() and timeouts take the whole tree (nvcc -> cicc -> ptxas).
-//     A descendant that calls setsid()/setpgid() itself escapes; this is not a sandbox.
+//     A descendant that calls setsid()/setpgid() itself escapes the group; only `sandbox` (its PID
+//     namespace) takes such a descendant too.
+//   * optionally an OS sandbox (SpawnOptions::sandbox, evaluator/sandbox/sandbox_policy.h): namespaces,
+//     uid drop, parent-death signal, no_new_privs, Landlock. Then pid() is a small process that mirrors
+//     the program's end (evaluator/sandbox/sandbox_child.h), so outcomes read exactly as without it.
 //   * rlimits (CPU seconds, file size, address space, open files) and no core dumps.
 //   * fds: stdin is /dev/null unless a pipe to child fd 0 is asked for; stdout and stderr are captured
 //     through pipes with a byte cap per stream (excess is read and discarded, `truncated` is set);
@@ -38,6 +42,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "evaluator/sandbox/sandbox_policy.h"
 
 namespace sparseditto {
 
@@ -75,6 +80,10 @@ struct SpawnOptions {
   std::vector<ChildPipe> pipes;   // at most one per child fd; child fds 1 and 2 are refused
   bool merge_stderr_into_stdout = false;  // the child's fd 2 writes to the stdout pipe (ordered log)
   int64_t max_captured_bytes = 1 << 20;   // per stream; the rest is read and discarded
+  // nullopt (default): no sandbox, the behaviour above. Set: the child runs inside it. As root with the
+  // default uid drop, the private HOME is chowned to the sandbox's uid; other folders the child must
+  // write (working_directory included) are the caller's to chown (PrepareWritableFolder).
+  std::optional<SandboxPolicy> sandbox;
 };
 
 // How a child ended.
@@ -146,8 +155,15 @@ class ChildProcess {
   // Our end of the pipe mapped to `child_fd`, or -1. Owned by this object; non-blocking, close-on-exec.
   int parent_fd(int child_fd) const;
 
-  // Resident memory of the child (not of its descendants); see ReadResidentBytes.
-  absl::StatusOr<int64_t> ResidentBytes() const { return ReadResidentBytes(pid_); }
+  // Resident memory of the child's program (not of its descendants); see ReadResidentBytes. With a
+  // PID-namespace sandbox that is the program under the mirror and init processes, found through
+  // /proc/<pid>/task/<pid>/children.
+  absl::StatusOr<int64_t> ResidentBytes() const;
+
+  // Sandbox layers that were asked for, not available, and let go (SandboxPolicy.require_all_layers =
+  // false): a mask of SandboxLayer bits (evaluator/sandbox/sandbox_child.h, SandboxLayerNames). 0
+  // without a sandbox or when every layer is in place.
+  uint32_t sandbox_skipped() const { return sandbox_skipped_; }
 
   // The outcome once the child has been reaped (by WaitFor or Pump); nullopt while running.
   const std::optional<ExitOutcome>& outcome() const { return outcome_; }
@@ -181,11 +197,15 @@ class ChildProcess {
   bool killed_by_supervisor_ = false;
   bool timed_out_ = false;
   std::string private_home_;  // removed by the destructor; empty if none
+  bool pid_namespace_ = false;  // pid_ is the sandbox's mirror; the program is its grandchild
+  uint32_t sandbox_skipped_ = 0;
 };
 
 // Starts a child. Errors: InvalidArgument (empty argv, a pipe on fd 1/2 or twice on one fd, a '='
 // in a variable name), NotFound (argv[0] not found in PATH), FailedPrecondition (the child could not
-// chdir, set a limit or execve: the message names the step and errno), Internal (pipe/fork failed).
+// chdir, set a limit, enter its sandbox or execve: the message names the step and errno; a sandbox
+// layer required and not available here, named), Internal (pipe/fork failed, or chowning the private
+// HOME for the sandbox's uid).
 absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options);
 
 // The result of a one-shot child.

@@ -13,6 +13,7 @@ PACKAGES=(
   libfmt-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   patchelf
   libssl-dev
+  libseccomp-dev
 )
 
 missing=()
