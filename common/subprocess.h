@@ -214,6 +214,7 @@ struct CommandResult {
   CapturedOutput stdout_output;
   CapturedOutput stderr_output;  // empty when merge_stderr_into_stdout
   double seconds = 0;            // wall time from spawn to reaping
+  uint32_t sandbox_skipped = 0;  // ChildProcess::sandbox_skipped()
 };
 
 // Spawns, writes `stdin_data` (if non-empty, through a pipe to fd 0, then closes it), waits at most

@@ -175,6 +175,7 @@ absl::StatusOr<CommandResult> RunCommand(SpawnOptions options, double timeout_se
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.stdout_output = child->captured_stdout();
   result.stderr_output = child->captured_stderr();
+  result.sandbox_skipped = child->sandbox_skipped();
   return result;
 }
 

@@ -7,8 +7,14 @@
 #include <fstream>
 #include <sstream>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include "absl/strings/match.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
+#include "evaluator/sandbox/landlock.h"
+#include "evaluator/sandbox/sandbox_child.h"
 #include "evaluator/compile/exported_symbols.h"
 #include "evaluator/compile/ptxas_report.h"
 #include "fmt/format.h"
@@ -38,6 +44,36 @@ absl::Status WriteWholeFile(const std::string& path, std::string_view data) {
   return absl::OkStatus();
 }
 
+constexpr char kCompileFolderPrefix[] = "sparseditto-nvcc-";  // + <our pid>-XXXXXX, under the temp dir
+
+// A compile's own folder: <temp dir>/sparseditto-nvcc-<pid>-XXXXXX (the pid lets a later start sweep
+// the folders of a process killed with -9).
+absl::StatusOr<std::string> MakeCompileFolder() {
+  std::string path = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", kCompileFolderPrefix, getpid())).string();
+  if (mkdtemp(path.data()) == nullptr) return absl::InternalError(fmt::format("mkdtemp {} failed", path));
+  std::error_code error;
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, error);
+  fs::create_directory(path + "/tmp", error);
+  if (!error) fs::create_directory(path + "/abi", error);
+  if (error) return absl::InternalError(fmt::format("mkdir in {}: {}", path, error.message()));
+  return path;
+}
+
+// Removes compile folders whose process is gone.
+void SweepStaleCompileFolders() {
+  std::error_code error;
+  for (auto it = fs::directory_iterator(fs::temp_directory_path(), error); !error && it != fs::directory_iterator();
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(kCompileFolderPrefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + sizeof kCompileFolderPrefix - 1, nullptr, 10);
+    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+}
+
 // Removes a scratch folder when the compile is over, whatever happened.
 struct ScratchFolder {
   std::string path;
@@ -48,6 +84,13 @@ struct ScratchFolder {
 };
 
 }  // namespace
+
+SandboxPolicy DefaultNvccSandbox() {
+  SandboxPolicy policy;
+  policy.landlock = ToolchainLandlockRules("");
+  policy.require_all_layers = false;
+  return policy;
+}
 
 absl::StatusOr<std::vector<std::string>> GencodeFlags(std::string_view arch) {
   std::string_view digits = arch.substr(std::min<size_t>(3, arch.size()));
@@ -96,6 +139,7 @@ absl::StatusOr<std::unique_ptr<NvccCompiler>> NvccCompiler::Create(const Config&
     }
     identity += run->stdout_output.bytes;
   }
+  SweepStaleCompileFolders();
   SD_ASSIGN_OR_RETURN(CompileCache cache, CompileCache::Open(config.cache_directory));
   if (config.max_cache_bytes > 0) (void)cache.Trim(config.max_cache_bytes, kCacheMinAge);
   return std::unique_ptr<NvccCompiler>(new NvccCompiler(config, std::move(identity), std::move(cache)));
@@ -129,7 +173,7 @@ absl::StatusOr<CompileResult> NvccCompiler::Compile(std::string_view source, con
     in_flight_keys_.push_back(key);
   }
   std::optional<CompileResult> hit = options.use_cache ? cache_.Lookup(key) : std::nullopt;
-  absl::StatusOr<CompileResult> result = hit ? std::move(*hit) : CompileUncached(source, flags, options, key);
+  absl::StatusOr<CompileResult> result = hit ? std::move(*hit) : CompileUncached(source, flags, options, key, abi_header);
   {
     absl::MutexLock lock(&in_flight_mutex_);
     in_flight_keys_.erase(std::find(in_flight_keys_.begin(), in_flight_keys_.end(), key));
@@ -139,32 +183,54 @@ absl::StatusOr<CompileResult> NvccCompiler::Compile(std::string_view source, con
 
 absl::StatusOr<CompileResult> NvccCompiler::CompileUncached(std::string_view source,
                                                             const std::vector<std::string>& flags,
-                                                            const CompileOptions& options,
-                                                            const std::string& key) const {
-  ScratchFolder scratch;
+                                                            const CompileOptions& options, const std::string& key,
+                                                            std::string_view abi_header) const {
+  ScratchFolder scratch;  // in the cache: the built library is copied here and Store renames it in
   SD_ASSIGN_OR_RETURN(scratch.path, cache_.MakeScratchDirectory());
-  const std::string source_path = scratch.path + "/candidate.cu";
+  ScratchFolder work;  // nvcc's own folder, the only one the sandbox lets it write
+  SD_ASSIGN_OR_RETURN(work.path, MakeCompileFolder());
   const std::string library_path = scratch.path + "/candidate.so";
-  SD_RETURN_IF_ERROR(WriteWholeFile(source_path, source));
+  SD_RETURN_IF_ERROR(WriteWholeFile(work.path + "/candidate.cu", source));
+  SD_RETURN_IF_ERROR(WriteWholeFile(work.path + "/abi/sparseditto_kernel.h", abi_header));
 
   SpawnOptions spawn;
   spawn.argv = {config_.nvcc};
-  spawn.argv.insert(spawn.argv.end(), flags.begin(), flags.end());
-  // Relative paths, run in the scratch folder: the log then says "candidate.cu(3): error", the same
+  for (const std::string& flag : flags) {
+    spawn.argv.push_back(flag == "-I" + options.abi_include_dir ? std::string("-Iabi") : flag);
+  }
+  // Relative paths, run in the compile's folder: the log then says "candidate.cu(3): error", the same
   // for every compile, and shows no folder of ours to the mutators.
   spawn.argv.insert(spawn.argv.end(), {"-o", "candidate.so", "candidate.cu"});
   // Libraries a candidate may call, after the source so the linker keeps them: cuBLAS (the dense
   // fallback seed). The runner has it loaded already, so this costs nothing at load time.
   spawn.argv.insert(spawn.argv.end(), kCandidateLibraries.begin(), kCandidateLibraries.end());
-  spawn.environment = {{"PATH", NvccPath()}, {"TMPDIR", scratch.path}};
-  spawn.working_directory = scratch.path;
+  spawn.environment = {{"PATH", NvccPath()}, {"TMPDIR", work.path + "/tmp"}, {"HOME", work.path}};
+  spawn.working_directory = work.path;
   spawn.merge_stderr_into_stdout = true;
   spawn.max_captured_bytes = kMaxCapturedBytes;
   spawn.limits.file_size_bytes = options.max_output_bytes;
   spawn.limits.address_space_bytes = options.max_address_space_bytes;
   spawn.limits.cpu_seconds = static_cast<int64_t>(std::ceil(options.timeout_seconds)) * 2 + 10;  // a backstop
+  if (config_.sandbox) {
+    spawn.sandbox = *config_.sandbox;
+    if (spawn.sandbox->landlock) {
+      std::error_code ignored;  // the toolkit (<toolkit>/bin/nvcc) where it is outside the toolchain rules
+      const fs::path toolkit = fs::canonical(config_.nvcc, ignored).parent_path().parent_path();
+      if (!toolkit.empty()) spawn.sandbox->landlock->executable.push_back(toolkit.string());
+      spawn.sandbox->landlock->read_write.push_back(work.path);
+    }
+    SD_RETURN_IF_ERROR(PrepareWritableFolder(work.path, *spawn.sandbox));
+  }
   absl::StatusOr<CommandResult> run = RunCommand(spawn, options.timeout_seconds);
+  if (absl::IsFailedPrecondition(run.status()) && absl::StrContains(run.status().message(), "sandbox")) {
+    return run.status();  // a sandbox layer required and not available here
+  }
   if (!run.ok()) return absl::InternalError(fmt::format("could not run nvcc: {}", run.status().ToString()));
+  if (run->outcome.success()) {
+    std::error_code error;
+    fs::copy_file(work.path + "/candidate.so", library_path, error);
+    if (error) return absl::InternalError(fmt::format("copying the built library out of {}: {}", work.path, error.message()));
+  }
 
   CompileResult result;
   result.cache_key = key;
@@ -173,6 +239,10 @@ absl::StatusOr<CompileResult> NvccCompiler::CompileUncached(std::string_view sou
   if (run->stdout_output.truncated) {
     log += fmt::format("\n[sparseditto] {} more bytes of compiler output were discarded\n",
                        run->stdout_output.discarded_bytes);
+  }
+  if (run->sandbox_skipped != 0) {
+    log += fmt::format("\n[sparseditto] nvcc ran without these sandbox layers (not available here): {}\n",
+                       SandboxLayerNames(run->sandbox_skipped));
   }
   result.resources = ParsePtxasResources(log);
   bool cacheable = true;

@@ -7,7 +7,8 @@
 //
 // Flags: nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Xptxas -v
 // -lineinfo -I<abi dir> -gencode arch=compute_NN,code=sm_NN (per arch; sm_90a -> compute_90a/sm_90a)
-// [extra flags] -o <scratch>/candidate.so <scratch>/candidate.cu -lcublas -lcublasLt
+// [extra flags] -o candidate.so candidate.cu -lcublas -lcublasLt (run in the compile's folder;
+// -Iabi there is a copy of <abi dir>/sparseditto_kernel.h)
 #pragma once
 
 #include <array>
@@ -21,6 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "evaluator/sandbox/sandbox_policy.h"
 #include "evaluator/compile/compile_cache.h"
 #include "evaluator/compile/compile_result.h"
 
@@ -35,7 +37,8 @@ struct CompileOptions {
   // inherit ours.
   std::optional<int64_t> max_address_space_bytes = int64_t{16} << 30;
   // Appended after the project's flags. nvcc runs in a scratch folder, so paths in them must be
-  // absolute.
+  // absolute, and in the sandbox they must be readable under its Landlock rules (the toolchain's
+  // folders; add others to Config::sandbox->landlock->read_only).
   std::vector<std::string> extra_flags;
   bool use_cache = true;                       // false: always compile (the result is still stored)
 };
@@ -52,6 +55,12 @@ inline constexpr std::array<std::string_view, 2> kCandidateLibraries = {"-lcubla
 // InvalidArgument for an empty arch list or a bad arch.
 absl::StatusOr<std::vector<std::string>> NvccFlags(const CompileOptions& options);
 
+// The sandbox nvcc runs in by default: every layer of SandboxPolicy's defaults, Landlock with
+// ToolchainLandlockRules (each compile adds its own folder read-write and the toolkit of Config::nvcc),
+// and require_all_layers = false: a layer this machine lacks is let go and named in the compile log
+// ("[sparseditto] nvcc ran without: ..."). Set require_all_layers = true to refuse such compiles.
+SandboxPolicy DefaultNvccSandbox();
+
 // Compiles candidates. Thread-safe: Compile may be called from many threads at once (CompilePool
 // does). Compiles of the same cache key in this process are serialised, so the second one is a cache
 // hit; across processes, the cache's renames keep entries whole.
@@ -63,19 +72,23 @@ class NvccCompiler {
     // Create trims the cache to this many bytes (CompileCache::Trim, entries unused for an hour
     // first); 0 never trims.
     uint64_t max_cache_bytes = uint64_t{8} << 30;
+    // The OS sandbox of each compile (see DefaultNvccSandbox). nullopt: none (the compile still runs in
+    // a folder of its own, as its own process group).
+    std::optional<SandboxPolicy> sandbox = DefaultNvccSandbox();
   };
 
   // Runs `nvcc --version` and the host compiler's `--version` once (their output is the toolchain
   // identity in every cache key) and opens the cache, trimming it to max_cache_bytes (a failed trim
-  // is not an error: the cache only grows). NotFound when nvcc is missing; FailedPrecondition when
+  // is not an error: the cache only grows). Removes compile folders left in the temp dir by processes
+  // that no longer exist (a supervisor killed with -9). NotFound when nvcc is missing; FailedPrecondition when
   // it does not run; errors of CompileCache::Open.
   static absl::StatusOr<std::unique_ptr<NvccCompiler>> Create(const Config& config);
 
   // Compiles `source`. A candidate that fails to compile, times out or exports what it must not is a
   // CompileResult with ok = false (and failure, log), never an error status. Errors are the
   // harness's: InvalidArgument (no abi_include_dir, bad arch, non-positive timeout),
-  // FailedPrecondition (sparseditto_kernel.h missing in abi_include_dir), Internal (scratch or cache
-  // I/O failed, nvcc could not be started).
+  // FailedPrecondition (sparseditto_kernel.h missing in abi_include_dir; a sandbox layer required
+  // and not available here), Internal (scratch or cache I/O failed, nvcc could not be started).
   absl::StatusOr<CompileResult> Compile(std::string_view source, const CompileOptions& options) const;
 
   const std::string& toolchain_identity() const { return toolchain_identity_; }
@@ -85,7 +98,8 @@ class NvccCompiler {
   NvccCompiler(Config config, std::string toolchain_identity, CompileCache cache)
       : config_(std::move(config)), toolchain_identity_(std::move(toolchain_identity)), cache_(std::move(cache)) {}
   absl::StatusOr<CompileResult> CompileUncached(std::string_view source, const std::vector<std::string>& flags,
-                                                const CompileOptions& options, const std::string& key) const;
+                                                const CompileOptions& options, const std::string& key,
+                                                std::string_view abi_header) const;
   std::string NvccPath() const;  // PATH for the child: nvcc's folder first
 
   const Config config_;

@@ -7,7 +7,10 @@
 #include <iterator>
 #include <thread>
 
+#include <unistd.h>
+
 #include "evaluator/compile/compile_test_sources.h"
+#include "evaluator/sandbox/landlock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -121,10 +124,12 @@ TEST_F(NvccCompilerTest, CompileBombTimesOutAndLeavesNoProcessBehind) {
   EXPECT_LT(result.seconds, 5 + 10);
   // SIGKILL is asynchronous: give the kernel a moment to finish the killed tree.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (testing::LiveProcessesMentioning(scratch_.path()) > 0 && std::chrono::steady_clock::now() < give_up) {
+  // cicc and ptxas name their intermediates in the compile's folder, <temp>/sparseditto-nvcc-<pid>-*.
+  const std::string compile_folders = "sparseditto-nvcc-" + std::to_string(getpid()) + "-";
+  while (testing::LiveProcessesMentioning(compile_folders) > 0 && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_EQ(testing::LiveProcessesMentioning(scratch_.path()), 0);
+  EXPECT_EQ(testing::LiveProcessesMentioning(compile_folders), 0);
   // A timeout is not cached: the next try compiles (and times out) again.
   options_.timeout_seconds = 1;
   EXPECT_FALSE(MustCompile(testing::kCompileBombCandidate, options_).from_cache);
@@ -142,6 +147,44 @@ TEST_F(NvccCompilerTest, ExportsThatCouldInterposeFailTheCompile) {
   const CompileResult incomplete = MustCompile(missing_run, options_);
   EXPECT_FALSE(incomplete.ok);
   EXPECT_THAT(incomplete.failure, HasSubstr("does not export sparseditto_run"));
+}
+
+// Issue 23 item 3: at compile time a candidate reads nothing outside its folder and the toolchain. The
+// secret is world-readable (so only Landlock, not file permissions, keeps it out), in this test's own
+// folder; unsandboxed, the same sources compile (the attack works), sandboxed they fail.
+TEST_F(NvccCompilerTest, ACandidateCannotReadFilesOutsideItsFolderWhileCompiling) {
+  if (absl::StatusOr<int> abi = LandlockAbiVersion(); !abi.ok()) GTEST_SKIP() << abi.status().message();
+  const std::string outside = scratch_.path() + "/outside";
+  std::filesystem::create_directories(outside);
+  std::ofstream(outside + "/secret.h") << "int leaked_secret = 42;\n";
+  namespace fs = std::filesystem;
+  for (const std::string& path : {scratch_.path(), outside}) {
+    fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  }
+  fs::permissions(outside + "/secret.h", fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                             fs::perms::others_read);
+  struct Attack {
+    const char* what;
+    std::string source;
+  };
+  const std::vector<Attack> attacks = {
+      {"a top-level asm .incbin", TinyCandidate("1.0f") + "asm(\".pushsection .rodata\\n.incbin \\\"" + outside +
+                                                             "/secret.h\\\"\\n.popsection\");\n"},
+      {"an #include by absolute path", "#include \"" + outside + "/secret.h\"\n" + TinyCandidate("1.0f")},
+  };
+  absl::StatusOr<std::unique_ptr<NvccCompiler>> unsandboxed = NvccCompiler::Create(
+      {.nvcc = SPARSEDITTO_NVCC, .cache_directory = scratch_.path() + "/cache-unsandboxed", .sandbox = std::nullopt});
+  ASSERT_TRUE(unsandboxed.ok()) << unsandboxed.status();
+  for (const Attack& attack : attacks) {
+    absl::StatusOr<CompileResult> open = (*unsandboxed)->Compile(attack.source, options_);
+    ASSERT_TRUE(open.ok()) << open.status();
+    EXPECT_TRUE(open->ok) << attack.what << " should compile without the sandbox: " << open->log;
+    const CompileResult confined = MustCompile(attack.source, options_);
+    EXPECT_FALSE(confined.ok) << attack.what << " read a file outside the candidate's folder:\n" << confined.log;
+    EXPECT_THAT(confined.log, HasSubstr("secret.h")) << attack.what;
+    EXPECT_THAT(confined.log, ::testing::Not(HasSubstr("nvcc ran without"))) << attack.what;
+  }
 }
 
 TEST_F(NvccCompilerTest, HarnessErrorsAreStatuses) {
