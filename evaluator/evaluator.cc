@@ -6,6 +6,8 @@
 #include "common/eval_outcome.h"
 #include "common/status_format.h"
 #include "common/text_tail.h"
+#include "common/untrusted_text.h"
+#include "evaluator/compile/staged_library.h"
 #include "evaluator/compile/static_screen.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/task_key.h"
@@ -67,6 +69,13 @@ CompileOptions Evaluator::CompileOptionsFor(const v1::Task& task) const {
 
 v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
                                    uint64_t check_seed, const CompileResult* compiled) {
+  v1::EvalResult result = RunCascade(task, candidate, finalist, check_seed, compiled);
+  CleanUntrustedFields(result);
+  return result;
+}
+
+v1::EvalResult Evaluator::RunCascade(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
+                                     uint64_t check_seed, const CompileResult* compiled) {
   v1::EvalResult result;
   result.set_candidate_id(candidate.id());
   result.set_task_name(task.name());
@@ -102,17 +111,34 @@ v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& ca
     result.set_failure_detail("GPU stages not run: " + gpu_unavailable_.substr(0, gpu_unavailable_.find('\n')));
     return result;
   }
+  // The runner loads a verified copy in a folder of ours, never the cache's own file; a cached library
+  // that fails its hash check is compiled again (once).
+  absl::StatusOr<StagedLibrary> library = StagedLibrary::Stage(compiler_->cache(), compiled->cache_key);
+  if (absl::IsDataLoss(library.status())) {
+    result.set_run_log(fmt::format("[sparseditto] {}; compiled again\n", library.status().message()));
+    CompileOptions fresh = CompileOptionsFor(task);
+    fresh.use_cache = false;
+    auto again = compiler_->Compile(candidate.source(), fresh);
+    if (again.ok() && again->ok) library = StagedLibrary::Stage(compiler_->cache(), again->cache_key);
+  }
+  if (!library.ok()) {
+    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+    result.set_failure_detail(fmt::format("compiled library: {}", library.status().message()));
+    return result;
+  }
   v1::EvaluateRequest request;
   request.set_candidate_id(candidate.id());
-  request.set_library_path(compiled->library_path);
+  request.set_library_path(library->path());
   *request.mutable_task() = task;
   *request.mutable_options() = options_.runner_options;
+  request.mutable_options()->clear_baseline_cache_dir();  // only processes that never load a candidate write it
   request.set_check_seed(check_seed);
   request.set_finalist(finalist);
   if (auto setup = setups_.find(TaskContextKey(task)); setup != setups_.end()) {
     *request.mutable_baselines() = setup->second.baselines();
   }
   v1::EvalResult gpu = runner_.Evaluate(request);
+  if (!result.run_log().empty()) gpu.set_run_log(result.run_log() + gpu.run_log());
   gpu.set_compile_log(result.compile_log());
   gpu.set_compile_seconds(result.compile_seconds());
   *gpu.mutable_resources() = result.resources();
@@ -120,7 +146,7 @@ v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& ca
 
   if (finalist && IsCorrect(result) && !options_.compute_sanitizer.empty()) {
     for (const char* tool : {"memcheck", "racecheck", "initcheck"}) {
-      RunSanitizer(tool, task, candidate, compiled->library_path, check_seed, &result);
+      RunSanitizer(tool, task, candidate, library->path(), check_seed, &result);
       if (!IsCorrect(result)) break;
     }
     if (IsCorrect(result)) result.set_stage_reached(v1::EVAL_STAGE_DONE);
@@ -139,6 +165,7 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   evaluate->set_library_path(library);
   *evaluate->mutable_task() = task;
   *evaluate->mutable_options() = options_.runner_options;
+  evaluate->mutable_options()->clear_baseline_cache_dir();
   evaluate->mutable_options()->set_skip_baselines(true);
   evaluate->set_check_seed(check_seed + 7);
   evaluate->set_small_only(true);

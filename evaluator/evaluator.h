@@ -38,6 +38,7 @@ class Evaluator {
   // Errors: InvalidArgument when a required option is missing or the runner binary does not exist.
   static absl::StatusOr<std::unique_ptr<Evaluator>> Create(EvaluatorOptions options);
 
+
   // Materialises the task in the runner and times the baselines (cached for later Evaluate calls).
   // Errors: the runner's (Unavailable: no GPU or the child died; FailedPrecondition: bad task).
   // After Unavailable, Evaluate still runs the CPU stages and ends at INTERNAL ("GPU stages not run").
@@ -51,12 +52,17 @@ class Evaluator {
 
   // The whole cascade. `compiled` may be a compile made elsewhere with CompileOptionsFor(task) (to
   // overlap compiles with GPU work); when null the candidate is screened and compiled here.
-  // `check_seed` seeds the B draws.
+  // `check_seed` seeds the B draws. The runner loads a verified copy of the cached library
+  // (StagedLibrary), never the cache's file; a cached library that fails its hash check is
+  // recompiled. Every text field the candidate could have written (logs, details, notes) is
+  // cleaned (common/untrusted_text.h) before the result is returned.
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
                           uint64_t check_seed, const CompileResult* compiled = nullptr);
 
  private:
   Evaluator(EvaluatorOptions options, std::unique_ptr<NvccCompiler> compiler);
+  v1::EvalResult RunCascade(const v1::Task& task, const v1::Candidate& candidate, bool finalist, uint64_t check_seed,
+                            const CompileResult* compiled);
   // Runs the smoke problems under compute-sanitizer `tool`; a finding fails the result (CRASH).
   void RunSanitizer(const std::string& tool, const v1::Task& task, const v1::Candidate& candidate,
                     const std::string& library, uint64_t check_seed, v1::EvalResult* result);

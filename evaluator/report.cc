@@ -8,6 +8,7 @@
 #include "common/eval_outcome.h"
 #include "common/shared_gpu.h"
 #include "common/status_format.h"
+#include "common/untrusted_text.h"
 #include "fmt/format.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -53,7 +54,10 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
                                                                  ? "CORRECT"
                                                                  : FailureName(result.failure()),
                      StageName(result.stage_reached()));
-  if (!result.failure_detail().empty()) out += fmt::format("  detail: {}\n", result.failure_detail());
+  // Results read back from a store may predate the evaluator's cleaning: clean again (idempotent).
+  if (!result.failure_detail().empty()) {
+    out += fmt::format("  detail: {}\n", CleanUntrustedText(result.failure_detail(), {.max_bytes = 8192}));
+  }
   if (result.smoke_skipped()) {
     out += "  note: the smoke shapes were skipped (--task-shapes-only): this verdict checked the task's own shapes "
            "alone\n";
@@ -122,7 +126,7 @@ absl::Status WriteArtifacts(const std::string& dir, const std::string& source, c
   benchmark.set_arch(result.arch());
   benchmark.set_flagged_implausible(result.flagged_implausible());
   for (const auto& [name, contents] :
-       {std::pair<const char*, std::string>{"kernel.cu", source}, {"compile.log", result.compile_log()},
+       {std::pair<const char*, std::string>{"kernel.cu", source}, {"compile.log", CleanUntrustedText(result.compile_log())},
         {"verify.json", ResultToJson(verify)}, {"benchmark.json", ResultToJson(benchmark)},
         {"result.json", ResultToJson(result)}}) {
     if (absl::Status s = WriteFile(base / name, contents); !s.ok()) return s;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/text_tail.h"
+#include "common/untrusted_text.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "kernel_abi/tunables.h"
@@ -71,8 +72,11 @@ std::string TunablesText(const std::string& source) {
   return s;
 }
 
+// Candidate text (logs, failure messages) is untrusted: cleaned (capped, controls escaped, secrets
+// redacted) before it reaches a prompt, and under privacy also stripped of paths and names.
 std::string Scrub(std::string_view text, bool privacy, const std::vector<std::string>& extra) {
-  return privacy ? ScrubPrivate(text, extra) : std::string(text);
+  const std::string cleaned = CleanUntrustedText(text);
+  return privacy ? ScrubPrivate(cleaned, extra) : cleaned;
 }
 
 // The evaluation as the model should read it; logs separately (they shrink first).

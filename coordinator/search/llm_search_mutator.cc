@@ -7,6 +7,7 @@
 #include "common/eval_outcome.h"
 #include "common/status_format.h"
 #include "common/text_tail.h"
+#include "common/untrusted_text.h"
 #include "fmt/format.h"
 #include "task/task_matrix.h"
 
@@ -52,9 +53,10 @@ std::string CategoryWord(v1::FailureCategory failure) {
 std::string EvaluationFailure(const v1::EvalResult& result) {
   std::string why = fmt::format("the last child made from this kernel was evaluated and failed ({})",
                                 CategoryWord(result.failure()));
-  if (!result.failure_detail().empty()) why += fmt::format(": {}", result.failure_detail());
+  // Candidate text: cleaned (common/untrusted_text.h) before it goes into a prompt.
+  if (!result.failure_detail().empty()) why += fmt::format(": {}", CleanUntrustedText(result.failure_detail()));
   if (result.failure() == v1::FAILURE_CATEGORY_COMPILE && !result.compile_log().empty()) {
-    why += fmt::format("\ncompile log (end):\n{}", TextTail(result.compile_log(), kMaxLogBytes));
+    why += fmt::format("\ncompile log (end):\n{}", TextTail(CleanUntrustedText(result.compile_log()), kMaxLogBytes));
   }
   return why;
 }

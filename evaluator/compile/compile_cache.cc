@@ -1,12 +1,16 @@
 #include "evaluator/compile/compile_cache.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <iostream>
 #include <sstream>
 
 #include "fmt/format.h"
@@ -16,7 +20,34 @@ namespace sparseditto {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr int kFormatVersion = 1;
+// 2: the .json carries library_sha256 (entries of format 1 are misses and get recompiled).
+constexpr int kFormatVersion = 2;
+
+std::optional<std::string> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return std::nullopt;
+  return bytes;
+}
+
+// Writes `bytes` to a new file at `path` (O_EXCL) with mode 0444; removes it again on failure.
+absl::Status WriteNewReadOnlyFile(const std::string& path, std::string_view bytes) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return absl::InternalError(fmt::format("compile cache: cannot create {}", path));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = done == bytes.size() && fchmod(fd, 0444) == 0;
+  if (close(fd) != 0 || !ok) {
+    unlink(path.c_str());
+    return absl::InternalError(fmt::format("compile cache: cannot write {}", path));
+  }
+  return absl::OkStatus();
+}
 
 void AppendField(std::string& material, std::string_view field) {
   const uint64_t size = field.size();
@@ -35,9 +66,11 @@ nlohmann::json ToJson(const CompileResult& result) {
           {"log", result.log}, {"compile_seconds", result.seconds}, {"resources", resources}};
 }
 
-std::optional<CompileResult> FromJson(const nlohmann::json& j) {
+// The stored result and the library's recorded hash (empty for failed compiles).
+std::optional<CompileResult> FromJson(const nlohmann::json& j, std::string& library_sha256) {
   if (!j.is_object() || j.value("format", 0) != kFormatVersion) return std::nullopt;
   CompileResult result;
+  library_sha256 = j.value("library_sha256", std::string());
   result.ok = j.at("ok").get<bool>();
   result.failure = j.at("failure").get<std::string>();
   result.log = j.at("log").get<std::string>();
@@ -86,20 +119,41 @@ std::string CompileCache::EntryStem(const std::string& key) const {
 
 std::string CompileCache::LibraryPath(const std::string& key) const { return EntryStem(key) + ".so"; }
 
-std::optional<CompileResult> CompileCache::Lookup(const std::string& key) const {
+std::optional<CompileResult> CompileCache::ReadEntry(const std::string& key, std::string& library_sha256) const {
   std::ifstream in(EntryStem(key) + ".json");
   if (!in) return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   std::optional<CompileResult> result;
   try {  // nlohmann's accessors throw on a malformed entry; it stays inside this function
-    result = FromJson(j);
+    result = FromJson(j, library_sha256);
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
   if (!result || result->cache_key != key) return std::nullopt;
+  if (result->ok && library_sha256.size() != 64) return std::nullopt;  // an ok entry always has one
+  return result;
+}
+
+std::optional<CompileResult> CompileCache::Lookup(const std::string& key, std::string* warning) const {
+  std::string recorded;
+  std::optional<CompileResult> result = ReadEntry(key, recorded);
+  if (!result) return std::nullopt;
   if (result->ok) {
     result->library_path = LibraryPath(key);
-    if (!fs::exists(result->library_path)) return std::nullopt;
+    const std::optional<std::string> library = ReadBytes(result->library_path);
+    if (!library) return std::nullopt;
+    if (const std::string actual = Sha256Hex(*library); actual != recorded) {
+      const std::string message = fmt::format(
+          "compile cache entry {} failed its hash check (library {} has SHA-256 {}, its index says {}); "
+          "treated as a miss and recompiled",
+          key, result->library_path, actual, recorded);
+      if (warning != nullptr) {
+        *warning = message;
+      } else {
+        std::cerr << "sparseditto: warning: " << message << "\n";
+      }
+      return std::nullopt;
+    }
   }
   std::error_code touch_error;  // a use: Trim evicts the least recently used first
   fs::last_write_time(EntryStem(key) + ".json", fs::file_time_type::clock::now(), touch_error);
@@ -114,24 +168,44 @@ absl::Status CompileCache::Store(const std::string& key, const CompileResult& re
   std::error_code error;
   fs::create_directories(fs::path(stem).parent_path(), error);
   if (error) return absl::InternalError(fmt::format("compile cache: mkdir for {}: {}", stem, error.message()));
+  CompileResult stored = result;
+  stored.cache_key = key;
+  std::string library_sha256;
   if (result.ok) {
+    const std::optional<std::string> library = ReadBytes(built_library);
+    if (!library) return absl::InternalError(fmt::format("compile cache: cannot read {}", built_library));
+    library_sha256 = Sha256Hex(*library);
     fs::rename(built_library, stem + ".so", error);
     if (error) return absl::InternalError(fmt::format("compile cache: rename {}: {}", built_library, error.message()));
   }
   absl::StatusOr<std::string> scratch = MakeScratchDirectory();
   if (!scratch.ok()) return scratch.status();
   const std::string temp = *scratch + "/entry.json";
-  CompileResult stored = result;
-  stored.cache_key = key;
   {
+    nlohmann::json entry = ToJson(stored);
+    if (result.ok) entry["library_sha256"] = library_sha256;
     std::ofstream out(temp);
-    out << ToJson(stored).dump(1, ' ', false, nlohmann::json::error_handler_t::replace);  // logs may not be UTF-8
+    out << entry.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);  // logs may not be UTF-8
     if (!out.flush()) return absl::InternalError(fmt::format("compile cache: cannot write {}", temp));
   }
   fs::rename(temp, stem + ".json", error);
   fs::remove_all(*scratch);
   if (error) return absl::InternalError(fmt::format("compile cache: rename {}: {}", temp, error.message()));
   return absl::OkStatus();
+}
+
+absl::Status CompileCache::CopyVerifiedLibrary(const std::string& key, const std::string& destination) const {
+  std::string recorded;
+  const std::optional<CompileResult> entry = ReadEntry(key, recorded);
+  if (!entry || !entry->ok) return absl::NotFoundError(fmt::format("compile cache: no library for key {}", key));
+  const std::optional<std::string> library = ReadBytes(LibraryPath(key));
+  if (!library) return absl::NotFoundError(fmt::format("compile cache: cannot read {}", LibraryPath(key)));
+  if (const std::string actual = Sha256Hex(*library); actual != recorded) {
+    return absl::DataLossError(fmt::format("compile cache entry {} failed its hash check (library has SHA-256 {}, "
+                                           "its index says {})",
+                                           key, actual, recorded));
+  }
+  return WriteNewReadOnlyFile(destination, *library);
 }
 
 absl::StatusOr<CompileCache::TrimStats> CompileCache::Trim(uint64_t max_bytes, std::chrono::seconds min_age) const {

@@ -1,6 +1,7 @@
 #include "evaluator/compile/compile_cache.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -98,6 +99,97 @@ TEST_F(CompileCacheTest, CorruptOrHalfEntriesAreMisses) {
   EXPECT_FALSE(cache->Lookup(key).has_value());
   std::ofstream(json) << R"({"format": 1, "ok": "yes"})";
   EXPECT_FALSE(cache->Lookup(key).has_value());
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// One way of changing a stored entry after the trusted side wrote it.
+struct TamperCase {
+  std::string name;
+  void (*tamper)(const std::string& library, const std::string& index);
+};
+
+TEST_F(CompileCacheTest, TamperedEntriesAreMissesAndNeverCopied) {
+  const std::vector<TamperCase> cases = {
+      {"one byte flipped in the .so",
+       [](const std::string& library, const std::string&) {
+         std::fstream f(library, std::ios::in | std::ios::out | std::ios::binary);
+         f.seekg(100);
+         const char c = static_cast<char>(f.get());
+         f.seekp(100);
+         f.put(static_cast<char>(c ^ 0x01));
+       }},
+      {"bytes appended to the .so", [](const std::string& library, const std::string&) {
+         std::ofstream(library, std::ios::app | std::ios::binary) << "\x90\x90";
+       }},
+      {"the .so replaced by another library", [](const std::string& library, const std::string&) {
+         fs::remove(library);
+         std::ofstream(library, std::ios::binary) << std::string(4096, 'Z');
+       }},
+      {"the .so truncated", [](const std::string& library, const std::string&) { fs::resize_file(library, 10); }},
+      {"the hash removed from the index", [](const std::string&, const std::string& index) {
+         std::string text = ReadAll(index);
+         text.replace(text.find("\"library_sha256\""), 16, "\"library_sha257\"");
+         std::ofstream(index, std::ios::trunc) << text;
+       }},
+  };
+  for (const TamperCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string dir = dir_ + "/" + std::to_string(&c - cases.data());
+    absl::StatusOr<CompileCache> cache = CompileCache::Open(dir);
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    const std::string key(64, 'd');
+    CompileResult ok;
+    ok.ok = true;
+    std::string library_bytes(8192, '\0');
+    for (size_t i = 0; i < library_bytes.size(); ++i) library_bytes[i] = static_cast<char>(i * 7);
+    std::ofstream(dir + "/built.so", std::ios::binary) << library_bytes;
+    ASSERT_TRUE(cache->Store(key, ok, dir + "/built.so").ok());
+    std::string warning;
+    ASSERT_TRUE(cache->Lookup(key, &warning).has_value());  // untouched: a hit, no warning
+    EXPECT_EQ(warning, "");
+
+    const std::string library = cache->LibraryPath(key);
+    c.tamper(library, library.substr(0, library.size() - 3) + ".json");
+    EXPECT_FALSE(cache->Lookup(key, &warning).has_value());
+    if (ReadAll(library) != library_bytes) {
+      EXPECT_THAT(warning, ::testing::HasSubstr("failed its hash check"));
+      EXPECT_THAT(warning, ::testing::HasSubstr("recompiled"));
+    }
+    const absl::Status copy = cache->CopyVerifiedLibrary(key, dir + "/copy.so");
+    EXPECT_FALSE(copy.ok());
+    EXPECT_FALSE(fs::exists(dir + "/copy.so"));
+
+    // A fresh store (the recompile) replaces the entry and it is a hit again.
+    std::ofstream(dir + "/built.so", std::ios::binary) << library_bytes;
+    ASSERT_TRUE(cache->Store(key, ok, dir + "/built.so").ok());
+    EXPECT_TRUE(cache->Lookup(key).has_value());
+  }
+}
+
+TEST_F(CompileCacheTest, CopyVerifiedLibraryWritesTheCheckedBytesReadOnly) {
+  absl::StatusOr<CompileCache> cache = CompileCache::Open(dir_);
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  const std::string key(64, 'e');
+  CompileResult ok;
+  ok.ok = true;
+  std::ofstream(dir_ + "/built.so", std::ios::binary) << "the library";
+  ASSERT_TRUE(cache->Store(key, ok, dir_ + "/built.so").ok());
+  ASSERT_TRUE(cache->CopyVerifiedLibrary(key, dir_ + "/copy.so").ok());
+  EXPECT_EQ(ReadAll(dir_ + "/copy.so"), "the library");
+  struct stat st {};
+  ASSERT_EQ(stat((dir_ + "/copy.so").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0444u);
+  EXPECT_TRUE(absl::IsInternal(cache->CopyVerifiedLibrary(key, dir_ + "/copy.so")));  // never overwrites
+  EXPECT_EQ(ReadAll(dir_ + "/copy.so"), "the library");
+  EXPECT_TRUE(absl::IsNotFound(cache->CopyVerifiedLibrary(std::string(64, 'f'), dir_ + "/other.so")));
+  CompileResult failed;
+  failed.failure = "nvcc exited with code 2";
+  ASSERT_TRUE(cache->Store(std::string(64, 'f'), failed, "").ok());
+  EXPECT_TRUE(absl::IsNotFound(cache->CopyVerifiedLibrary(std::string(64, 'f'), dir_ + "/other.so")));
 }
 
 // Five entries last used 5 h, 4 h, 3 h and 2 h ago and 10 min ago; then entry 0 is looked up (a use).
