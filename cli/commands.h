@@ -46,4 +46,8 @@ void RegisterStatusCommand(CLI::App& app, int* exit_code);
 // a task has no correct candidate (the others are still written).
 void RegisterExportCommand(CLI::App& app, int* exit_code);
 
+// `sparseditto doctor [--json]`: every OS sandbox layer on or off on this machine, with the reason
+// (evaluator/sandbox/sandbox_probe.h). Exit 0 when every needed layer is on, 1 otherwise.
+void RegisterDoctorCommand(CLI::App& app, int* exit_code);
+
 }  // namespace sparseditto

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   RegisterBenchMutatorsCommand(app, &exit_code);
   RegisterStatusCommand(app, &exit_code);
   RegisterExportCommand(app, &exit_code);
+  RegisterDoctorCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
