@@ -163,4 +163,19 @@ LandlockRules ToolchainLandlockRules(const std::string& toolkit_dir) {
   return rules;
 }
 
+LandlockRules CandidateHostLandlockRules(const std::string& host_binary, const std::string& candidate_dir,
+                                         const std::vector<std::string>& extra_read_only) {
+  LandlockRules rules;
+  // execve opens the ELF interpreter with the execute right too.
+  rules.executable = {host_binary, "/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"};
+  rules.read_only = {"/usr", "/lib", "/lib64", "/lib32", "/opt", "/etc/ld.so.cache", "/etc/ld.so.conf",
+                     "/etc/ld.so.conf.d", "/etc/localtime", "/proc", "/sys", "/dev/urandom", "/dev/random",
+                     candidate_dir};
+  rules.read_only.insert(rules.read_only.end(), extra_read_only.begin(), extra_read_only.end());
+  rules.read_write = {"/dev/null", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                      "/dev/nvidia-modeset", "/dev/nvidia-caps"};
+  for (int i = 0; i < 64; ++i) rules.read_write.push_back(fmt::format("/dev/nvidia{}", i));  // missing: skipped
+  return rules;
+}
+
 }  // namespace sparseditto

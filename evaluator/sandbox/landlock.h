@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -68,5 +70,19 @@ absl::Status InstallLandlock(const LandlockRules& rules);
 // /dev/urandom (read), /dev/null and /dev/zero (read-write). Nothing else of /etc, /home, /root, /proc or
 // /tmp. `toolkit_dir` is added (read and execute) when it is outside /usr. The caller adds its folders.
 LandlockRules ToolchainLandlockRules(const std::string& toolkit_dir);
+
+// Starting rules for the candidate host (the process that initialises CUDA and loads one candidate),
+// for SandboxPolicy::landlock at spawn: the CUDA runtime and driver libraries and the host binary
+// (/usr, /lib*, /opt, `extra_read_only`, e.g. the toolkit and the host's folder), the loader's
+// configuration, /proc and /sys (the driver reads its parameters, the topology and /proc/self/maps;
+// other processes' private files stay refused to a process of another uid, PID namespace and Landlock
+// domain), `candidate_dir` read-only (the library to load), and read-write /dev/nvidia*,
+// /dev/nvidia-uvm*, /dev/nvidia-caps, /dev/null. Not /dev/shm: it is shared by every process, so a
+// channel from one candidate to the next (add it only if the driver turns out to need it). Executes
+// only `host_binary` and the dynamic loader (execve opens the ELF interpreter with the execute right). Written for the NVIDIA driver of DESIGN.md §6 and not
+// yet tried on a GPU: a path the driver needs and Landlock refuses shows up as a CUDA init error
+// naming no path; strace -f -e trace=%file of one unsandboxed host run lists what to add.
+LandlockRules CandidateHostLandlockRules(const std::string& host_binary, const std::string& candidate_dir,
+                                         const std::vector<std::string>& extra_read_only = {});
 
 }  // namespace sparseditto

@@ -211,6 +211,43 @@ TEST(SandboxSpawnTest, LandlockKeepsTheChildToItsPaths) {
   }
 }
 
+// The candidate host's starting rules: it may read its candidate's folder and the libraries, execute
+// only itself, and read nothing of /etc, /home, /root or /tmp beyond that.
+TEST(SandboxSpawnTest, CandidateHostRulesLetTheHostReadItsCandidateAndExecuteOnlyItself) {
+  if (std::string missing = MissingLayer({"landlock"}); !missing.empty()) GTEST_SKIP() << missing;
+  TempFolder candidate, outside;
+  std::ofstream(candidate.path + "/candidate.so") << "library";
+  std::ofstream(outside.path + "/secret.txt") << "secret";
+  fs::permissions(candidate.path + "/candidate.so", fs::perms::all);
+  fs::permissions(outside.path + "/secret.txt", fs::perms::all);
+  SandboxPolicy policy;
+  policy.landlock = CandidateHostLandlockRules("/bin/cat", candidate.path);
+  struct Case {
+    std::vector<std::string> argv;
+    bool spawns;  // execve allowed
+    bool succeeds;
+  };
+  const std::vector<Case> cases = {
+      {{"/bin/cat", candidate.path + "/candidate.so"}, true, true},
+      {{"/bin/cat", "/proc/self/status"}, true, true},
+      {{"/bin/cat", outside.path + "/secret.txt"}, true, false},
+      {{"/bin/cat", "/etc/passwd"}, true, false},
+      {{"/bin/sh", "-c", "true"}, false, false},
+  };
+  for (const Case& c : cases) {
+    SpawnOptions options;
+    options.argv = c.argv;
+    options.sandbox = policy;
+    absl::StatusOr<CommandResult> result = RunCommand(options, 10);
+    ASSERT_EQ(result.ok(), c.spawns) << c.argv.back() << ": " << result.status();
+    if (!c.spawns) {
+      EXPECT_TRUE(absl::IsFailedPrecondition(result.status())) << result.status();
+      continue;
+    }
+    EXPECT_EQ(result->outcome.success(), c.succeeds) << c.argv.back() << ": " << result->stderr_output.bytes;
+  }
+}
+
 TEST(SandboxSpawnTest, WithoutASandboxSpawnIsUnchanged) {
   SpawnOptions options;
   options.argv = {"/bin/sh", "-c", "echo $$; id -u"};
