@@ -15,6 +15,14 @@
 #include <functional>
 #include <string>
 
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/subprocess.h"
+#include "evaluator/sandbox/landlock.h"
+#include "evaluator/sandbox/sandbox_testing.h"
 #include "gtest/gtest.h"
 
 namespace sparseditto {
@@ -172,6 +180,51 @@ TEST(SeccompFilterTest, ExtraSyscallsAreAllowedAndUnknownNamesRefused) {
     if (std::string installed = Install(options); !installed.empty()) return installed;
     const int sock = socket(AF_UNIX, SOCK_STREAM, 0);
     return sock >= 0 ? "" : "socket() was refused although allowed";
+  });
+  if (end.message.rfind("skip: ", 0) == 0) GTEST_SKIP() << end.message;
+  EXPECT_EQ(end.message, "");
+}
+
+// The candidate host's order (after CUDA init, stood in for by a running thread): InstallLandlock, then
+// InstallCandidateSeccomp, then dlopen of the candidate, whose constructor then runs confined.
+TEST(SeccompFilterTest, TheCandidateHostOrderLetsTheCandidateLoadAndRunConfined) {
+  if (absl::StatusOr<int> abi = LandlockAbiVersion(); !abi.ok()) GTEST_SKIP() << abi.status().message();
+  sandbox_testing::TempFolder candidate("seccomp-host-test");
+  ASSERT_FALSE(candidate.path.empty());
+  std::ofstream(candidate.path + "/candidate.c")
+      << "#include <stdio.h>\n#include <unistd.h>\n#include <sys/socket.h>\n"
+         "int constructor_fork = 0, constructor_passwd = 0, constructor_socket = 0;\n"
+         "__attribute__((constructor)) static void Payload(void) {\n"
+         "  constructor_fork = fork();\n"
+         "  constructor_passwd = fopen(\"/etc/passwd\", \"r\") != NULL;\n"
+         "  constructor_socket = socket(AF_INET, SOCK_STREAM, 0);\n"
+         "}\n"
+         "int sparseditto_answer(void) { return 42; }\n";
+  SpawnOptions cc;
+  cc.argv = {"cc", "-shared", "-fPIC", "-o", candidate.path + "/candidate.so", candidate.path + "/candidate.c"};
+  cc.merge_stderr_into_stdout = true;
+  absl::StatusOr<CommandResult> built = RunCommand(cc, 60);
+  if (!built.ok()) GTEST_SKIP() << "no C compiler: " << built.status();
+  ASSERT_TRUE(built->outcome.success()) << built->stdout_output.bytes;
+
+  ChildEnd end = InChild([&]() -> std::string {
+    pthread_t worker;  // a thread started before the layers, like the CUDA runtime's
+    pthread_create(&worker, nullptr, [](void*) -> void* {
+      pause();
+      return nullptr;
+    }, nullptr);
+    absl::Status landlock = InstallLandlock(CandidateHostLandlockRules("/proc/self/exe", candidate.path));
+    if (!landlock.ok()) return "InstallLandlock: " + landlock.ToString();
+    if (std::string installed = Install(); !installed.empty()) return installed;
+    void* library = dlopen((candidate.path + "/candidate.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) return std::string("dlopen failed: ") + dlerror();
+    auto answer = reinterpret_cast<int (*)()>(dlsym(library, "sparseditto_answer"));
+    std::string failures;
+    if (answer == nullptr || answer() != 42) failures += "the candidate's function did not run; ";
+    if (*static_cast<int*>(dlsym(library, "constructor_fork")) != -1) failures += "fork worked in the constructor; ";
+    if (*static_cast<int*>(dlsym(library, "constructor_passwd")) != 0) failures += "/etc/passwd was readable; ";
+    if (*static_cast<int*>(dlsym(library, "constructor_socket")) != -1) failures += "socket() worked; ";
+    return failures;
   });
   if (end.message.rfind("skip: ", 0) == 0) GTEST_SKIP() << end.message;
   EXPECT_EQ(end.message, "");
