@@ -2,6 +2,7 @@
 // values of the task's dtype.
 #include "matrix/matrix_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -32,7 +33,13 @@ absl::StatusOr<MatrixFormat> FormatFromExtension(const std::string& path) {
       "{}: unknown matrix file extension '{}' (expected .smtx, .mtx or .npy)", path, extension));
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+// The file opened, its size checked.
+struct OpenedFile {
+  std::unique_ptr<FILE, int (*)(FILE*)> file{nullptr, &std::fclose};
+  uint64_t size = 0;
+};
+
+absl::StatusOr<OpenedFile> OpenMatrixFile(const std::string& path) {
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (status.type() == std::filesystem::file_type::not_found) {
@@ -42,21 +49,62 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   if (!std::filesystem::is_regular_file(status)) {
     return absl::InvalidArgumentError(fmt::format("{}: not a regular file", path));
   }
-  const uintmax_t size = std::filesystem::file_size(path, error);
+  OpenedFile opened;
+  opened.size = std::filesystem::file_size(path, error);
   if (error) return absl::InvalidArgumentError(fmt::format("{}: cannot get the size: {}", path, error.message()));
-  if (size > static_cast<uintmax_t>(kMaxMatrixFileBytes)) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: {} bytes exceed the limit of {} bytes for a matrix file", path, size, kMaxMatrixFileBytes));
+  if (opened.size > static_cast<uintmax_t>(kMaxMatrixFileBytes)) {
+    return absl::InvalidArgumentError(fmt::format("{}: {} bytes exceed the limit of {} bytes for a matrix file",
+                                                  path, opened.size, kMaxMatrixFileBytes));
   }
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (file == nullptr) {
+  opened.file.reset(std::fopen(path.c_str(), "rb"));
+  if (opened.file == nullptr) {
     return absl::InvalidArgumentError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
-  std::string contents(static_cast<size_t>(size), '\0');
-  const size_t read = std::fread(contents.data(), 1, contents.size(), file.get());
-  if (read != contents.size()) {
-    return absl::InvalidArgumentError(fmt::format("{}: read {} of {} bytes", path, read, contents.size()));
+  return opened;
+}
+
+absl::Status ReadInto(const std::string& path, FILE* file, char* data, size_t bytes) {
+  const size_t read = std::fread(data, 1, bytes, file);
+  if (read != bytes) return absl::InvalidArgumentError(fmt::format("{}: read {} of {} bytes", path, read, bytes));
+  return absl::OkStatus();
+}
+
+// The most bytes the file may hold by its header (matrix_file.h), from `head`, its first bytes.
+absl::StatusOr<int64_t> DeclaredBytes(MatrixFormat format, std::string_view head, uint64_t file_bytes,
+                                      const std::string& path) {
+  if (format == MatrixFormat::kNpy) return NpyFileBytes(head, file_bytes, path);
+  if (head.size() < file_bytes) {  // only whole lines: a cut number would read as a smaller one
+    const size_t end = head.rfind('\n');
+    if (end == std::string_view::npos) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: line 1: no end of line in the first {} bytes; not a {} file", path, head.size(),
+          format == MatrixFormat::kSmtx ? ".smtx" : "MatrixMarket"));
+    }
+    head = head.substr(0, end + 1);
   }
+  return format == MatrixFormat::kSmtx ? SmtxFileBytesBound(head, path) : MatrixMarketFileBytesBound(head, path);
+}
+
+// Reads the file after checking its header against its size (matrix_file.h).
+absl::StatusOr<std::string> ReadCheckedFile(const std::string& path, MatrixFormat format) {
+  SD_ASSIGN_OR_RETURN(OpenedFile opened, OpenMatrixFile(path));
+  std::string contents(static_cast<size_t>(std::min<uint64_t>(opened.size, kMatrixHeadBytes)), '\0');
+  SD_RETURN_IF_ERROR(ReadInto(path, opened.file.get(), contents.data(), contents.size()));
+  SD_ASSIGN_OR_RETURN(const int64_t declared, DeclaredBytes(format, contents, opened.size, path));
+  if (declared > kMaxMatrixFileBytes) {
+    return absl::InvalidArgumentError(fmt::format("{}: the header declares a matrix of {} bytes, over the limit "
+                                                  "of {} bytes for a matrix file",
+                                                  path, declared, kMaxMatrixFileBytes));
+  }
+  if (opened.size > static_cast<uint64_t>(declared)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: {} bytes, more than the {} its header allows{} (garbage after the matrix, or a header that "
+        "does not describe the file?); refused before reading it",
+        path, opened.size, declared, format == MatrixFormat::kNpy ? "" : " at most"));
+  }
+  const size_t head = contents.size();
+  contents.resize(static_cast<size_t>(opened.size));
+  SD_RETURN_IF_ERROR(ReadInto(path, opened.file.get(), contents.data() + head, contents.size() - head));
   return contents;
 }
 
@@ -82,7 +130,7 @@ absl::StatusOr<CsrMatrix> ReadMatrixFile(const std::string& path, v1::Dtype dtyp
     return absl::InvalidArgumentError(fmt::format("{}: no dtype given to round the values to", path));
   }
   SD_ASSIGN_OR_RETURN(const MatrixFormat format, FormatFromExtension(path));
-  SD_ASSIGN_OR_RETURN(const std::string contents, ReadWholeFile(path));
+  SD_ASSIGN_OR_RETURN(const std::string contents, ReadCheckedFile(path, format));
   absl::StatusOr<CsrMatrix> parsed;
   switch (format) {
     case MatrixFormat::kSmtx: parsed = ParseSmtx(contents, path); break;

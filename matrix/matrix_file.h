@@ -24,7 +24,16 @@
 // (naming both lines), non-finite values (NaN, Inf, or beyond fp32), and trailing garbage.
 // Every matrix returned satisfies ValidateCsr. Memory use is bounded by a small multiple of the
 // file's size plus the row offsets of the declared shape (a legal matrix with kMaxMatrixDim mostly
-// empty rows needs 64 MiB of them). Thread-safe (no shared state).
+// empty rows needs 64 MiB of them).
+//
+// ReadMatrixFile checks the header before it reads the file: it reads the first kMatrixHeadBytes,
+// checks the header there (so a file that is not a matrix file is refused at once, whatever its size),
+// and refuses a file larger than the header allows: for .npy exactly the header plus shape * itemsize
+// bytes; for the text formats kMaxTextBytesPerNumber bytes for each number the header declares (M + 1
+// row offsets and nnz column indices in .smtx; 3 numbers per entry in .mtx) plus kTextSlackBytes (for
+// comments and blank lines) — before it allocates anything for the contents. So what it holds in
+// memory is bounded by what the header declares, never by what the file's size happens to be.
+// Thread-safe (no shared state).
 #pragma once
 
 #include <cstdint>
@@ -39,14 +48,22 @@ namespace sparseditto {
 
 // Files larger than this are refused before reading.
 inline constexpr int64_t kMaxMatrixFileBytes = int64_t{16} << 30;
+// What ReadMatrixFile reads to check the header first; a header (for .mtx, with its comments before the
+// size line) must end within it.
+inline constexpr int64_t kMatrixHeadBytes = int64_t{1} << 20;
+// The most bytes a text file may spend on one number it declares (digits and separators), and the
+// slack allowed beside them.
+inline constexpr int64_t kMaxTextBytesPerNumber = 32;
+inline constexpr int64_t kTextSlackBytes = int64_t{1} << 20;
 
 // Reads `path` by its extension (.smtx, .mtx or .npy, any case). Values come from the file where it
 // has them, rounded to `dtype` with RoundToDtype (a value beyond the dtype's range, e.g. 1e5 in
 // fp16, is an InvalidArgument error), and from FillRandomValues(value_seed, dtype) where it has none
 // (.smtx, pattern .mtx). Zeros in a .npy are not stored.
 // Errors: NotFound "<path>: no such file"; InvalidArgument for an unknown extension, a path that is
-// not a regular file, a file over kMaxMatrixFileBytes, an unspecified dtype, or any parse error
-// above.
+// not a regular file, a file over kMaxMatrixFileBytes, a header that does not parse (said from its
+// first bytes alone), a file larger than its header allows ("<path>: <N> bytes, more than the <B> its
+// header allows ..."), an unspecified dtype, or any parse error above.
 absl::StatusOr<CsrMatrix> ReadMatrixFile(const std::string& path, v1::Dtype dtype, uint64_t value_seed);
 
 // The parsers behind ReadMatrixFile, over file contents already in memory. `name` starts every
@@ -55,5 +72,12 @@ absl::StatusOr<CsrMatrix> ReadMatrixFile(const std::string& path, v1::Dtype dtyp
 absl::StatusOr<CsrMatrix> ParseSmtx(std::string_view contents, const std::string& name);
 absl::StatusOr<CsrMatrix> ParseMatrixMarket(std::string_view contents, const std::string& name);
 absl::StatusOr<CsrMatrix> ParseNpy(std::string_view contents, const std::string& name);
+
+// The header checks behind ReadMatrixFile, over `head`, the file's first bytes cut to whole lines (for
+// .npy: its first bytes, of a file of `file_bytes`). Each checks the header as its Parse* function does
+// and returns how many bytes the file may hold at most (for .npy: exactly); the Parse* errors.
+absl::StatusOr<int64_t> SmtxFileBytesBound(std::string_view head, const std::string& name);
+absl::StatusOr<int64_t> MatrixMarketFileBytesBound(std::string_view head, const std::string& name);
+absl::StatusOr<int64_t> NpyFileBytes(std::string_view head, uint64_t file_bytes, const std::string& name);
 
 }  // namespace sparseditto

@@ -20,38 +20,9 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "matrix/testing/largest_allocation.h"
 #include "matrix/testing/npy_bytes.h"
 #include "matrix/matrix_file.h"
-
-// Records the largest single allocation, to prove no corruption makes a reader allocate absurdly.
-// Every non-aligned form is replaced, so that new and delete always pair malloc with free (ASan checks).
-// (GCC's -Wmismatched-new-delete cannot tell that these malloc/free pairs are the replaced operators.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<size_t> g_largest_allocation{0};
-void* TrackedMalloc(size_t size) noexcept {
-  size_t seen = g_largest_allocation.load(std::memory_order_relaxed);
-  while (size > seen && !g_largest_allocation.compare_exchange_weak(seen, size)) {
-  }
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* TrackedNew(size_t size) {
-  if (void* p = TrackedMalloc(size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-void* operator new(size_t size) { return TrackedNew(size); }
-void* operator new[](size_t size) { return TrackedNew(size); }
-void* operator new(size_t size, const std::nothrow_t&) noexcept { return TrackedMalloc(size); }
-void* operator new[](size_t size, const std::nothrow_t&) noexcept { return TrackedMalloc(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace sparseditto {
 namespace {
@@ -253,9 +224,9 @@ void CorruptAndParse(const std::string& name, const std::string& source, const P
     const uint64_t case_seed = seed * 1000003 + i;
     std::string log;
     const std::string corrupted = Corrupter(case_seed).Corrupt(source, &log);
-    g_largest_allocation = 0;
+    testing::ResetLargestAllocation();
     const absl::StatusOr<CsrMatrix> m = parse(corrupted, name);
-    const size_t largest = g_largest_allocation;
+    const size_t largest = testing::LargestAllocation();
     largest_seen = std::max(largest_seen, largest);
     const auto where = [&] { return fmt::format("{} case {} (seed {}): {}", name, i, case_seed, log); };
     // Allowed: a small multiple of the file, or the row offsets of the largest legal empty matrix.

@@ -89,7 +89,8 @@ int64_t EntryCapacity(const MtxHeader& h) {
   }
 }
 
-absl::Status ReadSizeLine(TextScanner& in, MtxHeader* h) {
+// The size line (after blank and comment lines) and the limits on what it declares.
+absl::Status ParseSizeLine(TextScanner& in, MtxHeader* h) {
   do {
     if (!in.NextLine()) return in.Error("missing the size line 'rows cols entries' (file truncated?)");
   } while (IsBlankOrComment(in));
@@ -107,6 +108,11 @@ absl::Status ReadSizeLine(TextScanner& in, MtxHeader* h) {
   if (h->entries > EntryCapacity(*h)) {
     return in.Error("{} entries do not fit in a {}x{} matrix of this symmetry", h->entries, h->rows, h->cols);
   }
+  return absl::OkStatus();
+}
+
+absl::Status ReadSizeLine(TextScanner& in, MtxHeader* h) {
+  SD_RETURN_IF_ERROR(ParseSizeLine(in, h));
   // An entry line holds at least "i j\n" (4 bytes), or "i j v\n" (6); check before allocating.
   const int64_t min_entry_bytes = h->field == Field::kPattern ? 4 : 6;
   const int64_t min_bytes = h->entries * min_entry_bytes - 1;
@@ -214,6 +220,15 @@ absl::Status DuplicateError(const Coordinates& c, const MtxHeader& h, const std:
 }
 
 }  // namespace
+
+absl::StatusOr<int64_t> MatrixMarketFileBytesBound(std::string_view head, const std::string& name) {
+  TextScanner in(head, name);
+  MtxHeader header;
+  SD_RETURN_IF_ERROR(ReadBanner(in, &header));
+  SD_RETURN_IF_ERROR(ParseSizeLine(in, &header));
+  const int64_t header_bytes = static_cast<int64_t>(head.size()) - in.BytesAfterLine();
+  return header_bytes + header.entries * 3 * kMaxTextBytesPerNumber + kTextSlackBytes;
+}
 
 absl::StatusOr<CsrMatrix> ParseMatrixMarket(std::string_view contents, const std::string& name) {
   TextScanner in(contents, name);

@@ -133,8 +133,10 @@ class HeaderDictParser {
   size_t pos_ = 0;
 };
 
-// Reads the magic, version and header; *data_offset is where the array's bytes start.
-absl::Status ReadHeader(std::string_view contents, const std::string& name, NpyHeader* h, size_t* data_offset) {
+// Reads the magic, version and header from `contents`, the first bytes of a file of `file_bytes` bytes
+// (all of it, or its head); *data_offset is where the array's bytes start.
+absl::Status ReadHeader(std::string_view contents, uint64_t file_bytes, const std::string& name, NpyHeader* h,
+                        size_t* data_offset) {
   if (!contents.starts_with(kMagic)) return NpyError(name, "not a .npy file (missing the \\x93NUMPY magic)");
   if (contents.size() < 10) return NpyError(name, ".npy preamble truncated (file truncated?)");
   const int major = static_cast<unsigned char>(contents[6]), minor = static_cast<unsigned char>(contents[7]);
@@ -148,9 +150,14 @@ absl::Status ReadHeader(std::string_view contents, const std::string& name, NpyH
     header_length |= static_cast<uint32_t>(static_cast<unsigned char>(contents[8 + i])) << (8 * i);
   }
   const size_t header_start = 8 + length_bytes;
-  if (header_length > contents.size() - header_start) {
+  if (header_length > file_bytes - header_start) {
     return NpyError(name, fmt::format(".npy header of {} bytes does not fit in the file's remaining {} bytes "
-                                      "(file truncated?)", header_length, contents.size() - header_start));
+                                      "(file truncated?)", header_length, file_bytes - header_start));
+  }
+  if (header_length > contents.size() - header_start) {
+    return NpyError(name, fmt::format(".npy header of {} bytes is longer than the {} bytes read to check it "
+                                      "(NumPy writes headers of a few hundred bytes)", header_length,
+                                      contents.size() - header_start));
   }
   *data_offset = header_start + header_length;
   SD_RETURN_IF_ERROR(HeaderDictParser(contents.substr(header_start, header_length), name).Parse(h));
@@ -217,10 +224,17 @@ absl::Status CountRowNonzeros(const NpyHeader& h, const char* data, const std::s
 
 }  // namespace
 
+absl::StatusOr<int64_t> NpyFileBytes(std::string_view head, uint64_t file_bytes, const std::string& name) {
+  NpyHeader h;
+  size_t data_offset = 0;
+  SD_RETURN_IF_ERROR(ReadHeader(head, file_bytes, name, &h, &data_offset));
+  return static_cast<int64_t>(data_offset) + h.shape[0] * h.shape[1] * h.item_bytes;  // < 2^51
+}
+
 absl::StatusOr<CsrMatrix> ParseNpy(std::string_view contents, const std::string& name) {
   NpyHeader h;
   size_t data_offset = 0;
-  SD_RETURN_IF_ERROR(ReadHeader(contents, name, &h, &data_offset));
+  SD_RETURN_IF_ERROR(ReadHeader(contents, contents.size(), name, &h, &data_offset));
   const int64_t rows = h.shape[0], cols = h.shape[1];
   const int64_t expected_bytes = rows * cols * h.item_bytes;  // < 2^51: both dims are <= 2^24
   const int64_t found_bytes = static_cast<int64_t>(contents.size() - data_offset);

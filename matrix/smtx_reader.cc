@@ -18,7 +18,8 @@ struct SmtxHeader {
   int64_t nnz = 0;
 };
 
-absl::StatusOr<SmtxHeader> ReadHeader(TextScanner& in) {
+// Line 1 and the limits on what it declares.
+absl::StatusOr<SmtxHeader> ParseHeaderLine(TextScanner& in) {
   if (!in.NextLine()) return in.ErrorAtLine(1, "empty file (expected 'rows, cols, nnz')");
   in.set_comma_separates(true);
   SmtxHeader h;
@@ -36,6 +37,11 @@ absl::StatusOr<SmtxHeader> ReadHeader(TextScanner& in) {
   if (h.nnz > h.rows * h.cols) {
     return in.Error("{} nonzeros do not fit in a {}x{} matrix", h.nnz, h.rows, h.cols);
   }
+  return h;
+}
+
+absl::StatusOr<SmtxHeader> ReadHeader(TextScanner& in) {
+  SD_ASSIGN_OR_RETURN(const SmtxHeader h, ParseHeaderLine(in));
   // Every number takes at least one digit and one separator; check before allocating anything.
   const int64_t min_bytes = 2 * (h.rows + 1 + h.nnz) - 1;
   if (in.BytesAfterLine() < min_bytes) {
@@ -108,6 +114,13 @@ absl::Status ExpectOnlyBlankLines(TextScanner& in) {
 }
 
 }  // namespace
+
+absl::StatusOr<int64_t> SmtxFileBytesBound(std::string_view head, const std::string& name) {
+  TextScanner in(head, name);
+  SD_ASSIGN_OR_RETURN(const SmtxHeader h, ParseHeaderLine(in));
+  const int64_t header_bytes = static_cast<int64_t>(head.size()) - in.BytesAfterLine();
+  return header_bytes + (h.rows + 1 + h.nnz) * kMaxTextBytesPerNumber + kTextSlackBytes;
+}
 
 absl::StatusOr<CsrMatrix> ParseSmtx(std::string_view contents, const std::string& name) {
   TextScanner in(contents, name);
