@@ -12,7 +12,9 @@
 // checks has changed nothing. One that fails in RocksDB's I/O is not visible in this process, but its
 // record may have reached the log before the failure and then appear, whole, after a reopen: treat its
 // outcome as unknown, reopen and read. Replaying a write is harmless (identical records are accepted).
-// The key layout is in store_layout.h.
+// After each write the store records RocksDB's sequence in its ledger (write_ledger.h), so an open that
+// finds fewer records than were acknowledged (a damaged write-ahead log) fails with kDataLoss instead of
+// going on without them. The key layout is in store_layout.h.
 //
 // Errors are absl::Status, never exceptions. Codes the methods return:
 //   kInvalidArgument      an id is empty, longer than 1024 bytes or holds a NUL byte; a message is
@@ -57,9 +59,13 @@ class WriteBatch;
 
 namespace sparseditto {
 
+class WriteLedger;
+
 struct PopulationStoreOptions {
-  // Make a new, empty store when `path` does not exist or is an empty directory. Creation is atomic: the
-  // store is built in a sibling directory and renamed into place, so `path` never holds half a store.
+  // Make a new, empty store when `path` does not exist (or, with error_if_exists too, is an empty
+  // directory: an empty store folder that is opened to resume is a store whose files were removed, and
+  // is refused). Creation is atomic: the store is built in a sibling directory and renamed into place,
+  // so `path` never holds half a store.
   bool create_if_missing = false;
   // With create_if_missing: fail with kAlreadyExists when `path` holds a store already.
   bool error_if_exists = false;
@@ -91,11 +97,17 @@ class PopulationStore {
   //                        read_only (a read-only open never creates)
   //   kAlreadyExists       create_if_missing && error_if_exists and `path` holds a store
   //   kFailedPrecondition  `path` is not a directory; a non-empty directory that is not a RocksDB
-  //                        database; a RocksDB database that is not a population store; a store with a
-  //                        schema version this build cannot read (the message names both versions)
+  //                        database; an empty directory opened with create_if_missing but not
+  //                        error_if_exists (an emptied store is not replaced by a new one); a RocksDB
+  //                        database that is not a population store; a store with a schema version this
+  //                        build cannot read (the message names both versions)
+  //   kPermissionDenied    the folder or its files cannot be read or locked by this user (said as such,
+  //                        never as "not a store" or "open elsewhere")
   //   kUnavailable         another process (or this one) has the store open for writing
   //   kDataLoss            the store is corrupt: RocksDB's words (a damaged CURRENT, MANIFEST or table
-  //                        file, a missing file), a missing column family, an unreadable meta record
+  //                        file, a missing file), a missing column family, an unreadable meta record;
+  //                        or acknowledged writes are missing (its write-ahead log was damaged,
+  //                        truncated or removed: write_ledger.h), read-only opens included
   //   kInternal            the file system failed (creating the folder, renaming the new store)
   static absl::StatusOr<std::unique_ptr<PopulationStore>> Open(const std::string& path,
                                                                const PopulationStoreOptions& options);
@@ -174,7 +186,7 @@ class PopulationStore {
  private:
   struct Handles;  // the DB and its column family handles
   PopulationStore(std::string path, PopulationStoreOptions options, std::unique_ptr<Handles> handles,
-                  uint64_t next_sequence);
+                  std::unique_ptr<WriteLedger> ledger, uint64_t next_sequence);
 
   rocksdb::ColumnFamilyHandle* Cf(int column_family) const;
   absl::Status CheckWritable(std::string_view operation) const;
@@ -191,6 +203,7 @@ class PopulationStore {
   const std::string path_;
   const PopulationStoreOptions options_;
   std::unique_ptr<Handles> handles_;
+  std::unique_ptr<WriteLedger> ledger_;  // null when read-only; used under write_mu_
   std::mutex write_mu_;
   uint64_t next_sequence_;  // guarded by write_mu_
 };

@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "population_store/population_store_internal.h"
 #include "population_store/rocksdb_status.h"
+#include "population_store/write_ledger.h"
 
 namespace sparseditto {
 namespace {
@@ -29,6 +30,17 @@ rocksdb::Options DatabaseOptions(const PopulationStoreOptions& options) {
   if (options.env != nullptr) db_options.env = options.env;
   if (options.memtable_bytes > 0) db_options.write_buffer_size = options.memtable_bytes;
   return db_options;
+}
+
+// A file-system error while looking at `path`; PermissionDenied says so rather than guessing a cause.
+absl::Status FileSystemError(std::string_view what, const std::string& path, const std::error_code& error) {
+  if (error == std::errc::permission_denied || error == std::errc::operation_not_permitted) {
+    return absl::PermissionDeniedError(fmt::format(
+        "cannot {} {}: permission denied (the store belongs to another user, or its folder's permissions "
+        "forbid it)",
+        what, path));
+  }
+  return absl::InternalError(fmt::format("cannot {} {}: {}", what, path, error.message()));
 }
 
 absl::Status Errno(std::string_view what, const std::string& path) {
@@ -76,6 +88,7 @@ absl::Status CreateEmptyStore(const std::string& path, const PopulationStoreOpti
       write_options.sync = true;
       status = FromRocksDb(db->Write(write_options, &batch),
                            fmt::format("cannot write the new store's schema at {}", temporary));
+      if (status.ok()) status = WriteLedger::OpenForWriting(temporary, db->GetLatestSequenceNumber()).status();
       for (rocksdb::ColumnFamilyHandle* handle : handles) {
         db->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
       }
@@ -154,10 +167,12 @@ absl::StatusOr<uint64_t> CheckSchema(rocksdb::DB* db, rocksdb::ColumnFamilyHandl
 }  // namespace
 
 PopulationStore::PopulationStore(std::string path, PopulationStoreOptions options,
-                                 std::unique_ptr<Handles> handles, uint64_t next_sequence)
+                                 std::unique_ptr<Handles> handles, std::unique_ptr<WriteLedger> ledger,
+                                 uint64_t next_sequence)
     : path_(std::move(path)),
       options_(std::move(options)),
       handles_(std::move(handles)),
+      ledger_(std::move(ledger)),
       next_sequence_(next_sequence) {}
 
 PopulationStore::~PopulationStore() = default;
@@ -180,18 +195,25 @@ absl::StatusOr<std::unique_ptr<PopulationStore>> PopulationStore::Open(
   if (path.empty()) return absl::InvalidArgumentError("the population store's path is empty");
   std::error_code error;
   const fs::file_status file = fs::status(path, error);
-  if (error && error != std::errc::no_such_file_or_directory) {
-    return absl::InternalError(fmt::format("cannot inspect {}: {}", path, error.message()));
-  }
+  if (error && error != std::errc::no_such_file_or_directory) return FileSystemError("inspect", path, error);
   const bool exists = fs::exists(file);
   if (exists && !fs::is_directory(file)) {
     return absl::FailedPreconditionError(
         fmt::format("{} is not a directory; a population store is a directory", path));
   }
-  const bool has_database = exists && fs::exists(fs::path(path) / "CURRENT", error);
+  bool has_database = false;
+  bool empty = false;
+  if (exists) {
+    has_database = fs::exists(fs::path(path) / "CURRENT", error);
+    if (error) return FileSystemError("look into", path, error);
+    if (!has_database) {
+      empty = fs::is_empty(path, error);
+      if (error) return FileSystemError("list", path, error);
+    }
+  }
   bool created = false;
   if (!has_database) {
-    if (exists && !fs::is_empty(path, error)) {
+    if (exists && !empty) {
       return absl::FailedPreconditionError(fmt::format(
           "{} is not a population store: the directory holds files but no RocksDB database (no CURRENT "
           "file)",
@@ -200,6 +222,16 @@ absl::StatusOr<std::unique_ptr<PopulationStore>> PopulationStore::Open(
     if (!options.create_if_missing || options.read_only) {
       return absl::NotFoundError(
           fmt::format("no population store at {}{}", path, exists ? " (the directory is empty)" : ""));
+    }
+    if (exists && !options.error_if_exists) {
+      // A store's folder is never left empty by the store itself (it is created whole, by a rename):
+      // an empty one is a store whose files were removed, and a new store there would silently start
+      // its run over.
+      return absl::FailedPreconditionError(fmt::format(
+          "{} is an empty folder where a population store is expected: was the store emptied? Not making a "
+          "new store in its place (the run would silently start over); remove the empty folder to start "
+          "a new store, or restore the old one",
+          path));
     }
     absl::Status status = CreateEmptyStore(path, options);
     if (absl::IsAlreadyExists(status) && !options.error_if_exists) status = absl::OkStatus();
@@ -228,6 +260,9 @@ absl::StatusOr<std::unique_ptr<PopulationStore>> PopulationStore::Open(
   for (const std::string& name : names) {
     descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(db_options));
   }
+  // Read before RocksDB replays its log: a writer elsewhere only records a write once it is in the log,
+  // so everything acknowledged by then is replayed below.
+  SD_ASSIGN_OR_RETURN(const std::optional<uint64_t> acknowledged, WriteLedger::Read(path));
   auto handles = std::make_unique<Handles>();
   rocksdb::DB* raw = nullptr;
   const rocksdb::Status opened =
@@ -235,6 +270,8 @@ absl::StatusOr<std::unique_ptr<PopulationStore>> PopulationStore::Open(
                         : rocksdb::DB::Open(db_options, path, descriptors, &handles->all, &raw);
   handles->db.reset(raw);
   SD_RETURN_IF_ERROR(FromRocksDb(opened, fmt::format("cannot open the store at {}", path)));
+  const uint64_t recovered = handles->db->GetLatestSequenceNumber();
+  SD_RETURN_IF_ERROR(WriteLedger::CheckNothingLost(path, acknowledged, recovered));
 
   for (size_t i = 0; i < names.size(); ++i) {
     const auto known = std::find(layout::kColumnFamilies.begin(), layout::kColumnFamilies.end(), names[i]);
@@ -250,8 +287,12 @@ absl::StatusOr<std::unique_ptr<PopulationStore>> PopulationStore::Open(
           fmt::format("store at {} lacks its '{}' column family", path, layout::kColumnFamilies[i]));
     }
   }
+  std::unique_ptr<WriteLedger> ledger;
+  if (!options.read_only) {
+    SD_ASSIGN_OR_RETURN(ledger, WriteLedger::OpenForWriting(path, recovered));
+  }
   return std::unique_ptr<PopulationStore>(
-      new PopulationStore(path, options, std::move(handles), next_sequence));
+      new PopulationStore(path, options, std::move(handles), std::move(ledger), next_sequence));
 }
 
 }  // namespace sparseditto

@@ -6,6 +6,7 @@
 #include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "population_store/population_store_internal.h"
+#include "population_store/write_ledger.h"
 #include "population_store/rocksdb_status.h"
 #include "rocksdb/write_batch.h"
 
@@ -44,8 +45,10 @@ absl::Status PopulationStore::Write(std::string_view operation, rocksdb::WriteBa
   if (options_.before_write) SD_RETURN_IF_ERROR(options_.before_write(operation));
   rocksdb::WriteOptions write_options;
   write_options.sync = true;
-  return FromRocksDb(handles_->db->Write(write_options, &batch),
-                     fmt::format("{}: cannot write to the store at {}", operation, path_));
+  SD_RETURN_IF_ERROR(FromRocksDb(handles_->db->Write(write_options, &batch),
+                                 fmt::format("{}: cannot write to the store at {}", operation, path_)));
+  // The write is durable; the ledger lets a later open tell if the log loses it (write_ledger.h).
+  return ledger_->Record(handles_->db->GetLatestSequenceNumber());
 }
 
 absl::Status PopulationStore::CreateRun(const store::RunRecord& run) {

@@ -18,6 +18,12 @@ absl::Status FromRocksDb(const rocksdb::Status& status, std::string_view context
   if (status.IsPathNotFound() || (status.IsIOError() && words.find("No such file") != std::string::npos)) {
     return absl::DataLossError(fmt::format("{}: a file the store needs is missing: {}", context, words));
   }
+  if (status.IsIOError() && (words.find("Permission denied") != std::string::npos ||
+                             words.find("Operation not permitted") != std::string::npos)) {
+    return absl::PermissionDeniedError(fmt::format(
+        "{}: permission denied (the store belongs to another user, or its permissions forbid it): {}", context,
+        words));
+  }
   if (status.IsIOError() && words.find("lock") != std::string::npos) {
     return absl::UnavailableError(fmt::format(
         "{}: the store is open for writing elsewhere (another process, or this one): {}", context, words));
