@@ -161,6 +161,37 @@ TEST(SandboxSpawnTest, TimeoutAndKillTakeADescendantThatCalledSetsid) {
   }
 }
 
+// Pid of the live process whose command line holds `token`, or 0.
+pid_t PidWithToken(const std::string& token) {
+  for (const fs::directory_entry& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (text.find(token) != std::string::npos) return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+
+// ResidentBytes() is the program's, found under the mirror and the namespace's init.
+TEST(SandboxSpawnTest, ResidentBytesAreThoseOfTheProgram) {
+  if (std::string missing = MissingLayer(kSpawnLayers); !missing.empty()) GTEST_SKIP() << missing;
+  const std::string token = UniqueSleep();
+  SpawnOptions options;
+  options.argv = {"/bin/sleep", token};
+  options.sandbox = SandboxPolicy{};
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = Spawn(options);
+  ASSERT_TRUE(child.ok()) << child.status();
+  pid_t program = 0;
+  ASSERT_TRUE(WaitUntil([&] { return (program = PidWithToken(token)) != 0; }, 10));
+  EXPECT_NE(program, (*child)->pid());
+  absl::StatusOr<int64_t> rss = (*child)->ResidentBytes();
+  absl::StatusOr<int64_t> expected = ReadResidentBytes(program);
+  ASSERT_TRUE(rss.ok()) << rss.status();
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(*rss, *expected);
+}
+
 // kill -9 of the supervisor: the parent-death signal takes the sandbox and its namespace.
 TEST(SandboxSpawnTest, NoChildOutlivesASupervisorKilledWithSigkill) {
   if (std::string missing = MissingLayer(kSpawnLayers); !missing.empty()) GTEST_SKIP() << missing;
