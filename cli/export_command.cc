@@ -13,6 +13,7 @@
 #include "coordinator/search/stored_search.h"
 #include "fmt/format.h"
 #include "population_store/population_store.h"
+#include "task/run_paths.h"
 
 namespace sparseditto {
 namespace {
@@ -52,7 +53,11 @@ absl::Status ExportTask(const PopulationStore& store, const store::RunRecord& ru
   } else if (passed == nullptr && !attempts.empty()) {
     note = "FAILED: " + DescribeFinalists(attempts);
   }
-  *written = (std::filesystem::path(out_dir) / (task_name + ".cu")).string();
+  // The task name comes from the store: one written before names were checked may hold any.
+  if (absl::Status checked = CheckTaskName(task_name); !checked.ok()) return checked;
+  absl::StatusOr<std::filesystem::path> path = PathInside(out_dir, {task_name + ".cu"});
+  if (!path.ok()) return path.status();
+  *written = path->string();
   return WriteFileAtomically(*written, ExportedKernel(run, s->task, *chosen, result, note));
 }
 
@@ -63,7 +68,12 @@ int RunExport(const ExportOptions& o) {
     return kExitFailure;
   }
   const auto& [folder, store, record, tasks] = *run;
-  const std::string out = o.out_dir.empty() ? folder.dir + "/export" : o.out_dir;
+  absl::StatusOr<std::filesystem::path> default_out = PathInside(folder.dir, {"export"});
+  if (!default_out.ok()) {
+    std::cerr << "sparseditto export: " << default_out.status().message() << "\n";
+    return kExitFailure;
+  }
+  const std::string out = o.out_dir.empty() ? default_out->string() : o.out_dir;
   int exported = 0;
   for (const v1::Task& task : tasks) {
     std::string written;

@@ -17,10 +17,12 @@
 #include "common/status_format.h"
 #include "coordinator/search/batch_search.h"
 #include "coordinator/search/gpu_candidate_evaluator.h"
+#include "coordinator/search/run_artifacts.h"
 #include "coordinator/search/search_progress.h"
 #include "fmt/format.h"
 #include "kernels/seed_library.h"
 #include "population_store/population_store.h"
+#include "task/run_paths.h"
 #include "task/task_loader.h"
 
 namespace sparseditto {
@@ -48,6 +50,14 @@ int Fail(const absl::Status& status) {
 }
 
 int RunSearch(const SearchOptions& o) {
+  // The run's name names its folder: checked before anything is read or written (task/run_paths.h).
+  const std::string run = o.run.empty() ? std::filesystem::path(o.task_file).stem().string() : o.run;
+  const std::string run_name_from =
+      o.run.empty() ? fmt::format("the task file's name {} (give --run NAME for another)", o.task_file) : "--run";
+  if (absl::Status s = CheckRunName(run, run_name_from); !s.ok()) return Fail(s);
+  absl::StatusOr<std::filesystem::path> run_path = PathInside(o.runs_dir, {run});
+  if (!run_path.ok()) return Fail(run_path.status());
+  const std::string run_dir = run_path->string();
   auto batch = LoadTaskFile(o.task_file);
   if (!batch.ok()) return Fail(batch.status());
   std::vector<v1::Task> tasks;
@@ -60,11 +70,9 @@ int RunSearch(const SearchOptions& o) {
   if (!choice.ok()) return Fail(choice.status());
   auto seeds = LoadSeedLibrary(SeedLibraryDir());
   if (!seeds.ok()) return Fail(seeds.status());
-  const std::string run = o.run.empty() ? std::filesystem::path(o.task_file).stem().string() : o.run;
-  const std::string run_dir = o.runs_dir + "/" + run;
   PopulationStoreOptions store_options;
   store_options.create_if_missing = true;
-  auto store = PopulationStore::Open(run_dir + "/store", store_options);
+  auto store = OpenRunStore(run_dir, store_options);
   if (!store.ok()) return Fail(store.status());
   const EvaluatorOptions evaluator_options =
       InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20);

@@ -128,6 +128,16 @@ std::vector<BadCase> Cases() {
       {"temperature", Base("mutators: [{kind: openai, model: m, temperature: 3}]\n"), 6, 0,
        {"mutators[0].temperature: must be in [0, 2]"}},
       {"name_with_space", "name: my task\n", 1, 7, {"name: must match [A-Za-z0-9_.-]{1,128}"}},
+      // A task's name names its folder runs/<run>/<name>: none that leaves the run or is the run's own.
+      {"name_dot_dot", "name: ..\n", 1, 7, {"name: '..' names the folder above the run"}},
+      {"name_dot", "name: .\n", 1, 7, {"name: '.' names the run's folder itself"}},
+      {"name_store", "name: store\n", 1, 7, {"name: 'store' is taken by the run's own runs/<run>/store"}},
+      {"name_store_upper_case", "name: Store\n", 1, 7, {"name: 'Store' is taken by the run's own runs/<run>/store"}},
+      {"name_export", "name: export\n", 1, 7, {"name: 'export' is taken by the run's own runs/<run>/export"}},
+      {"name_provenance", "name: provenance.json\n", 1, 7, {"is taken by the run's own runs/<run>/provenance.json"}},
+      {"name_temporary_marker", "name: t.sparseditto-tmp-12\n", 1, 7, {"the mark of the run's temporary files"}},
+      {"mutator_name_dot_dot", Base("mutators: [{kind: builtin, name: ..}]\n"), 6, 0,
+       {"mutators[0].name: '..' names the folder above"}},
       // Irrelevant fields for the family or the mutator kind.
       {"block_rows_on_unstructured",
        "name: t\ndtype: fp16\npattern: {family: unstructured, sparsity: 0.5, block_rows: 32}\nmatrix: {generated: {rows: 64, cols: 64}}\nn: [8]\n",

@@ -11,6 +11,7 @@
 #include "fmt/ranges.h"
 #include "matrix/csr_matrix.h"  // kMaxMatrixDim, kMaxMatrixNnz (constants only)
 #include "task/task_loader.h"
+#include "task/run_paths.h"
 #include "task/task_names.h"
 
 namespace sparseditto::task_internal {
@@ -42,15 +43,6 @@ class Checker {
   std::string_view file_;
   bool presence_known_;
 };
-
-// Task and mutator names name folders and records: [A-Za-z0-9_.-]{1,128}.
-bool IsValidName(std::string_view s) {
-  if (s.empty() || s.size() > 128) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           c == '-';
-  });
-}
 
 bool IsEnvVarName(std::string_view s) {
   if (s.empty() || s.size() > 128 || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -308,9 +300,8 @@ absl::Status CheckMutator(const Checker& c, const v1::MutatorSpec& m, const std:
     return c.Error(at + ".kind", fmt::format("{} (one of {})", kMissing, fmt::join(MutatorKindNames(), ", ")));
   }
   const std::string_view kind = MutatorKindName(m.kind());
-  if (!IsValidName(m.name())) {
-    return c.Error(at + ".name", fmt::format("must match [A-Za-z0-9_.-]{{1,128}}, got '{}'", m.name()));
-  }
+  // A mutator's name names bench-mutators' folder of its run (<out>/<name>/).
+  if (std::optional<std::string> problem = RunNameProblem(m.name())) return c.Error(at + ".name", *problem);
   if (!(m.weight() > 0) || !std::isfinite(m.weight())) {
     return c.Error(at + ".weight", fmt::format("must be > 0, got {}", m.weight()));
   }
@@ -376,8 +367,8 @@ absl::Status ValidateTaskFields(const v1::Task& t, const SourceMap& sources, std
                                 bool presence_known) {
   const Checker c(sources, file, presence_known);
   if (t.name().empty()) return c.Error("name", kMissing);
-  if (!IsValidName(t.name())) {
-    return c.Error("name", fmt::format("must match [A-Za-z0-9_.-]{{1,128}} (it names folders), got '{}'", t.name()));
+  if (std::optional<std::string> problem = TaskNameProblem(t.name())) {
+    return c.Error("name", fmt::format("{} (a task's name names its folder, runs/<run>/<name>)", *problem));
   }
   if (t.op() == v1::OP_UNSPECIFIED) return c.Error("op", fmt::format("{} (spmm)", kMissing));
   if (t.dtype() == v1::DTYPE_UNSPECIFIED) return c.Error("dtype", fmt::format("{} (fp32, fp16 or bf16)", kMissing));

@@ -1,11 +1,13 @@
 // End-to-end tests of the sparseditto binary: the commands a user types, their output and exit codes.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/testing/shell_command.h"
@@ -227,6 +229,45 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
         << "the best that passed the finalist checks, not the search's best:\n" << file.substr(0, 3000);
     EXPECT_NE(file.find("[compute-sanitizer memcheck: exited with code 0]"), std::string::npos);
   }
+}
+
+// A run's name names its folder under --runs-dir: none that leaves it, from --run or from the task
+// file's name; and a run whose store is gone is not started over in a fresh one.
+TEST_F(CliTest, SearchRefusesRunNamesThatLeaveTheRunsFolderAndRunsThatLostTheirStore) {
+  fs::create_directories(dir_ / "runs" / "sibling" / "store");
+  Write("runs/sibling/store/CURRENT", "kept");
+  fs::copy_file(std::string(SPARSEDITTO_SOURCE_DIR) + "/configs/tasks/unstructured_90_fp16.yaml", dir_ / "t.yaml");
+  fs::copy_file(dir_ / "t.yaml", dir_ / "..yaml");
+  fs::copy_file(dir_ / "t.yaml", dir_ / "my tasks.yaml");
+  fs::create_directories(dir_ / "runs" / "lost");
+  Write("runs/lost/provenance.json", "{}");
+  const std::string t = "'" + (dir_ / "t.yaml").string() + "'";
+  const struct {
+    std::string args;
+    std::string words;
+  } cases[] = {
+      {"search " + t + " --run ..", "--run: run name '..' names the folder above the folder of runs"},
+      {"search " + t + " --run .", "--run: run name '.' names the folder of runs itself"},
+      {"search " + t + " --run sibling/../..", "--run: run name must match [A-Za-z0-9_.-]{1,128}"},
+      {"search " + t + " --run /tmp/x", "--run: run name must match"},
+      {"search '" + (dir_ / "..yaml").string() + "'", "..yaml (give --run NAME for another): run name '.' names"},
+      {"search '" + (dir_ / "my tasks.yaml").string() + "'",
+       "my tasks.yaml (give --run NAME for another): run name must match"},
+      {"search " + t + " --run lost", "holds an earlier run's files"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const Outcome r = Run(c.args + " --runs-dir '" + (dir_ / "runs").string() + "'");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(c.words), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(Slurp(dir_ / "runs" / "sibling" / "store" / "CURRENT"), "kept");
+  std::vector<std::string> runs;
+  for (const auto& entry : fs::directory_iterator(dir_ / "runs")) runs.push_back(entry.path().filename().string());
+  std::sort(runs.begin(), runs.end());
+  EXPECT_EQ(runs, (std::vector<std::string>{"lost", "sibling"})) << "nothing new beside the runs";
+  EXPECT_FALSE(fs::exists(dir_ / "runs" / "lost" / "store")) << "the lost store was not replaced";
+  EXPECT_FALSE(fs::exists(dir_ / "store")) << "nothing above the runs folder";
 }
 
 }  // namespace

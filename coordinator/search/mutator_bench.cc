@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "common/eval_outcome.h"
@@ -11,6 +12,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "population_store/population_store.h"
+#include "task/run_paths.h"
 #include "task/task_names.h"
 
 namespace sparseditto {
@@ -70,8 +72,8 @@ absl::Status CheckModels(const std::vector<v1::MutatorSpec>& models, const Mutat
   std::set<std::string> names;
   for (const v1::MutatorSpec& m : models) {
     const std::string name = m.name().empty() ? std::string(MutatorKindName(m.kind())) : m.name();
-    if (name.find('/') != std::string::npos || name == "." || name == "..") {
-      return absl::InvalidArgumentError(fmt::format("model name '{}' cannot name a folder", name));
+    if (std::optional<std::string> problem = RunNameProblem(name)) {
+      return absl::InvalidArgumentError(fmt::format("model name '{}' cannot name a folder: {}", name, *problem));
     }
     if (!names.insert(name).second) return absl::InvalidArgumentError(fmt::format("two models named {}", name));
   }
@@ -97,10 +99,15 @@ absl::StatusOr<std::vector<MutatorBenchRow>> RunMutatorBench(const v1::Task& tas
     *one.add_mutators() = model;
     one.mutable_mutators(0)->set_name(row.model);
     if (options.budget_evaluations > 0) one.mutable_budget()->set_max_evaluations(options.budget_evaluations);
-    const std::string run_dir = (std::filesystem::path(options.out_dir) / row.model).string();
+    absl::StatusOr<std::filesystem::path> run_path = PathInside(options.out_dir, {row.model});
+    if (!run_path.ok()) {
+      row.error = std::string(run_path.status().message());
+      continue;
+    }
+    const std::string run_dir = run_path->string();
     PopulationStoreOptions store_options;
     store_options.create_if_missing = true;
-    absl::StatusOr<std::unique_ptr<PopulationStore>> store = PopulationStore::Open(run_dir + "/store", store_options);
+    absl::StatusOr<std::unique_ptr<PopulationStore>> store = OpenRunStore(run_dir, store_options);
     if (!store.ok()) {
       row.error = std::string(store.status().message());
       continue;

@@ -5,12 +5,15 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
+#include <vector>
 
 #include "common/status_format.h"
 #include "coordinator/search/stored_search.h"
 #include "evaluator/report.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "task/run_paths.h"
 
 namespace sparseditto {
 namespace {
@@ -73,8 +76,20 @@ absl::Status WriteInto(const fs::path& dir, const std::string& name, const std::
   return absl::OkStatus();
 }
 
-std::string TaskDir(const std::string& run_dir, const std::string& task_name) {
-  return (fs::path(run_dir) / task_name).string();
+// <run_dir>/<task_name>/<parts...> through PathInside (task/run_paths.h), for a task name fit to name
+// a task's folder: a store written before names were checked may hold one that is not.
+absl::StatusOr<fs::path> TaskPath(const std::string& run_dir, const std::string& task_name,
+                                  std::initializer_list<std::string_view> parts) {
+  if (absl::Status s = CheckTaskName(task_name); !s.ok()) {
+    return absl::InvalidArgumentError(fmt::format("cannot write the files of a task in {}: {}", run_dir, s.message()));
+  }
+  std::vector<std::string_view> all = {task_name};
+  all.insert(all.end(), parts.begin(), parts.end());
+  switch (all.size()) {  // PathInside takes a braced list
+    case 1: return PathInside(run_dir, {all[0]});
+    case 2: return PathInside(run_dir, {all[0], all[1]});
+    default: return PathInside(run_dir, {all[0], all[1], all[2]});
+  }
 }
 
 // The best candidate's report: what it is, where it came from, and its full evaluation.
@@ -117,8 +132,9 @@ absl::Status WriteCandidateArtifacts(const PopulationStore& store, const std::st
   if (!candidate.ok()) return candidate.status();
   absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run_id, candidate_id);
   if (!result.ok() && !absl::IsNotFound(result.status())) return result.status();
-  const fs::path dir = fs::path(TaskDir(run_dir, candidate->task_name())) / "candidates" / candidate_id;
-  return ReplaceDirectory(dir, [&](const fs::path& into) -> absl::Status {
+  absl::StatusOr<fs::path> dir = TaskPath(run_dir, candidate->task_name(), {"candidates", candidate_id});
+  if (!dir.ok()) return dir.status();
+  return ReplaceDirectory(*dir, [&](const fs::path& into) -> absl::Status {
     if (result.ok()) {
       if (absl::Status s = WriteArtifacts(into.string(), candidate->source(), *result); !s.ok()) return s;
     } else if (absl::Status s = WriteInto(into, "kernel.cu", candidate->source()); !s.ok()) {
@@ -136,20 +152,21 @@ absl::Status WriteCandidateArtifacts(const PopulationStore& store, const std::st
 
 absl::Status WriteBestArtifacts(const PopulationStore& store, const std::string& run_id,
                                 const std::string& task_name, const std::string& run_dir) {
+  absl::StatusOr<fs::path> dir = TaskPath(run_dir, task_name, {"best"});
+  if (!dir.ok()) return dir.status();
   absl::StatusOr<StoredSearch> stored = ReadStoredSearch(store, run_id, task_name);
   if (!stored.ok()) return stored.status();
-  const fs::path dir = fs::path(TaskDir(run_dir, task_name)) / "best";
   const std::string& best_id = stored->search.best_candidate_id();
   if (best_id.empty()) {
     std::error_code error;
-    fs::remove_all(dir, error);
+    fs::remove_all(*dir, error);
     return absl::OkStatus();
   }
   absl::StatusOr<v1::Candidate> best = store.GetCandidate(run_id, best_id);
   if (!best.ok()) return best.status();
   absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run_id, best_id);
   if (!result.ok()) return result.status();
-  return ReplaceDirectory(dir, [&](const fs::path& into) -> absl::Status {
+  return ReplaceDirectory(*dir, [&](const fs::path& into) -> absl::Status {
     if (absl::Status s = WriteInto(into, "kernel.cu", best->source()); !s.ok()) return s;
     return WriteInto(into, "report.json", BestReport(*stored, *best, *result));
   });
@@ -157,11 +174,12 @@ absl::Status WriteBestArtifacts(const PopulationStore& store, const std::string&
 
 absl::Status WriteTaskArtifacts(const PopulationStore& store, const std::string& run_id,
                                 const std::string& task_name, const std::string& run_dir) {
+  absl::StatusOr<fs::path> task_dir = TaskPath(run_dir, task_name, {});
+  if (!task_dir.ok()) return task_dir.status();
   absl::StatusOr<std::vector<v1::Candidate>> candidates = store.ListCandidates(run_id, task_name);
   if (!candidates.ok()) return candidates.status();
-  const fs::path task_dir = TaskDir(run_dir, task_name);
-  RemoveLeftovers(task_dir);
-  RemoveLeftovers(task_dir / "candidates");
+  RemoveLeftovers(*task_dir);
+  RemoveLeftovers(*task_dir / "candidates");
   for (const v1::Candidate& c : *candidates) {
     if (absl::Status s = WriteCandidateArtifacts(store, run_id, c.id(), run_dir); !s.ok()) return s;
   }
@@ -184,7 +202,30 @@ absl::Status WriteProvenance(const PopulationStore& store, const std::string& ru
       provenance["provenance_text"] = run->provenance_json();  // not JSON: kept as written
     }
   }
-  return WriteFileAtomically((fs::path(run_dir) / "provenance.json").string(), provenance.dump(2) + "\n");
+  absl::StatusOr<fs::path> path = PathInside(run_dir, {"provenance.json"});
+  if (!path.ok()) return path.status();
+  return WriteFileAtomically(path->string(), provenance.dump(2) + "\n");
+}
+
+}  // namespace sparseditto
+
+namespace sparseditto {
+
+absl::StatusOr<std::unique_ptr<PopulationStore>> OpenRunStore(const std::string& run_dir,
+                                                              const PopulationStoreOptions& options) {
+  absl::StatusOr<fs::path> store = PathInside(run_dir, {"store"});
+  if (!store.ok()) return store.status();
+  absl::StatusOr<fs::path> provenance = PathInside(run_dir, {"provenance.json"});
+  if (!provenance.ok()) return provenance.status();
+  std::error_code error;
+  if (options.create_if_missing && !fs::exists(*store, error) && fs::exists(*provenance, error)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "the run folder {} holds an earlier run's files ({}) but its store {} is gone: the store is the "
+        "run's truth, and a new one would silently start the run over. Restore {}, or move the run folder "
+        "away to start a new run",
+        run_dir, provenance->string(), store->string(), store->string()));
+  }
+  return PopulationStore::Open(store->string(), options);
 }
 
 }  // namespace sparseditto

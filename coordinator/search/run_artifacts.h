@@ -14,11 +14,16 @@
 // place, and provenance.json is written to a temporary file and renamed, so a reader (or a crash) never
 // sees half a folder or half a file. Replacing an existing folder is two renames: between them the
 // folder is briefly absent (never half-written).
-// Errors: NotFound when the store lacks the run, task or candidate; Unavailable naming the file or
-// folder that could not be written; DataLoss when the stored coordinator state does not parse.
+// Every path is made by PathInside (task/run_paths.h) from task names that CheckTaskName accepts, so
+// nothing is written, renamed or removed outside <run_dir>, whatever the store holds.
+// Errors: NotFound when the store lacks the run, task or candidate; InvalidArgument for a task name or
+// candidate id that cannot name a folder inside the run (nothing is written for it); Unavailable
+// naming the file or folder that could not be written; DataLoss when the stored coordinator state
+// does not parse.
 // Thread-safety: the functions may run concurrently for different tasks; not for the same folder.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -42,6 +47,15 @@ absl::Status WriteTaskArtifacts(const PopulationStore& store, const std::string&
 // <run_dir>/provenance.json from the run record (its provenance_json, pretty-printed, with run id,
 // creation time and project revision added).
 absl::Status WriteProvenance(const PopulationStore& store, const std::string& run_id, const std::string& run_dir);
+
+// Opens the store of the run at <run_dir>/store for a search (`options` with create_if_missing set),
+// making it only for a new run. A run folder that holds the files of an earlier run
+// (provenance.json, which a run writes before anything else) but no store has lost its store (the
+// truth of the run): FailedPrecondition says so instead of starting the run over in a fresh store. An
+// emptied store folder is refused by PopulationStore::Open itself. Errors: InvalidArgument when the
+// store's path would leave <run_dir> (PathInside); PopulationStore::Open's.
+absl::StatusOr<std::unique_ptr<PopulationStore>> OpenRunStore(const std::string& run_dir,
+                                                              const PopulationStoreOptions& options);
 
 // Writes `contents` to `path` through a temporary file in the same folder and a rename.
 absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
