@@ -4,12 +4,14 @@
 #include <optional>
 #include <set>
 
+#include "common/non_retryable.h"
 #include "common/status_format.h"
 #include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/run_artifacts.h"
 #include "coordinator/search/stored_search.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
+#include "task/run_paths.h"
 
 namespace sparseditto {
 namespace {
@@ -22,6 +24,8 @@ absl::Status PrepareRun(PopulationStore& store, const std::string& run_id, const
     if (!names.insert(task.name()).second) {
       return absl::InvalidArgumentError(fmt::format("task {} appears twice in the batch", task.name()));
     }
+    // Its name names its folder in the run (task/run_paths.h); the loader refuses such names already.
+    if (absl::Status s = CheckTaskName(task.name()); !s.ok()) return s;
   }
   absl::StatusOr<store::RunRecord> run = store.GetRun(run_id);
   if (absl::IsNotFound(run.status())) {
@@ -154,7 +158,7 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
       } else if (!llm.ok()) {
         summary = absl::Status(llm.status().code(), fmt::format("LLM mutators: {}", llm.status().message()));
       } else if (absl::Status s = evaluator.SetUp(task); !s.ok()) {
-        summary = absl::Status(s.code(), fmt::format("set-up: {}", s.message()));
+        summary = Reworded(s, fmt::format("set-up: {}", s.message()));  // keeps NonRetryable
       } else {
         summary = RunTaskSearch(store, run_id, task, seeds, evaluator, loop);
       }
@@ -163,6 +167,10 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
         result.summary = *std::move(summary);
       } else {
         result.errors.push_back(std::string(summary.status().message()));
+        if (IsNonRetryable(summary.status())) {
+          result.errors.back() += " (not retried: retrying cannot fix this)";
+          break;
+        }
       }
     }
     if (!result.ok) {

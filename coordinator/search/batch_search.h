@@ -8,12 +8,14 @@
 // Failures: a task whose search returns an error (the store failed, the evaluator could not set the
 // task up, no seed is correct, ...) is retried, resuming from the store, up to its retry count; then it
 // is recorded FAILED in the store (status_detail: the last error) and reported, and the batch goes on
-// with the next task. Retries do not stack: a task gets at most 1 + retries attempts in one call of
+// with the next task. An error marked NonRetryable (common/non_retryable.h: no NVIDIA driver, a task
+// the runner refuses) is not retried: the task fails after that attempt, its error saying so. Retries do not stack: a task gets at most 1 + retries attempts in one call of
 // RunBatchSearch, whatever failed and however often; calling RunBatchSearch again (running the command
 // again) gives a failed task a new set of attempts. RunState.attempts counts every attempt ever begun.
 //
 // Errors of the batch as a whole (the returned status, before any task is searched): InvalidArgument
-// for two tasks of one name, or a task the run holds with other content (SameTaskContent, population_store.h); the
+// for two tasks of one name, a task name that cannot name a folder of the run (CheckTaskName,
+// task/run_paths.h: "..", "store", ...), or a task the run holds with other content (SameTaskContent, population_store.h); the
 // store's errors while creating the run record or storing the tasks.
 // Thread-safety: none; one thread runs a batch.
 #pragma once

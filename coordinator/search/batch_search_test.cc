@@ -5,11 +5,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
+#include "common/non_retryable.h"
 #include "common/status_format.h"
 #include "coordinator/search/run_artifacts.h"
 #include "coordinator/testing/search_fixture.h"
@@ -35,17 +39,19 @@ std::string ReadFile(const fs::path& path) {
 // The fake evaluator whose SetUp fails for the tasks named in `broken`.
 class SetUpFails : public CountingEvaluator {
  public:
-  SetUpFails(testing::FakeLandscape landscape, std::set<std::string> broken)
-      : CountingEvaluator(std::move(landscape)), broken_(std::move(broken)) {}
+  SetUpFails(testing::FakeLandscape landscape, std::set<std::string> broken,
+             absl::Status error = absl::UnavailableError("no GPU here"))
+      : CountingEvaluator(std::move(landscape)), broken_(std::move(broken)), error_(std::move(error)) {}
   absl::Status SetUp(const v1::Task& task) override {
     ++setups[task.name()];
-    if (broken_.contains(task.name())) return absl::UnavailableError("no GPU here");
+    if (broken_.contains(task.name())) return error_;
     return absl::OkStatus();
   }
   std::map<std::string, int> setups;
 
  private:
   std::set<std::string> broken_;
+  absl::Status error_;
 };
 
 class BatchSearchTest : public ::testing::Test {
@@ -171,17 +177,22 @@ TEST_F(BatchSearchTest, RetriesAreCountedPerCallAndNeverStack) {
     int task_retries;    // budget.max_retries of the broken task
     int option_retries;  // BatchSearchOptions::max_retries (-1: the task's)
     int attempts;
+    bool cannot_succeed = false;  // the set-up error is NonRetryable (no NVIDIA driver)
   } cases[] = {
       {"the task's count", 2, -1, 3},
       {"the task's zero", 0, -1, 1},
       {"the option overrides", 2, 0, 1},
       {"the option raises", 0, 3, 4},
+      {"a set-up failure that retrying cannot fix, the task's count", 2, -1, 1, true},
+      {"a set-up failure that retrying cannot fix, the option", 0, 3, 1, true},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     fs::remove_all(root_);
     auto store = OpenStore();
-    SetUpFails evaluator(Landscape(), {"broken"});
+    SetUpFails evaluator(Landscape(), {"broken"},
+                         c.cannot_succeed ? NonRetryable(absl::FailedPreconditionError("no GPU here"))
+                                          : absl::UnavailableError("no GPU here"));
     v1::Task broken = SmallTask(5, "broken", 1);
     broken.mutable_budget()->set_max_retries(c.task_retries);
     BatchSearchOptions options = Options();
@@ -195,6 +206,9 @@ TEST_F(BatchSearchTest, RetriesAreCountedPerCallAndNeverStack) {
       EXPECT_EQ(outcome->tasks[0].attempts, c.attempts);
       EXPECT_EQ(outcome->tasks[0].errors.size(), static_cast<size_t>(c.attempts));
       EXPECT_THAT(outcome->tasks[0].errors.back(), HasSubstr("set-up: no GPU here"));
+      if (c.cannot_succeed) {
+        EXPECT_THAT(outcome->tasks[0].errors.back(), HasSubstr("not retried"));
+      }
       EXPECT_TRUE(outcome->tasks[1].ok) << "the other task goes on";
       EXPECT_EQ(evaluator.setups["broken"], call * c.attempts);
       auto state = store->GetRunState("run", "broken");
@@ -255,6 +269,56 @@ TEST_F(BatchSearchTest, ArtifactsAreRegeneratedFromTheStore) {
   EXPECT_EQ(ReadFile(run / "t" / "candidates" / "t.llm" / "prompt.md"), "# Make it faster\n");
   EXPECT_EQ(ReadFile(run / "t" / "candidates" / "t.llm" / "response.md"), "Here is a kernel.\n");
   EXPECT_FALSE(fs::exists(run / "t" / "candidates" / "t.llm" / "verify.json")) << "not evaluated";
+}
+
+// The run's folder is root_/run and its store root_/store, a sibling: a task named ".." once put its
+// files, and its clean-up's remove_all, in root_. Through every entry point that writes a run's files,
+// nothing lands outside root_/run, whatever the batch or the store names a task or a candidate.
+TEST_F(BatchSearchTest, NothingIsWrittenOutsideTheRunWhateverATaskIsNamed) {
+  auto store = OpenStore();
+  CountingEvaluator evaluator(Landscape());
+  ASSERT_TRUE(RunBatchSearch(*store, "run", {SmallTask(3, "t", 1)}, seeds_, evaluator, Options()).ok());
+  auto beside_the_run = [&] {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(root_)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const std::vector<std::string> before = beside_the_run();
+  ASSERT_EQ(before, (std::vector<std::string>{"run", "store"}));
+  const std::string run = (root_ / "run").string();
+  for (const std::string name : {"..", ".", "store", "export", "provenance.json", "Store", "x.sparseditto-old-1"}) {
+    SCOPED_TRACE("task named '" + name + "'");
+    auto outcome = RunBatchSearch(*store, "run", {SmallTask(3, name, 1)}, seeds_, evaluator, Options());
+    EXPECT_EQ(outcome.status().code(), absl::StatusCode::kInvalidArgument) << outcome.status();
+    EXPECT_THAT(std::string(outcome.status().message()), HasSubstr("task name '" + name + "'"));
+    // A store written before names were checked may hold such a task, and candidates of it.
+    ASSERT_TRUE(store->PutTask("run", SmallTask(3, name, 1)).ok());
+    v1::Candidate candidate = *store->GetCandidate("run", store->ListCandidates("run", "t")->front().id());
+    candidate.set_id("bad." + std::to_string(std::hash<std::string>()(name)));
+    candidate.set_task_name(name);
+    candidate.clear_parent_ids();
+    candidate.set_source_hash("hash of " + name);
+    ASSERT_TRUE(store->PutCandidate("run", candidate).ok());
+    for (const absl::Status& s : {WriteTaskArtifacts(*store, "run", name, run), WriteBestArtifacts(*store, "run", name, run),
+                                  WriteCandidateArtifacts(*store, "run", candidate.id(), run)}) {
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(std::string(s.message()), HasSubstr("task name '" + name + "'"));
+    }
+    EXPECT_EQ(beside_the_run(), before);
+  }
+  for (const std::string id : {"..", "."}) {  // a candidate id is a folder's name too
+    SCOPED_TRACE("candidate id '" + id + "'");
+    v1::Candidate candidate = *store->GetCandidate("run", store->ListCandidates("run", "t")->front().id());
+    candidate.set_id(id);
+    candidate.clear_parent_ids();
+    candidate.set_source_hash("hash of id " + id);
+    ASSERT_TRUE(store->PutCandidate("run", candidate).ok());
+    const absl::Status s = WriteCandidateArtifacts(*store, "run", id, run);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_EQ(beside_the_run(), before);
+  }
+  EXPECT_TRUE(fs::exists(root_ / "store" / "CURRENT")) << "the store beside the run is whole";
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ class CandidateEvaluator {
  public:
   virtual ~CandidateEvaluator() = default;
   // Prepares for the candidates of `task` (the real evaluator materialises the matrix and times the
-  // baselines). An error fails this attempt at the task's search (batch_search.h retries it).
+  // baselines). An error fails this attempt at the task's search; batch_search.h retries it unless it
+  // is marked NonRetryable (common/non_retryable.h: no driver, a task the runner refuses).
   virtual absl::Status SetUp(const v1::Task& task) {
     (void)task;
     return absl::OkStatus();

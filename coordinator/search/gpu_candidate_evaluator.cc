@@ -3,13 +3,30 @@
 #include <future>
 #include <utility>
 
+#include "common/non_retryable.h"
+#include "evaluator/gpu/nvidia_driver.h"
+
 namespace sparseditto {
+
+GpuCandidateEvaluator::GpuCandidateEvaluator(Evaluator* evaluator,
+                                             std::function<std::optional<std::string>()> missing_driver)
+    : evaluator_(evaluator),
+      missing_driver_(missing_driver ? std::move(missing_driver) : [] { return gpu::MissingNvidiaDriver(); }) {}
+
+absl::Status GpuCandidateEvaluator::SetUp(const v1::Task& task) {
+  if (std::optional<std::string> missing = missing_driver_()) {
+    return NonRetryable(absl::FailedPreconditionError(*missing));
+  }
+  const absl::Status status = evaluator_->SetupTask(task).status();
+  if (absl::IsFailedPrecondition(status) || absl::IsInvalidArgument(status)) return NonRetryable(status);
+  return status;
+}
 
 void GpuCandidateEvaluator::Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {
   if (pool_ == nullptr) pool_ = std::make_unique<CompilePool>(&evaluator_->compiler());
   std::vector<std::pair<std::string, std::future<absl::StatusOr<CompileResult>>>> jobs;
   for (const v1::Candidate& c : candidates) {
-    if (compiled_.contains(c.id()) || !evaluator_->Screen(c).ok()) continue;  // never compile what the screen refuses
+    if (compiled_.contains(c.id()) || !evaluator_->Screen(c, task).ok()) continue;  // never compile what the screen refuses
     jobs.emplace_back(c.id(), pool_->Submit(c.source(), evaluator_->CompileOptionsFor(task)));
   }
   for (auto& [id, job] : jobs) {

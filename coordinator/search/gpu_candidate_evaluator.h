@@ -6,8 +6,10 @@
 // Not thread-safe (one GPU, one thread).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +21,15 @@ namespace sparseditto {
 
 class GpuCandidateEvaluator final : public CandidateEvaluator {
  public:
-  explicit GpuCandidateEvaluator(Evaluator* evaluator) : evaluator_(evaluator) {}
+  // `missing_driver` says whether this machine lacks the NVIDIA driver (a test seam); by default
+  // gpu::MissingNvidiaDriver (evaluator/gpu/cuda_status.h).
+  explicit GpuCandidateEvaluator(Evaluator* evaluator,
+                                 std::function<std::optional<std::string>()> missing_driver = nullptr);
 
-  absl::Status SetUp(const v1::Task& task) override { return evaluator_->SetupTask(task).status(); }
+  // The runner's error, marked NonRetryable (common/non_retryable.h) where no retry can help: no NVIDIA
+  // driver on this machine (checked first, naming what was looked for), or a task the runner refuses
+  // (FailedPrecondition, InvalidArgument). Unavailable (the runner child died) stays retryable.
+  absl::Status SetUp(const v1::Task& task) override;
 
   // Candidates the static screen refuses are not compiled (Evaluate refuses them). A compile the pool
   // could not run is left to Evaluate.
@@ -35,6 +43,7 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
 
  private:
   Evaluator* evaluator_;              // not owned; outlives this object
+  std::function<std::optional<std::string>()> missing_driver_;
   std::unique_ptr<CompilePool> pool_;  // made by the first Prefetch
   std::map<std::string, CompileResult> compiled_;  // by candidate id, until evaluated
 };

@@ -4,14 +4,14 @@
 // refuses is never compiled.
 #include "coordinator/search/gpu_candidate_evaluator.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 
+#include "common/non_retryable.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
 namespace {
@@ -25,8 +25,9 @@ int64_t CacheEntries(const fs::path& cache) {
 }
 
 TEST(GpuCandidateEvaluatorTest, PrefetchCompilesTheBatchOnceAndNeverWhatTheScreenRefuses) {
-  const fs::path dir = fs::temp_directory_path() / ("gpu_candidate_evaluator_test_" + std::to_string(getpid()));
-  fs::remove_all(dir);
+  testing_support::TempFolder folder("gpu_candidate_evaluator_test");
+  ASSERT_TRUE(folder.ok());
+  const fs::path& dir = folder.path();
   EvaluatorOptions options;
   options.compiler.cache_directory = (dir / "compile").string();
   options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
@@ -62,7 +63,29 @@ TEST(GpuCandidateEvaluatorTest, PrefetchCompilesTheBatchOnceAndNeverWhatTheScree
 
   const v1::EvalResult again = gpu.Evaluate(task, good, 1);  // no longer prefetched: an ordinary cache hit
   EXPECT_EQ(again.compile_seconds(), 0);
-  fs::remove_all(dir);
+}
+
+// A machine without the NVIDIA driver cannot set up any task, however often it tries: SetUp says so
+// and marks it NonRetryable, so `search` does not retry it (batch_search.h).
+TEST(GpuCandidateEvaluatorTest, SetUpWithoutADriverFailsAtOnceAndIsNotRetryable) {
+  testing_support::TempFolder folder("gpu_candidate_evaluator_test");
+  ASSERT_TRUE(folder.ok());
+  EvaluatorOptions options;
+  options.compiler.cache_directory = (folder / "compile").string();
+  options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+  options.runner.runner_path = SPARSEDITTO_RUNNER;
+  options.baseline_cache_dir = (folder / "baselines").string();
+  auto evaluator = Evaluator::Create(options);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  GpuCandidateEvaluator gpu(evaluator->get(), [] {
+    return std::optional<std::string>("no NVIDIA driver was found on this machine (no /dev/nvidiactl)");
+  });
+  v1::Task task;
+  task.set_name("t");
+  const absl::Status s = gpu.SetUp(task);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_TRUE(IsNonRetryable(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("no NVIDIA driver was found"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 namespace sparseditto {
 
 std::string FormatDuration(double seconds) {
+  if (std::isnan(seconds)) return "?";
+  if (seconds > kLongestShownSeconds) return "unlimited";  // llround of 1e300 would be INT64_MIN
   const int64_t s = std::llround(std::max(0.0, seconds));
   if (s < 60) return fmt::format("{}s", s);
   if (s < 3600) return fmt::format("{}m{:02d}s", s / 60, s % 60);

@@ -16,7 +16,9 @@ namespace sparseditto {
 // ETA: the seconds per evaluation of this call times the evaluations left; "ETA ?" before the first.
 std::string FormatProgressLine(const SearchProgress& progress);
 
-// "45s", "4m10s", "2h05m".
+// "45s", "4m10s", "2h05m"; negative is "0s". Beyond kLongestShownSeconds (about 114 years, where a
+// number of seconds could overflow an integer) "unlimited"; NaN "?".
+inline constexpr double kLongestShownSeconds = 3.6e9;
 std::string FormatDuration(double seconds);
 
 class ProgressPrinter {

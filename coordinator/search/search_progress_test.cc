@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -38,7 +39,20 @@ TEST(SearchProgress, FormatsDurations) {
   const struct {
     double seconds;
     std::string text;
-  } cases[] = {{0, "0s"}, {59.4, "59s"}, {60, "1m00s"}, {3599, "59m59s"}, {7500, "2h05m"}, {-3, "0s"}};
+  } cases[] = {{0, "0s"},
+               {59.4, "59s"},
+               {60, "1m00s"},
+               {3599, "59m59s"},
+               {7500, "2h05m"},
+               {-3, "0s"},
+               // A huge budget (max_wall_seconds: 1e300) once printed -9223372036854775808s.
+               {3.6e9, "1000000h00m"},
+               {3.6e9 + 1, "unlimited"},
+               {1e19, "unlimited"},
+               {1e300, "unlimited"},
+               {std::numeric_limits<double>::infinity(), "unlimited"},
+               {-std::numeric_limits<double>::infinity(), "0s"},
+               {std::numeric_limits<double>::quiet_NaN(), "?"}};
   for (const auto& c : cases) EXPECT_EQ(FormatDuration(c.seconds), c.text) << c.seconds;
 }
 

@@ -12,7 +12,12 @@ absl::Status CudaStatus(cudaError_t error, const char* call) {
     case cudaErrorMemoryAllocation: return absl::ResourceExhaustedError(message);
     case cudaErrorInvalidValue: return absl::InvalidArgumentError(message);
     case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver: return absl::FailedPreconditionError(message);
+    case cudaErrorInsufficientDriver:
+      if (std::optional<std::string> missing = MissingNvidiaDriver()) {
+        return absl::FailedPreconditionError(fmt::format("{} failed: {} (CUDA said: {}, {})", call, *missing,
+                                                         cudaGetErrorName(error), cudaGetErrorString(error)));
+      }
+      return absl::FailedPreconditionError(message);
     default: return absl::InternalError(message);
   }
 }

@@ -13,10 +13,17 @@
 
 #include "absl/status/status.h"
 #include "common/status_macros.h"
+#include "evaluator/gpu/nvidia_driver.h"
 
 namespace sparseditto::gpu {
 
+// CUDA's errors when it finds no driver (cudaErrorInsufficientDriver, cudaErrorNoDevice) say "CUDA driver
+// version is insufficient" on a machine that has no NVIDIA driver at all; CudaStatus then says that no
+// driver was found instead (FailedPrecondition; MissingNvidiaDriver, nvidia_driver.h), with CUDA's words
+// after it.
 absl::Status CudaStatus(cudaError_t error, const char* call);
+
+
 absl::Status CublasStatus(cublasStatus_t status, const char* call);
 absl::Status CusparseStatus(cusparseStatus_t status, const char* call);
 
