@@ -7,10 +7,15 @@
 #include <iterator>
 #include <thread>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <functional>
 
 #include "evaluator/compile/compile_test_sources.h"
 #include "evaluator/sandbox/landlock.h"
+#include "evaluator/sandbox/sandbox_probe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -186,6 +191,47 @@ TEST_F(NvccCompilerTest, ACandidateCannotReadFilesOutsideItsFolderWhileCompiling
     EXPECT_THAT(confined.log, ::testing::Not(::testing::ContainsRegex("ran without these sandbox layers.*landlock")))
         << attack.what;
   }
+}
+
+// Issue 23 item 9: kill -9 of the process that compiles (sparseditto eval, a search) used to leave nvcc
+// and cicc running under init and their temporary folder behind. Now the sandbox's parent-death signal
+// and PID namespace take the whole compile, and the next NvccCompiler::Create sweeps the folder.
+TEST_F(NvccCompilerTest, KillOfTheCompilingProcessTakesTheCompilerAndTheNextStartSweepsItsFolder) {
+  for (const SandboxLayerStatus& layer : ProbeSandboxLayers({})) {
+    if ((layer.name == "PID namespace" || layer.name == "parent-death signal") && !layer.on) {
+      GTEST_SKIP() << layer.name << " is not available here: " << layer.reason;
+    }
+  }
+  const pid_t compiling = fork();
+  if (compiling == 0) {
+    CompileOptions long_bomb = options_;
+    long_bomb.timeout_seconds = 120;
+    (void)compiler_->Compile(testing::kCompileBombCandidate, long_bomb);
+    _exit(0);
+  }
+  const std::string folders = "sparseditto-nvcc-" + std::to_string(compiling) + "-";
+  auto wait_for = [](const std::function<bool()>& condition) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!condition() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return condition();
+  };
+  auto folder_left = [&] {
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path())) {
+      if (entry.path().filename().string().rfind(folders, 0) == 0) return true;
+    }
+    return false;
+  };
+  const bool started = wait_for([&] { return testing::LiveProcessesMentioning(folders) > 0; });
+  kill(compiling, SIGKILL);
+  waitpid(compiling, nullptr, 0);
+  ASSERT_TRUE(started) << "the compile never started";
+  EXPECT_TRUE(wait_for([&] { return testing::LiveProcessesMentioning(folders) == 0; }))
+      << testing::LiveProcessesMentioning(folders) << " compiler processes outlived kill -9 of their parent";
+  EXPECT_TRUE(folder_left());  // nobody removed it: the process died at once
+  ASSERT_TRUE(NvccCompiler::Create({.nvcc = SPARSEDITTO_NVCC, .cache_directory = scratch_.path() + "/cache"}).ok());
+  EXPECT_FALSE(folder_left()) << "NvccCompiler::Create did not sweep the dead process's compile folder";
 }
 
 TEST_F(NvccCompilerTest, HarnessErrorsAreStatuses) {
