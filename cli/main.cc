@@ -1,13 +1,20 @@
 // sparseditto: one binary, one subcommand per job. Exit codes in cli/exit_codes.h.
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "common/owned_temp_folders.h"
 #include "revision.h"  // SPARSEDITTO_REVISION, written at every build by cli/write_revision.cmake
 
 int main(int argc, char** argv) {
   using namespace sparseditto;
+  // What an earlier sparseditto killed mid-compile (kill -9, Ctrl-C) and its children left behind.
+  std::error_code no_temp_folder;
+  const std::filesystem::path temp = std::filesystem::temp_directory_path(no_temp_folder);
+  if (!no_temp_folder) (void)SweepOrphanedTempFolders(temp);
   CLI::App app{"SparseDitto: search for fast, verified CUDA SpMM kernels specialised to a sparsity pattern"};
   app.set_version_flag("--version", "sparseditto " SPARSEDITTO_VERSION " (revision " SPARSEDITTO_REVISION ")");
   app.require_subcommand(1);

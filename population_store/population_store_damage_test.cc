@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status_format.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "population_store/population_store.h"
@@ -252,6 +253,23 @@ TEST(PopulationStoreDamage, PermissionDeniedIsSaidAsSuch) {
   fs::permissions(dir.path(), fs::perms::owner_all);
   fs::permissions(path, fs::perms::owner_all);
   for (const auto& entry : fs::directory_iterator(path)) fs::permissions(entry.path(), fs::perms::owner_all);
+}
+
+// A creator killed between mkdtemp and its rename leaves <store>.creating-<pid>-XXXXXX beside the store;
+// the next creation there sweeps it once its process is gone (common/owned_temp_folders.h).
+TEST(PopulationStoreDamage, AKilledCreatorsTemporaryFolderIsSweptByTheNextCreation) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  const std::string dead = dir.Sub(fmt::format("store.creating-{}-AbCdEf", child));
+  const std::string live = dir.Sub(fmt::format("store.creating-{}-GhIjKl", getpid()));
+  fs::create_directories(dead + "/half");
+  fs::create_directories(live);
+  ASSERT_TRUE(PopulationStore::Create(dir.Sub("store")).ok());
+  EXPECT_FALSE(fs::exists(dead)) << "its creator is gone";
+  EXPECT_TRUE(fs::exists(live)) << "its creator (this process) still runs";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "common/owned_temp_folders.h"
 #include "common/status_macros.h"
 #include "population_store/population_store_internal.h"
 #include "population_store/rocksdb_status.h"
@@ -59,8 +60,12 @@ absl::Status CreateEmptyStore(const std::string& path, const PopulationStoreOpti
     return absl::InternalError(
         fmt::format("cannot make the folder {} for the store: {}", parent.string(), error.message()));
   }
-  std::string temporary = target.string() + ".creating-XXXXXX";
-  if (mkdtemp(temporary.data()) == nullptr) return Errno("cannot make a temporary folder beside", path);
+  // <store>.creating-<pid>-XXXXXX; what a creator killed mid-way left is swept first.
+  const std::string temporary_prefix = target.filename().string() + ".creating-";
+  (void)SweepOrphanedTempFolders(parent, {temporary_prefix});
+  absl::StatusOr<fs::path> made = MakeOwnedTempFolder(parent, temporary_prefix);
+  if (!made.ok()) return made.status();
+  const std::string temporary = made->string();
 
   rocksdb::Options db_options = DatabaseOptions(options);
   db_options.create_if_missing = true;
