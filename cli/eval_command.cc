@@ -84,7 +84,7 @@ int RunEval(const EvalOptions& o) {
                                  std::hash<std::string>{}(*source) & 0xffffffffu));
     candidate.set_task_name(task->name());
     candidate.set_source(*source);
-    const bool screened = (*evaluator)->Screen(candidate).ok();
+    const bool screened = (*evaluator)->Screen(candidate, *task).ok();
     compiles.push_back(screened ? pool.Submit(*source, (*evaluator)->CompileOptionsFor(*task))
                                 : std::future<absl::StatusOr<CompileResult>>());
     candidates.push_back(std::move(candidate));

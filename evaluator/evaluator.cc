@@ -4,9 +4,11 @@
 #include <fstream>
 
 #include "common/eval_outcome.h"
+#include "common/sha256.h"
 #include "common/status_format.h"
 #include "common/text_tail.h"
 #include "common/untrusted_text.h"
+#include "evaluator/compile/host_preprocess.h"
 #include "evaluator/compile/staged_library.h"
 #include "evaluator/compile/static_screen.h"
 #include "evaluator/runner/framing.h"
@@ -57,8 +59,20 @@ absl::StatusOr<v1::SetupTaskReply> Evaluator::SetupTask(const v1::Task& task) {
   return reply;
 }
 
-absl::Status Evaluator::Screen(const v1::Candidate& candidate) const {
-  return ScreenCandidateSource(candidate.source());
+absl::Status Evaluator::Screen(const v1::Candidate& candidate, const v1::Task& task) const {
+  const CompileOptions options = CompileOptionsFor(task);
+  std::string key = candidate.source();
+  for (const std::string& arch : options.archs) key += "\n" + arch;
+  key = Sha256Hex(key);
+  {
+    absl::MutexLock lock(&screen_mutex_);
+    if (auto it = screened_.find(key); it != screened_.end()) return it->second;
+  }
+  absl::Status verdict = ScreenCandidate(*compiler_, candidate.source(), options);
+  absl::MutexLock lock(&screen_mutex_);
+  if (screened_.size() >= 4096) screened_.clear();
+  screened_[key] = verdict;
+  return verdict;
 }
 
 CompileOptions Evaluator::CompileOptionsFor(const v1::Task& task) const {
@@ -80,7 +94,7 @@ v1::EvalResult Evaluator::RunCascade(const v1::Task& task, const v1::Candidate& 
   result.set_candidate_id(candidate.id());
   result.set_task_name(task.name());
   result.set_stage_reached(v1::EVAL_STAGE_STATIC_SCREEN);
-  if (absl::Status screen = Screen(candidate); !screen.ok()) {
+  if (absl::Status screen = Screen(candidate, task); !screen.ok()) {
     result.set_failure(v1::FAILURE_CATEGORY_REJECTED);
     result.set_failure_detail(std::string(screen.message()));
     return result;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "candidate.pb.h"
 #include "eval_result.pb.h"
 #include "evaluator/compile/nvcc_compiler.h"
@@ -44,9 +45,14 @@ class Evaluator {
   // After Unavailable, Evaluate still runs the CPU stages and ends at INTERNAL ("GPU stages not run").
   absl::StatusOr<v1::SetupTaskReply> SetupTask(const v1::Task& task);
 
-  // Stage 1 (the static screen) and the compile options for stage 2; the compile itself can then run
-  // anywhere (compiler(), or a CompilePool over it). Thread-safe.
-  absl::Status Screen(const v1::Candidate& candidate) const;
+  // Stage 1 (the static screen, static_screen.h) and the compile options for stage 2; the compile
+  // itself can then run anywhere (compiler(), or a CompilePool over it). The screen reads the
+  // candidate's spelling, then its host translation unit preprocessed with the task's compile options
+  // (NvccCompiler::PreprocessHost, about 0.4 s; remembered per source and archs, so Evaluate does not
+  // preprocess again what a caller screened). PermissionDenied: refused (also when preprocessing
+  // runs out of time); a source that does not preprocess passes here and fails its compile.
+  // Thread-safe.
+  absl::Status Screen(const v1::Candidate& candidate, const v1::Task& task) const;
   CompileOptions CompileOptionsFor(const v1::Task& task) const;
   const NvccCompiler& compiler() const { return *compiler_; }
 
@@ -72,6 +78,8 @@ class Evaluator {
   RunnerClient baseline_runner_;  // lazy module loading: times the baselines in SetupTask
   std::map<std::string, v1::SetupTaskReply> setups_;  // by TaskContextKey
   std::string gpu_unavailable_;  // set when SetupTask found no usable runner/GPU
+  mutable absl::Mutex screen_mutex_;
+  mutable std::map<std::string, absl::Status> screened_ ABSL_GUARDED_BY(screen_mutex_);  // by SHA-256 of source + archs
   RunnerClient runner_;           // eager module loading: runs candidates
 };
 

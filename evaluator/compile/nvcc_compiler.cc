@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <signal.h>
@@ -187,50 +188,22 @@ absl::StatusOr<CompileResult> NvccCompiler::CompileUncached(std::string_view sou
                                                             std::string_view abi_header) const {
   ScratchFolder scratch;  // in the cache: the built library is copied here and Store renames it in
   SD_ASSIGN_OR_RETURN(scratch.path, cache_.MakeScratchDirectory());
-  ScratchFolder work;  // nvcc's own folder, the only one the sandbox lets it write
-  SD_ASSIGN_OR_RETURN(work.path, MakeCompileFolder());
   const std::string library_path = scratch.path + "/candidate.so";
-  SD_RETURN_IF_ERROR(WriteWholeFile(work.path + "/candidate.cu", source));
-  SD_RETURN_IF_ERROR(WriteWholeFile(work.path + "/abi/sparseditto_kernel.h", abi_header));
-
-  SpawnOptions spawn;
-  spawn.argv = {config_.nvcc};
-  for (const std::string& flag : flags) {
-    spawn.argv.push_back(flag == "-I" + options.abi_include_dir ? std::string("-Iabi") : flag);
-  }
   // Relative paths, run in the compile's folder: the log then says "candidate.cu(3): error", the same
   // for every compile, and shows no folder of ours to the mutators.
-  spawn.argv.insert(spawn.argv.end(), {"-o", "candidate.so", "candidate.cu"});
+  std::vector<std::string> tail = {"-o", "candidate.so", "candidate.cu"};
   // Libraries a candidate may call, after the source so the linker keeps them: cuBLAS (the dense
   // fallback seed). The runner has it loaded already, so this costs nothing at load time.
-  spawn.argv.insert(spawn.argv.end(), kCandidateLibraries.begin(), kCandidateLibraries.end());
-  spawn.environment = {{"PATH", NvccPath()}, {"TMPDIR", work.path + "/tmp"}, {"HOME", work.path}};
-  spawn.working_directory = work.path;
-  spawn.merge_stderr_into_stdout = true;
-  spawn.max_captured_bytes = kMaxCapturedBytes;
-  spawn.limits.file_size_bytes = options.max_output_bytes;
-  spawn.limits.address_space_bytes = options.max_address_space_bytes;
-  spawn.limits.cpu_seconds = static_cast<int64_t>(std::ceil(options.timeout_seconds)) * 2 + 10;  // a backstop
-  if (config_.sandbox) {
-    spawn.sandbox = *config_.sandbox;
-    if (spawn.sandbox->landlock) {
-      std::error_code ignored;  // the toolkit (<toolkit>/bin/nvcc) where it is outside the toolchain rules
-      const fs::path toolkit = fs::canonical(config_.nvcc, ignored).parent_path().parent_path();
-      if (!toolkit.empty()) spawn.sandbox->landlock->executable.push_back(toolkit.string());
-      spawn.sandbox->landlock->read_write.push_back(work.path);
-    }
-    SD_RETURN_IF_ERROR(PrepareWritableFolder(work.path, *spawn.sandbox));
-  }
-  absl::StatusOr<CommandResult> run = RunCommand(spawn, options.timeout_seconds);
-  if (absl::IsFailedPrecondition(run.status()) && absl::StrContains(run.status().message(), "sandbox")) {
-    return run.status();  // a sandbox layer required and not available here
-  }
-  if (!run.ok()) return absl::InternalError(fmt::format("could not run nvcc: {}", run.status().ToString()));
-  if (run->outcome.success()) {
+  tail.insert(tail.end(), kCandidateLibraries.begin(), kCandidateLibraries.end());
+  const auto copy_out = [&library_path](const std::string& work, const CommandResult& run) -> absl::Status {
+    if (!run.outcome.success()) return absl::OkStatus();
     std::error_code error;
-    fs::copy_file(work.path + "/candidate.so", library_path, error);
-    if (error) return absl::InternalError(fmt::format("copying the built library out of {}: {}", work.path, error.message()));
-  }
+    fs::copy_file(work + "/candidate.so", library_path, error);
+    if (error) return absl::InternalError(fmt::format("copying the built library out of {}: {}", work, error.message()));
+    return absl::OkStatus();
+  };
+  absl::StatusOr<CommandResult> run = RunNvcc(source, abi_header, flags, tail, options, copy_out);
+  if (!run.ok()) return run.status();
 
   CompileResult result;
   result.cache_key = key;
@@ -272,6 +245,47 @@ absl::StatusOr<CompileResult> NvccCompiler::CompileUncached(std::string_view sou
   }
   if (result.ok) result.library_path = cache_.LibraryPath(key);
   return result;
+}
+
+absl::StatusOr<CommandResult> NvccCompiler::RunNvcc(
+    std::string_view source, std::string_view abi_header, const std::vector<std::string>& flags,
+    const std::vector<std::string>& tail, const CompileOptions& options,
+    const std::function<absl::Status(const std::string& work, const CommandResult& run)>& collect) const {
+  ScratchFolder work;  // nvcc's own folder, the only one the sandbox lets it write
+  SD_ASSIGN_OR_RETURN(work.path, MakeCompileFolder());
+  SD_RETURN_IF_ERROR(WriteWholeFile(work.path + "/candidate.cu", source));
+  SD_RETURN_IF_ERROR(WriteWholeFile(work.path + "/abi/sparseditto_kernel.h", abi_header));
+
+  SpawnOptions spawn;
+  spawn.argv = {config_.nvcc};
+  for (const std::string& flag : flags) {
+    spawn.argv.push_back(flag == "-I" + options.abi_include_dir ? std::string("-Iabi") : flag);
+  }
+  spawn.argv.insert(spawn.argv.end(), tail.begin(), tail.end());
+  spawn.environment = {{"PATH", NvccPath()}, {"TMPDIR", work.path + "/tmp"}, {"HOME", work.path}};
+  spawn.working_directory = work.path;
+  spawn.merge_stderr_into_stdout = true;
+  spawn.max_captured_bytes = kMaxCapturedBytes;
+  spawn.limits.file_size_bytes = options.max_output_bytes;
+  spawn.limits.address_space_bytes = options.max_address_space_bytes;
+  spawn.limits.cpu_seconds = static_cast<int64_t>(std::ceil(options.timeout_seconds)) * 2 + 10;  // a backstop
+  if (config_.sandbox) {
+    spawn.sandbox = *config_.sandbox;
+    if (spawn.sandbox->landlock) {
+      std::error_code ignored;  // the toolkit (<toolkit>/bin/nvcc) where it is outside the toolchain rules
+      const fs::path toolkit = fs::canonical(config_.nvcc, ignored).parent_path().parent_path();
+      if (!toolkit.empty()) spawn.sandbox->landlock->executable.push_back(toolkit.string());
+      spawn.sandbox->landlock->read_write.push_back(work.path);
+    }
+    SD_RETURN_IF_ERROR(PrepareWritableFolder(work.path, *spawn.sandbox));
+  }
+  absl::StatusOr<CommandResult> run = RunCommand(spawn, options.timeout_seconds);
+  if (absl::IsFailedPrecondition(run.status()) && absl::StrContains(run.status().message(), "sandbox")) {
+    return run.status();  // a sandbox layer required and not available here
+  }
+  if (!run.ok()) return absl::InternalError(fmt::format("could not run nvcc: {}", run.status().ToString()));
+  SD_RETURN_IF_ERROR(collect(work.path, *run));
+  return run;
 }
 
 }  // namespace sparseditto

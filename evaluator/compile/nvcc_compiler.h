@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -22,9 +23,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/subprocess.h"
 #include "evaluator/sandbox/sandbox_policy.h"
 #include "evaluator/compile/compile_cache.h"
 #include "evaluator/compile/compile_result.h"
+#include "evaluator/compile/host_preprocess.h"
 
 namespace sparseditto {
 
@@ -91,12 +94,28 @@ class NvccCompiler {
   // and not available here), Internal (scratch or cache I/O failed, nvcc could not be started).
   absl::StatusOr<CompileResult> Compile(std::string_view source, const CompileOptions& options) const;
 
+  // The candidate's host translation unit as this compile's host pass sees it, for the static
+  // screen: `nvcc -E` with NvccFlags(options) and HostPreprocessArguments (host_preprocess.h), through
+  // RunNvcc like Compile, at most 30 s. A candidate that does not preprocess is a PreprocessResult
+  // with ok = false, never an error; errors are the harness's, as for Compile. Not cached. Defined
+  // in host_preprocess.cc. Thread-safe.
+  absl::StatusOr<PreprocessResult> PreprocessHost(std::string_view source, const CompileOptions& options) const;
+
   const std::string& toolchain_identity() const { return toolchain_identity_; }
   const CompileCache& cache() const { return cache_; }
 
  private:
   NvccCompiler(Config config, std::string toolchain_identity, CompileCache cache)
       : config_(std::move(config)), toolchain_identity_(std::move(toolchain_identity)), cache_(std::move(cache)) {}
+  // The one spawn path of nvcc (Compile and PreprocessHost, evaluator/compile/host_preprocess.cc): a
+  // fresh compile folder holding `source` as candidate.cu and the ABI header as abi/, the project's
+  // `flags` (the -I of the ABI folder made -Iabi) then `tail`, the limits of `options` and the
+  // sandbox of Config; `collect` reads what it needs from the folder before it is removed. Errors: a
+  // sandbox layer required and missing (FailedPrecondition), nvcc not started (Internal), collect's.
+  absl::StatusOr<CommandResult> RunNvcc(
+      std::string_view source, std::string_view abi_header, const std::vector<std::string>& flags,
+      const std::vector<std::string>& tail, const CompileOptions& options,
+      const std::function<absl::Status(const std::string& work, const CommandResult& run)>& collect) const;
   absl::StatusOr<CompileResult> CompileUncached(std::string_view source, const std::vector<std::string>& flags,
                                                 const CompileOptions& options, const std::string& key,
                                                 std::string_view abi_header) const;

@@ -16,6 +16,7 @@ constexpr std::string_view kSignals = "signals and signal handlers";
 constexpr std::string_view kLimits = "resource limits";
 constexpr std::string_view kEnvironment = "environment access";
 constexpr std::string_view kFiles = "file-system writes and raw fd I/O";
+constexpr std::string_view kPersistence = "threads and exit handlers that outlive the call";
 
 constexpr BannedName kBannedNames[] = {
     {"fork", kProcess}, {"vfork", kProcess}, {"clone", kProcess}, {"clone3", kProcess},
@@ -23,16 +24,25 @@ constexpr BannedName kBannedNames[] = {
     {"execve", kProcess}, {"execvp", kProcess}, {"execvpe", kProcess}, {"execveat", kProcess},
     {"fexecve", kProcess}, {"system", kProcess}, {"popen", kProcess}, {"posix_spawn", kProcess},
     {"posix_spawnp", kProcess}, {"daemon", kProcess, true},
+    // Process creation by libc functions and entry points that are not the familiar names.
+    {"wordexp", kProcess}, {"_Fork", kProcess}, {"__fork", kProcess}, {"__vfork", kProcess},
+    {"__clone", kProcess}, {"__clone2", kProcess}, {"__clone3", kProcess}, {"__execvpe", kProcess},
+    {"__posix_spawn", kProcess}, {"pidfd_spawn", kProcess}, {"pidfd_spawnp", kProcess},
+    {"forkpty", kProcess}, {"rcmd", kProcess}, {"rcmd_af", kProcess}, {"rexec", kProcess},
+    {"rexec_af", kProcess},
     {"dlopen", kLoading}, {"dlmopen", kLoading}, {"dlsym", kLoading}, {"dlvsym", kLoading},
     {"dladdr", kLoading}, {"dladdr1", kLoading}, {"dlinfo", kLoading}, {"dl_iterate_phdr", kLoading},
     {"mprotect", kCodeMemory}, {"pkey_mprotect", kCodeMemory}, {"PROT_EXEC", kCodeMemory},
-    {"memfd_create", kCodeMemory},
+    {"memfd_create", kCodeMemory}, {"mmap", kCodeMemory}, {"mmap64", kCodeMemory}, {"mremap", kCodeMemory},
+    {"remap_file_pages", kCodeMemory}, {"shmat", kCodeMemory}, {"personality", kCodeMemory},
     {"socket", kNetwork}, {"socketpair", kNetwork}, {"connect", kNetwork, true}, {"bind", kNetwork},
     {"listen", kNetwork, true}, {"accept", kNetwork, true}, {"accept4", kNetwork},
     {"getaddrinfo", kNetwork}, {"gethostbyname", kNetwork}, {"sendto", kNetwork}, {"recvfrom", kNetwork},
     {"sendmsg", kNetwork}, {"recvmsg", kNetwork},
     {"syscall", kSyscall}, {"ptrace", kSyscall}, {"prctl", kSyscall}, {"ioctl", kSyscall},
     {"process_vm_readv", kSyscall}, {"process_vm_writev", kSyscall}, {"seccomp", kSyscall},
+    {"unshare", kSyscall}, {"setns", kSyscall}, {"chroot", kSyscall}, {"pivot_root", kSyscall},
+    {"mount", kSyscall, true}, {"umount", kSyscall}, {"umount2", kSyscall},
     {"kill", kSignals}, {"killpg", kSignals}, {"tgkill", kSignals}, {"tkill", kSignals},
     {"sigqueue", kSignals}, {"signal", kSignals}, {"sigaction", kSignals}, {"sigset", kSignals, true},
     {"bsd_signal", kSignals}, {"sysv_signal", kSignals}, {"sigaltstack", kSignals},
@@ -50,7 +60,17 @@ constexpr BannedName kBannedNames[] = {
     {"tmpfile", kFiles}, {"tmpnam", kFiles}, {"remove", kFiles, true, 1},
     {"read", kFiles}, {"write", kFiles}, {"pread", kFiles}, {"pwrite", kFiles}, {"readv", kFiles},
     {"writev", kFiles}, {"pwritev", kFiles}, {"dup", kFiles, true}, {"dup2", kFiles}, {"dup3", kFiles},
+    {"filesystem", kFiles},
+    {"pthread_create", kPersistence}, {"thread", kPersistence}, {"jthread", kPersistence},
+    {"async", kPersistence, true}, {"atexit", kPersistence}, {"at_quick_exit", kPersistence},
+    {"on_exit", kPersistence}, {"__cxa_atexit", kPersistence}, {"__cxa_thread_atexit", kPersistence},
+    {"pthread_atfork", kPersistence},
 };
+
+// glibc's internal entry points (__libc_system, __libc_dlopen_mode, _dl_open, __GI_execve, ...): a
+// candidate has no use for any of them.
+constexpr std::string_view kInternalPrefixes[] = {"__libc_", "_dl_", "__dl_", "__GI_", "__GI___"};
+constexpr BannedName kGlibcInternal = {"", "glibc's internal entry points (process creation, loading)"};
 
 struct RefusedHeader {
   std::string_view header;
@@ -75,6 +95,11 @@ constexpr RefusedHeader kRefusedHeaders[] = {
     {"netinet/in.h", "network access"},
     {"arpa/inet.h", "network access"},
     {"netdb.h", "network access"},
+    {"wordexp.h", "process creation"},
+    {"pty.h", "process creation"},
+    {"filesystem", "file-system writes and raw fd I/O"},
+    {"thread", "threads and exit handlers that outlive the call"},
+    {"pthread.h", "threads and exit handlers that outlive the call"},
 };
 
 constexpr std::array<std::string_view, 14> kCudaPrefixes = {
@@ -86,6 +111,9 @@ constexpr std::array<std::string_view, 14> kCudaPrefixes = {
 const BannedName* FindBannedName(std::string_view name) {
   for (const BannedName& banned : kBannedNames) {
     if (banned.name == name) return &banned;
+  }
+  for (std::string_view prefix : kInternalPrefixes) {
+    if (name.size() > prefix.size() && name.starts_with(prefix)) return &kGlibcInternal;
   }
   return nullptr;
 }

@@ -15,7 +15,8 @@ struct BannedName {
   int only_with_arguments = -1;    // >= 0: refused only when called with exactly this many arguments
 };
 
-// The entry for `name`, or nullptr.
+// The entry for `name` (names starting with glibc's internal prefixes, __libc_, _dl_, __GI_, share
+// one entry whose name is empty), or nullptr.
 const BannedName* FindBannedName(std::string_view name);
 
 // asm, __asm, __asm__.
