@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include "common/status_macros.h"
 #include "evaluator/sandbox/sandbox_child.h"
@@ -22,6 +23,7 @@ namespace sparseditto {
 namespace {
 
 constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
+constexpr char kHomePrefix[] = "sparseditto-home-";  // + <pid of ours>-XXXXXX, under the temp dir
 
 void CloseFd(int& fd) {
   if (fd >= 0) close(fd);
@@ -170,6 +172,26 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 
 }  // namespace
 
+int SweepTempFoldersOfDeadProcesses(std::string_view prefix) {
+  namespace fs = std::filesystem;
+  int removed = 0;
+  std::error_code error;
+  for (auto it = fs::directory_iterator(fs::temp_directory_path(), error); !error && it != fs::directory_iterator();
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '-') continue;  // not named by a pid: not ours to judge
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+      ++removed;
+    }
+  }
+  return removed;
+}
+
 Deadline DeadlineAfter(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
@@ -228,7 +250,9 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
   std::unique_ptr<ChildProcess> child(new ChildProcess);
   child->max_captured_bytes_ = options.max_captured_bytes;
   if (!env.count("HOME")) {
-    std::string home = (std::filesystem::temp_directory_path() / "sparseditto-home-XXXXXX").string();
+    static std::once_flag swept;  // the private HOMEs of processes killed before they could remove them
+    std::call_once(swept, [] { SweepTempFoldersOfDeadProcesses(kHomePrefix); });
+    std::string home = (std::filesystem::temp_directory_path() / fmt::format("{}{}-XXXXXX", kHomePrefix, getpid())).string();
     if (mkdtemp(home.data()) == nullptr) return absl::InternalError("mkdtemp: " + ErrnoText(errno));
     child->private_home_ = home;
     env["HOME"] = home;

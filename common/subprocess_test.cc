@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -155,6 +156,31 @@ TEST(Subprocess, PrivateHomeExistsWhileRunningAndIsRemovedAfter) {
   EXPECT_TRUE(std::filesystem::exists(home));
   child->reset();
   EXPECT_FALSE(std::filesystem::exists(home));
+}
+
+// A supervisor killed with -9 leaves its children's private HOMEs behind; the first Spawn of the next
+// process removes those whose process is gone, and only those.
+TEST(Subprocess, TheFirstSpawnSweepsPrivateHomesOfDeadProcesses) {
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  namespace fs = std::filesystem;
+  const fs::path stale = fs::temp_directory_path() / ("sparseditto-home-" + std::to_string(dead) + "-sweeptest");
+  const fs::path live = fs::temp_directory_path() / ("sparseditto-home-" + std::to_string(getpid()) + "-sweeptest");
+  fs::create_directories(stale / "inside");
+  fs::create_directories(live);
+  const pid_t fresh = fork();  // a process whose first Spawn this is
+  if (fresh == 0) {
+    absl::StatusOr<CommandResult> run = RunCommand(Shell("true"), 30);
+    _exit(run.ok() && run->outcome.success() ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(fresh, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  fs::remove_all(live);
+  fs::remove_all(stale);
 }
 
 TEST(Subprocess, OurFdsAreNotInherited) {

@@ -60,21 +60,6 @@ absl::StatusOr<std::string> MakeCompileFolder() {
   return path;
 }
 
-// Removes compile folders whose process is gone.
-void SweepStaleCompileFolders() {
-  std::error_code error;
-  for (auto it = fs::directory_iterator(fs::temp_directory_path(), error); !error && it != fs::directory_iterator();
-       it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(kCompileFolderPrefix, 0) != 0) continue;
-    const long pid = std::strtol(name.c_str() + sizeof kCompileFolderPrefix - 1, nullptr, 10);
-    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-      std::error_code ignored;
-      fs::remove_all(it->path(), ignored);
-    }
-  }
-}
-
 // Removes a scratch folder when the compile is over, whatever happened.
 struct ScratchFolder {
   std::string path;
@@ -140,7 +125,7 @@ absl::StatusOr<std::unique_ptr<NvccCompiler>> NvccCompiler::Create(const Config&
     }
     identity += run->stdout_output.bytes;
   }
-  SweepStaleCompileFolders();
+  SweepTempFoldersOfDeadProcesses(kCompileFolderPrefix);
   SD_ASSIGN_OR_RETURN(CompileCache cache, CompileCache::Open(config.cache_directory));
   if (config.max_cache_bytes > 0) (void)cache.Trim(config.max_cache_bytes, kCacheMinAge);
   return std::unique_ptr<NvccCompiler>(new NvccCompiler(config, std::move(identity), std::move(cache)));
