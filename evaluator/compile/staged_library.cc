@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "common/owned_temp_folders.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -14,10 +15,10 @@ namespace fs = std::filesystem;
 absl::StatusOr<StagedLibrary> StagedLibrary::Stage(const CompileCache& cache, const std::string& key,
                                                    const std::string& parent) {
   const fs::path base = parent.empty() ? fs::temp_directory_path() : fs::path(parent);
-  std::string directory = (base / "sd-candidate-XXXXXX").string();
-  if (mkdtemp(directory.data()) == nullptr) {
-    return absl::InternalError(fmt::format("cannot make a folder for the candidate's library under {}", base.string()));
-  }
+  // Named by our pid, so the next start sweeps it if we are killed before the destructor runs.
+  absl::StatusOr<fs::path> made = MakeOwnedTempFolder(base);
+  if (!made.ok()) return made.status();
+  const std::string directory = made->string();
   StagedLibrary staged(directory, directory + "/candidate.so");  // removes the folder on any error below
   if (chmod(directory.c_str(), 0755) != 0) {
     return absl::InternalError(fmt::format("cannot chmod {}", directory));

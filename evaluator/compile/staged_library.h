@@ -1,5 +1,6 @@
 // The copy of a compiled candidate that the candidate's own process loads (DESIGN.md §3.6): a fresh
-// folder made by the trusted process (mode 0755, so an unprivileged runner uid can read it) holding
+// folder made by the trusted process (MakeOwnedTempFolder, so a killed run's is swept at the next
+// start; mode 0755, so an unprivileged runner uid can read it) holding
 // candidate.so (mode 0444), written from bytes checked against the compile cache's SHA-256
 // (CompileCache::CopyVerifiedLibrary). The runner is handed this path, never the cache's file, so a
 // candidate that writes to the library it was loaded from changes only its own copy, and nothing
