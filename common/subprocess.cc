@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "common/owned_temp_folders.h"
 #include "common/status_macros.h"
 #include "evaluator/sandbox/sandbox_child.h"
 #include "fmt/format.h"
@@ -23,7 +25,7 @@ namespace sparseditto {
 namespace {
 
 constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
-constexpr char kHomePrefix[] = "sparseditto-home-";  // + <pid of ours>-XXXXXX, under the temp dir
+constexpr std::string_view kHomePrefix = "sparseditto-home-";  // + <pid of ours>-XXXXXX, under the temp dir
 
 void CloseFd(int& fd) {
   if (fd >= 0) close(fd);
@@ -172,26 +174,6 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 
 }  // namespace
 
-int SweepTempFoldersOfDeadProcesses(std::string_view prefix) {
-  namespace fs = std::filesystem;
-  int removed = 0;
-  std::error_code error;
-  for (auto it = fs::directory_iterator(fs::temp_directory_path(), error); !error && it != fs::directory_iterator();
-       it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (pid <= 0 || end == nullptr || *end != '-') continue;  // not named by a pid: not ours to judge
-    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      std::error_code ignored;
-      fs::remove_all(it->path(), ignored);
-      ++removed;
-    }
-  }
-  return removed;
-}
-
 Deadline DeadlineAfter(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
@@ -251,15 +233,21 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
   child->max_captured_bytes_ = options.max_captured_bytes;
   if (!env.count("HOME")) {
     static std::once_flag swept;  // the private HOMEs of processes killed before they could remove them
-    std::call_once(swept, [] { SweepTempFoldersOfDeadProcesses(kHomePrefix); });
-    std::string home = (std::filesystem::temp_directory_path() / fmt::format("{}{}-XXXXXX", kHomePrefix, getpid())).string();
-    if (mkdtemp(home.data()) == nullptr) return absl::InternalError("mkdtemp: " + ErrnoText(errno));
-    child->private_home_ = home;
-    env["HOME"] = home;
-    if (sandbox && sandbox->run_as_uid() != static_cast<uid_t>(-1) &&
-        chown(home.c_str(), sandbox->run_as_uid(), sandbox->run_as_gid()) != 0) {
-      return absl::InternalError(fmt::format("chown {} for the sandbox: {}", home, ErrnoText(errno)));
+    std::call_once(swept, [] { (void)SweepOrphanedTempFolders(std::filesystem::temp_directory_path(), {kHomePrefix}); });
+    SD_ASSIGN_OR_RETURN(const std::filesystem::path folder,
+                        MakeOwnedTempFolder(std::filesystem::temp_directory_path(), kHomePrefix));
+    child->private_home_ = folder.string();
+    std::string home = folder.string();
+    if (sandbox && sandbox->run_as_uid() != static_cast<uid_t>(-1)) {
+      // The sandbox's uid gets home/ inside; the folder itself stays ours, so the sweep (this user's
+      // folders only) still finds it.
+      home += "/home";
+      if (mkdir(home.c_str(), 0700) != 0 || chown(home.c_str(), sandbox->run_as_uid(), sandbox->run_as_gid()) != 0) {
+        return absl::InternalError(fmt::format("making {} for the sandbox: {}", home, ErrnoText(errno)));
+      }
+      chmod(folder.c_str(), 0711);
     }
+    env["HOME"] = home;
   }
 
   // Our pipe ends go into `child` as soon as they exist, so every error path closes them.

@@ -3,8 +3,9 @@
 // A child gets exactly what SpawnOptions names and nothing else:
 //   * argv, executed with execve (no shell). argv[0] without '/' is looked up in the child's PATH.
 //   * an explicit environment: by default only PATH, HOME (a fresh private temp folder,
-//     <temp>/sparseditto-home-<our pid>-XXXXXX, removed when the ChildProcess is destroyed; the first
-//     Spawn of a process removes those of processes that no longer exist) and LANG=C. No variable of ours is inherited unless named in
+//     <temp>/sparseditto-home-<our pid>-XXXXXX (common/owned_temp_folders.h), removed when the
+//     ChildProcess is destroyed; the first Spawn of a process sweeps those whose process is gone; with a
+//     sandbox that drops root, HOME is home/ inside it, owned by the sandbox's uid) and LANG=C. No variable of ours is inherited unless named in
 //     `inherit_variables` ("no inherited secrets").
 //   * its own process group (setpgid), so Kill() and timeouts take the whole tree (nvcc -> cicc -> ptxas).
 //     A descendant that calls setsid()/setpgid() itself escapes the group; only `sandbox` (its PID
@@ -49,11 +50,6 @@ namespace sparseditto {
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
-
-// Removes every <temp dir>/<prefix><pid>-* folder whose process <pid> no longer exists (its owner was
-// killed before it could clean up) and returns how many. Folders of live pids, and names without a pid
-// after the prefix, are left alone. Thread-safe.
-int SweepTempFoldersOfDeadProcesses(std::string_view prefix);
 
 // A deadline `seconds` from now (fractions allowed).
 Deadline DeadlineAfter(double seconds);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "absl/strings/match.h"
+#include "common/owned_temp_folders.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "evaluator/sandbox/landlock.h"
@@ -45,19 +46,20 @@ absl::Status WriteWholeFile(const std::string& path, std::string_view data) {
   return absl::OkStatus();
 }
 
-constexpr char kCompileFolderPrefix[] = "sparseditto-nvcc-";  // + <our pid>-XXXXXX, under the temp dir
+constexpr std::string_view kCompileFolderPrefix = "sparseditto-nvcc-";  // one of OwnedTempPrefixes()
 
-// A compile's own folder: <temp dir>/sparseditto-nvcc-<pid>-XXXXXX (the pid lets a later start sweep
-// the folders of a process killed with -9).
+// A compile's own folder: <temp dir>/sparseditto-nvcc-<pid>-XXXXXX (common/owned_temp_folders.h: the
+// pid lets a later start sweep the folders of a process killed with -9), ours, holding work/ (nvcc's
+// working folder, with abi/ and tmp/), which the sandbox's uid is given. The outer folder stays ours so
+// the sweep, which takes only this user's folders, still finds it.
 absl::StatusOr<std::string> MakeCompileFolder() {
-  std::string path = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", kCompileFolderPrefix, getpid())).string();
-  if (mkdtemp(path.data()) == nullptr) return absl::InternalError(fmt::format("mkdtemp {} failed", path));
+  SD_ASSIGN_OR_RETURN(const fs::path folder, MakeOwnedTempFolder(fs::temp_directory_path(), kCompileFolderPrefix));
   std::error_code error;
-  fs::permissions(path, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, error);
-  fs::create_directory(path + "/tmp", error);
-  if (!error) fs::create_directory(path + "/abi", error);
-  if (error) return absl::InternalError(fmt::format("mkdir in {}: {}", path, error.message()));
-  return path;
+  fs::permissions(folder, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, error);
+  fs::create_directories(folder / "work" / "tmp", error);
+  if (!error) fs::create_directory(folder / "work" / "abi", error);
+  if (error) return absl::InternalError(fmt::format("mkdir in {}: {}", folder.string(), error.message()));
+  return folder.string();
 }
 
 // Removes a scratch folder when the compile is over, whatever happened.
@@ -125,7 +127,7 @@ absl::StatusOr<std::unique_ptr<NvccCompiler>> NvccCompiler::Create(const Config&
     }
     identity += run->stdout_output.bytes;
   }
-  SweepTempFoldersOfDeadProcesses(kCompileFolderPrefix);
+  (void)SweepOrphanedTempFolders(fs::temp_directory_path(), {kCompileFolderPrefix});
   SD_ASSIGN_OR_RETURN(CompileCache cache, CompileCache::Open(config.cache_directory));
   if (config.max_cache_bytes > 0) (void)cache.Trim(config.max_cache_bytes, kCacheMinAge);
   return std::unique_ptr<NvccCompiler>(new NvccCompiler(config, std::move(identity), std::move(cache)));
@@ -236,10 +238,11 @@ absl::StatusOr<CommandResult> NvccCompiler::RunNvcc(
     std::string_view source, std::string_view abi_header, const std::vector<std::string>& flags,
     const std::vector<std::string>& tail, const CompileOptions& options,
     const std::function<absl::Status(const std::string& work, const CommandResult& run)>& collect) const {
-  ScratchFolder work;  // nvcc's own folder, the only one the sandbox lets it write
-  SD_ASSIGN_OR_RETURN(work.path, MakeCompileFolder());
-  SD_RETURN_IF_ERROR(WriteWholeFile(work.path + "/candidate.cu", source));
-  SD_RETURN_IF_ERROR(WriteWholeFile(work.path + "/abi/sparseditto_kernel.h", abi_header));
+  ScratchFolder folder;  // removed at the end; work/ inside is the only folder the sandbox lets nvcc write
+  SD_ASSIGN_OR_RETURN(folder.path, MakeCompileFolder());
+  const std::string work = folder.path + "/work";
+  SD_RETURN_IF_ERROR(WriteWholeFile(work + "/candidate.cu", source));
+  SD_RETURN_IF_ERROR(WriteWholeFile(work + "/abi/sparseditto_kernel.h", abi_header));
 
   SpawnOptions spawn;
   spawn.argv = {config_.nvcc};
@@ -247,8 +250,8 @@ absl::StatusOr<CommandResult> NvccCompiler::RunNvcc(
     spawn.argv.push_back(flag == "-I" + options.abi_include_dir ? std::string("-Iabi") : flag);
   }
   spawn.argv.insert(spawn.argv.end(), tail.begin(), tail.end());
-  spawn.environment = {{"PATH", NvccPath()}, {"TMPDIR", work.path + "/tmp"}, {"HOME", work.path}};
-  spawn.working_directory = work.path;
+  spawn.environment = {{"PATH", NvccPath()}, {"TMPDIR", work + "/tmp"}, {"HOME", work}};
+  spawn.working_directory = work;
   spawn.merge_stderr_into_stdout = true;
   spawn.max_captured_bytes = kMaxCapturedBytes;
   spawn.limits.file_size_bytes = options.max_output_bytes;
@@ -260,16 +263,16 @@ absl::StatusOr<CommandResult> NvccCompiler::RunNvcc(
       std::error_code ignored;  // the toolkit (<toolkit>/bin/nvcc) where it is outside the toolchain rules
       const fs::path toolkit = fs::canonical(config_.nvcc, ignored).parent_path().parent_path();
       if (!toolkit.empty()) spawn.sandbox->landlock->executable.push_back(toolkit.string());
-      spawn.sandbox->landlock->read_write.push_back(work.path);
+      spawn.sandbox->landlock->read_write.push_back(work);
     }
-    SD_RETURN_IF_ERROR(PrepareWritableFolder(work.path, *spawn.sandbox));
+    SD_RETURN_IF_ERROR(PrepareWritableFolder(work, *spawn.sandbox));
   }
   absl::StatusOr<CommandResult> run = RunCommand(spawn, options.timeout_seconds);
   if (absl::IsFailedPrecondition(run.status()) && absl::StrContains(run.status().message(), "sandbox")) {
     return run.status();  // a sandbox layer required and not available here
   }
   if (!run.ok()) return absl::InternalError(fmt::format("could not run nvcc: {}", run.status().ToString()));
-  SD_RETURN_IF_ERROR(collect(work.path, *run));
+  SD_RETURN_IF_ERROR(collect(work, *run));
   return run;
 }
 
