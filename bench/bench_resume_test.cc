@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
 namespace {
@@ -48,7 +49,7 @@ TEST(BenchResumeTest, RowsTakeTheSuitesOrderAndUnknownTasksGoLast) {
 }
 
 TEST(BenchResumeTest, ReadingNamesThePathAndWhatIsWrong) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("bench_resume_test." + std::to_string(getpid()));
+  const std::filesystem::path dir = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) / ("bench_resume_test." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto write = [&dir](const std::string& name, const std::string& text) {
     std::ofstream(dir / name) << text;

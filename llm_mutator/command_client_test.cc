@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 
 namespace sparseditto::llm {
 namespace {
@@ -33,7 +34,7 @@ TEST(CommandClientTest, Table) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.label);
-    const std::string path = ::testing::TempDir() + "/sd_command_" + c.label + ".sh";
+    const std::string path = ::sparseditto::testing_support::ProcessTempDir() + "/sd_command_" + c.label + ".sh";
     std::ofstream(path) << "#!/bin/sh\n" << c.script << "\n";
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
     ModelOptions model;

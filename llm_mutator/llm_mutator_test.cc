@@ -9,6 +9,7 @@
 #include "evaluator/compile/nvcc_compiler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "llm_mutator/testing/fake_llm_server.h"
 #include "llm_mutator/testing/provider_bodies.h"
 #include "nlohmann/json.hpp"
@@ -148,7 +149,7 @@ TEST_F(LlmMutatorTest, DiffOnARealSeedAppliesAndCompilesWithNvcc) {
   EXPECT_THAT(r.prompt, HasSubstr("INSPIRATION KERNEL"));
   EXPECT_THAT(r.response, HasSubstr("chat.completion"));
 
-  const std::string scratch = ::testing::TempDir() + "/llm_mutator_test_nvcc";
+  const std::string scratch = ::sparseditto::testing_support::ProcessTempDir() + "/llm_mutator_test_nvcc";
   absl::StatusOr<std::unique_ptr<NvccCompiler>> nvcc =
       NvccCompiler::Create({.nvcc = SPARSEDITTO_NVCC, .cache_directory = scratch});
   ASSERT_TRUE(nvcc.ok()) << nvcc.status();
@@ -286,7 +287,7 @@ TEST_F(LlmMutatorTest, UnauthorizedModelIsDisabledAndTheOtherTakesOver) {
 }
 
 TEST_F(LlmMutatorTest, CommandMutatorRewrites) {
-  const std::string script = ::testing::TempDir() + "/sd_rewrite.sh";
+  const std::string script = ::sparseditto::testing_support::ProcessTempDir() + "/sd_rewrite.sh";
   std::ofstream(script) << "#!/bin/sh\ncat >/dev/null\nprintf 'New kernel:\\n```cuda\\n#include \"sparseditto_kernel.h\"\\n"
                            "// REWRITTEN\\n```\\n'\n";
   ModelOptions m;

@@ -12,6 +12,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "matrix/testing/npy_bytes.h"
 
 namespace sparseditto {
@@ -42,7 +43,7 @@ std::string NpyBytes(const std::vector<double>& values, int64_t rows, int64_t co
 }
 
 std::string WriteTempFile(const std::string& file_name, const std::string& contents) {
-  const std::string path = ::testing::TempDir() + "/" + file_name;
+  const std::string path = ::sparseditto::testing_support::ProcessTempDir() + "/" + file_name;
   std::ofstream(path, std::ios::binary) << contents;
   return path;
 }
@@ -222,11 +223,11 @@ TEST(ReadMatrixFileTest, Errors) {
       {"/nonexistent/a.smtx", v1::DTYPE_FP32, absl::StatusCode::kNotFound, "no such file"},
       {WriteTempFile("a.txt", "x"), v1::DTYPE_FP32, absl::StatusCode::kInvalidArgument,
        "unknown matrix file extension"},
-      {::testing::TempDir() + "/dir.smtx", v1::DTYPE_FP32, absl::StatusCode::kInvalidArgument, "not a regular file"},
+      {::sparseditto::testing_support::ProcessTempDir() + "/dir.smtx", v1::DTYPE_FP32, absl::StatusCode::kInvalidArgument, "not a regular file"},
       {big, v1::DTYPE_FP16, absl::StatusCode::kInvalidArgument, "overflows fp16"},
       {big, v1::DTYPE_UNSPECIFIED, absl::StatusCode::kInvalidArgument, "no dtype"},
   };
-  std::filesystem::create_directories(::testing::TempDir() + "/dir.smtx");
+  std::filesystem::create_directories(::sparseditto::testing_support::ProcessTempDir() + "/dir.smtx");
   for (const Case& c : cases) {
     absl::StatusOr<CsrMatrix> m = ReadMatrixFile(c.path, c.dtype, 0);
     ASSERT_FALSE(m.ok()) << c.path;

@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "task/task_loader.h"
 
 namespace sparseditto {
@@ -210,7 +211,7 @@ std::vector<BadCase> Cases() {
 class TaskLoaderBadInput : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / "task_loader_errors_test";
+    dir_ = fs::path(::sparseditto::testing_support::ProcessTempDir()) / "task_loader_errors_test";
     fs::create_directories(dir_);
     std::ofstream(dir_ / "m.smtx") << "2, 2, 1\n0 1 1\n0\n";
     std::ofstream(dir_ / "m.txt") << "x\n";

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "task/task_names.h"
 #include "task/yaml_fields.h"
 
@@ -180,7 +181,7 @@ TEST(TaskLoader, EveryFamilyParses) {
 class TaskLoaderMatrixFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / "task_loader_test_files";
+    dir_ = fs::path(::sparseditto::testing_support::ProcessTempDir()) / "task_loader_test_files";
     fs::create_directories(dir_ / "data");
     std::ofstream(dir_ / "data" / "m.smtx") << "2, 2, 1\n0 1 1\n0\n";
   }
@@ -250,8 +251,8 @@ TEST(TaskLoader, LoadTaskFileErrors) {
   absl::StatusOr<v1::TaskBatch> missing = LoadTaskFile("/nonexistent/dir/task.yaml");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(Msg(missing.status()), HasSubstr("/nonexistent/dir/task.yaml"));
-  EXPECT_EQ(LoadTaskFile(::testing::TempDir()).status().code(), absl::StatusCode::kInvalidArgument);
-  const fs::path empty = fs::path(::testing::TempDir()) / "task_loader_empty.yaml";
+  EXPECT_EQ(LoadTaskFile(::sparseditto::testing_support::ProcessTempDir()).status().code(), absl::StatusCode::kInvalidArgument);
+  const fs::path empty = fs::path(::sparseditto::testing_support::ProcessTempDir()) / "task_loader_empty.yaml";
   std::ofstream(empty) << "# nothing but a comment\n";
   absl::StatusOr<v1::TaskBatch> e = LoadTaskFile(empty.string());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);

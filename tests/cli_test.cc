@@ -1,5 +1,6 @@
 // End-to-end tests of the sparseditto binary: the commands a user types, their output and exit codes.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "tests/testing/shell_command.h"
 
 namespace {
@@ -26,7 +28,7 @@ using sparseditto::testing_support::Slurp;
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sd_cli_" + std::to_string(getpid()));
+    dir_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) / ("sd_cli_" + std::to_string(getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -268,6 +270,25 @@ TEST_F(CliTest, SearchRefusesRunNamesThatLeaveTheRunsFolderAndRunsThatLostTheirS
   EXPECT_EQ(runs, (std::vector<std::string>{"lost", "sibling"})) << "nothing new beside the runs";
   EXPECT_FALSE(fs::exists(dir_ / "runs" / "lost" / "store")) << "the lost store was not replaced";
   EXPECT_FALSE(fs::exists(dir_ / "store")) << "nothing above the runs folder";
+}
+
+// A sparseditto killed during a compile (kill -9, Ctrl-C) leaves nvcc's folder and the sanitizer's
+// behind; the next start sweeps those whose process is gone (common/owned_temp_folders.h).
+TEST_F(CliTest, TheNextStartSweepsTheTemporaryFoldersOfAKilledRun) {
+  const fs::path tmp = dir_ / "tmp";
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  const fs::path nvcc = tmp / ("sparseditto-nvcc-" + std::to_string(child) + "-Xy12Zw");
+  const fs::path sanitizer = tmp / ("sd_sanitizer_" + std::to_string(child) + "_memcheck");
+  const fs::path live = tmp / ("sparseditto-nvcc-" + std::to_string(getpid()) + "-alive0");
+  for (const fs::path& p : {nvcc / "tmp", sanitizer, live}) fs::create_directories(p);
+  Write("tmp/sparseditto-nvcc-" + std::to_string(child) + "-Xy12Zw/tmp/tmpxft_00001-1.cpp", "nvcc's");
+  const Outcome r = RunShell("TMPDIR='" + tmp.string() + "' '" + SPARSEDITTO_BINARY + "' --version", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(nvcc));
+  EXPECT_FALSE(fs::exists(sanitizer));
+  EXPECT_TRUE(fs::exists(live)) << "its process (this test) still runs";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "evaluator/evaluator.h"
 #include "evaluator/report.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "task/task_loader.h"
 
 namespace sparseditto {
@@ -31,7 +32,7 @@ bool HaveGpu() {
 
 std::unique_ptr<Evaluator> MakeEvaluator(bool correctness_only) {
   EvaluatorOptions options;
-  const fs::path cache = fs::temp_directory_path() / ("sd_evaluator_gpu_" + std::to_string(getpid()));
+  const fs::path cache = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) / ("sd_evaluator_gpu_" + std::to_string(getpid()));
   options.compiler.cache_directory = (cache / "compile").string();
   options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
   options.runner.runner_path = SPARSEDITTO_RUNNER;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "tests/testing/shell_command.h"
 
 namespace {
@@ -52,7 +53,7 @@ using sparseditto::testing_support::Slurp;
 class NcuProfileScriptTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sd_ncu_profile_" + std::to_string(getpid()));
+    dir_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) / ("sd_ncu_profile_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "bin");
     fs::create_directories(dir_ / "tools");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "tests/testing/shell_command.h"
 
 namespace {
@@ -24,7 +25,7 @@ using sparseditto::testing_support::Slurp;
 class SeedFinalistsScriptTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sd_seed_finalists_" + std::to_string(getpid()));
+    dir_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) / ("sd_seed_finalists_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -20,6 +20,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
 namespace {
@@ -57,7 +58,7 @@ class SetUpFails : public CountingEvaluator {
 class BatchSearchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
+    root_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) /
             fmt::format("batch_search_test.{}.{}", getpid(),
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);

@@ -15,6 +15,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
 namespace {
@@ -111,7 +112,7 @@ TEST(FinalistStage, DescribesThePassOrEveryFailure) {
 // archive to the best of another seed; a second call on the finished search runs nothing again.
 TEST(FinalistStageSearch, TheBestThatPassesIsNamedAndStored) {
   const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / fmt::format("finalist_stage_test.{}", getpid());
+      std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) / fmt::format("finalist_stage_test.{}", getpid());
   std::filesystem::remove_all(root);
   auto seeds = LoadSeedLibrary(std::string(SPARSEDITTO_SOURCE_DIR) + "/kernels/seeds");
   ASSERT_TRUE(seeds.ok()) << seeds.status();

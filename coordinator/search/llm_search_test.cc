@@ -12,6 +12,7 @@
 #include "coordinator/testing/llm_search_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "llm_mutator/model_options.h"
 #include "llm_mutator/testing/fake_llm_server.h"
 #include "llm_mutator/testing/provider_bodies.h"
@@ -28,7 +29,7 @@ using namespace ::sparseditto::testing;        // NOLINT: fixtures
 using namespace ::sparseditto::llm::testing;   // NOLINT: the local server's script helpers
 
 std::string TempPath(const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/llm_search_test_" + name;
+  const std::string path = ::sparseditto::testing_support::ProcessTempDir() + "/llm_search_test_" + name;
   std::filesystem::remove_all(path);
   return path;
 }

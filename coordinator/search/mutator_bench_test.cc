@@ -10,6 +10,7 @@
 #include "coordinator/testing/llm_search_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "llm_mutator/model_options.h"
 #include "llm_mutator/testing/fake_llm_server.h"
 #include "llm_mutator/testing/provider_bodies.h"
@@ -46,7 +47,7 @@ TEST(MutatorBenchTest, TheTableTellsAGoodModelFromABadOne) {
   ASSERT_EQ(seeds.size(), 1u);
   CountingEvaluator evaluator(Landscape(task, seeds));
 
-  const std::string out = ::testing::TempDir() + "/mutator_bench_test";
+  const std::string out = ::sparseditto::testing_support::ProcessTempDir() + "/mutator_bench_test";
   std::filesystem::remove_all(out);
   std::vector<double> sleeps;
   MutatorBenchOptions options;
@@ -115,7 +116,7 @@ TEST(MutatorBenchTest, RefusesTwoModelsOfOneName) {
   v1::MutatorSpec a = OpenAiModel("same", "http://127.0.0.1:1");
   CountingEvaluator evaluator({});
   MutatorBenchOptions options;
-  options.out_dir = ::testing::TempDir() + "/mutator_bench_test_refused";
+  options.out_dir = ::sparseditto::testing_support::ProcessTempDir() + "/mutator_bench_test_refused";
   absl::StatusOr<std::vector<MutatorBenchRow>> rows = RunMutatorBench(LlmTask({}, 3, 0), {a, a}, {}, evaluator, options);
   EXPECT_TRUE(absl::IsInvalidArgument(rows.status())) << rows.status();
 }

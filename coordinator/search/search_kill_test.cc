@@ -22,6 +22,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "population_store/population_store.h"
 
 namespace sparseditto {
@@ -90,7 +91,7 @@ std::vector<std::string> InFlight(const fs::path& store_dir) {
 class SearchKillTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / fmt::format("search_kill_test.{}", getpid());
+    root_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) / fmt::format("search_kill_test.{}", getpid());
     fs::remove_all(root_);
   }
   void TearDown() override { fs::remove_all(root_); }

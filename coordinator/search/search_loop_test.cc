@@ -18,6 +18,7 @@
 #include "coordinator/testing/search_fixture.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
 namespace {
@@ -37,7 +38,7 @@ SearchLoopOptions Options() { return testing::TestLoopOptions(); }
 class SearchLoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() /
+    root_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) /
             fmt::format("search_loop_test.{}.{}", getpid(),
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(root_);

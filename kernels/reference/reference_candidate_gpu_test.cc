@@ -10,6 +10,7 @@
 #include "common/dtype.h"
 #include "common/rng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "kernels/testing/candidate_build.h"
 #include "matrix/generators.h"
 
@@ -45,7 +46,7 @@ class ReferenceCandidateGpuTest : public ::testing::Test {
     cudaDeviceProp prop;
     ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
     const std::string arch = "sm_" + std::to_string(prop.major * 10 + prop.minor);
-    const std::string library = (std::filesystem::temp_directory_path() /
+    const std::string library = (std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) /
                                  ("sd_reference_gpu_" + std::to_string(getpid()) + ".so")).string();
     auto log = testing::CompileCandidate(SPARSEDITTO_NVCC, kReferencePath, {arch}, library);
     ASSERT_TRUE(log.ok()) << log.status();

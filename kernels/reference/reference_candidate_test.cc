@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "kernel_abi/tunables.h"
 #include "kernels/testing/candidate_build.h"
 
@@ -24,7 +25,7 @@ std::string ReadFile(const std::string& path) {
 class ReferenceCandidateTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("sd_reference_" + std::to_string(getpid()));
+    dir_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) / ("sd_reference_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

@@ -28,6 +28,7 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 #include "kernels/testing/candidate_build.h"
 #include "nlohmann/json.hpp"
 
@@ -197,7 +198,7 @@ TimedCompile CompileUnderKillTimeout(const fs::path& source, const fs::path& dir
 class AdversarialCompileTest : public ::testing::TestWithParam<Entry> {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
+    dir_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) /
            fmt::format("sd_adversarial_{}_{}", getpid(), fs::path(GetParam().file).stem().string());
     fs::remove_all(dir_);
     fs::create_directories(dir_);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -23,7 +24,7 @@ class TempFolder {
     if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
   }
   ~TempFolder() {
-    if (path_.empty()) return;
+    if (path_.empty() || getpid() != owner_) return;  // a forked child that exits normally keeps it
     std::error_code ignored;
     for (auto it = std::filesystem::recursive_directory_iterator(path_, ignored);
          it != std::filesystem::recursive_directory_iterator(); it.increment(ignored)) {
@@ -42,6 +43,16 @@ class TempFolder {
 
  private:
   std::filesystem::path path_;
+  pid_t owner_ = getpid();
 };
+
+// This test process's own temporary folder, made by mkdtemp on first use and removed at exit; like
+// ::testing::TempDir() it ends in '/', but no other process shares it (::testing::TempDir() is /tmp/
+// itself, where fixed names of two test runs collide).
+inline const std::string& ProcessTempDir() {
+  static const TempFolder folder("sparseditto_test");
+  static const std::string path = folder.path().string() + "/";
+  return path;
+}
 
 }  // namespace sparseditto::testing_support
