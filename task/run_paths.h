@@ -30,8 +30,8 @@
 
 namespace sparseditto {
 
-// Why `name` cannot name a run's folder, e.g. "'..' is the parent folder, outside of the runs";
-// nullopt when it can.
+// Why `name` cannot name a run's folder, e.g. "'..' names the folder above the folder of runs (outside
+// of it)"; nullopt when it can.
 std::optional<std::string> RunNameProblem(std::string_view name);
 
 // Why `name` cannot name a task's folder inside a run: RunNameProblem's reasons, a name the run's own
@@ -39,7 +39,7 @@ std::optional<std::string> RunNameProblem(std::string_view name);
 std::optional<std::string> TaskNameProblem(std::string_view name);
 
 // OK, or InvalidArgument "<where>: run name '<name>' <why>" (`where` names the flag or file it came
-// from, e.g. "--run" or "the task file's name tasks.v2 (no --run given)").
+// from, e.g. "--run" or "the task file's name t.yaml (give --run NAME for another)").
 absl::Status CheckRunName(std::string_view name, std::string_view where);
 
 // OK, or InvalidArgument "task name '<name>' <why>".
