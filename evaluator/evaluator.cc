@@ -94,7 +94,7 @@ v1::EvalResult Evaluator::RunCascade(const v1::Task& task, const v1::Candidate& 
   result.set_candidate_id(candidate.id());
   result.set_task_name(task.name());
   result.set_stage_reached(v1::EVAL_STAGE_STATIC_SCREEN);
-  if (absl::Status screen = Screen(candidate, task); !screen.ok()) {
+  if (absl::Status screen = options_.static_screen ? Screen(candidate, task) : absl::OkStatus(); !screen.ok()) {
     result.set_failure(v1::FAILURE_CATEGORY_REJECTED);
     result.set_failure_detail(std::string(screen.message()));
     return result;
@@ -183,14 +183,25 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   evaluate->mutable_options()->set_skip_baselines(true);
   evaluate->set_check_seed(check_seed + 7);
   evaluate->set_small_only(true);
-  const std::string request_path = (dir / "request.bin").string(), reply_path = (dir / "reply.bin").string();
+  const std::string request_path = (dir / "request.bin").string();
   {
     auto frame = EncodeFrame(request);
     std::ofstream(request_path, std::ios::binary) << (frame.ok() ? *frame : std::string());
   }
+  // The tool wraps the candidate host in its smoke mode (evaluator/host/sanitize_smoke.h): only that
+  // process, the one that loads the candidate, is instrumented; no judge and no CUDA IPC under the tool.
+  const auto setup = setups_.find(TaskContextKey(task));
+  if (setup == setups_.end() || setup->second.matrix_rows() <= 0) {
+    result->set_run_log(result->run_log() + fmt::format("\n[{}] not run: the task was not set up", tool));
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  const std::string host =
+      (std::filesystem::path(options_.runner.runner_path).parent_path() / "sparseditto-candidate-host").string();
   SpawnOptions spawn;
   spawn.argv = {options_.compute_sanitizer, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFound),
-                "--print-limit", "20", options_.runner.runner_path, "--request", request_path, "--reply", reply_path};
+                "--print-limit", "20", host, "--sanitize", request_path,
+                std::to_string(setup->second.matrix_rows()), std::to_string(setup->second.matrix_cols())};
   spawn.inherit_variables = options_.runner.inherit_variables;
   spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
   spawn.merge_stderr_into_stdout = true;

@@ -32,6 +32,9 @@ struct EvaluatorOptions {
   v1::RunnerOptions runner_options; // trials, timing budget (defaults in proto/runner.proto)
   std::string compute_sanitizer;    // path; empty: look next to nvcc, else skip the sanitizer stage
   double sanitizer_timeout_seconds = 300;
+  // Stage 1 on (the default). Off only to test the layers behind it (the judge, the sandbox) with
+  // candidates the screen would refuse: the adversarial corpus's "screen": false entries.
+  bool static_screen = true;
 };
 
 class Evaluator {
@@ -39,6 +42,9 @@ class Evaluator {
   // Errors: InvalidArgument when a required option is missing or the runner binary does not exist.
   static absl::StatusOr<std::unique_ptr<Evaluator>> Create(EvaluatorOptions options);
 
+  // EvaluatorOptions::static_screen for the evaluations that follow (the corpus test turns it off for
+  // the entries that test the layers behind it).
+  void set_static_screen(bool on) { options_.static_screen = on; }
 
   // Materialises the task in the runner and times the baselines (cached for later Evaluate calls).
   // Errors: the runner's (Unavailable: no GPU or the child died; FailedPrecondition: bad task).

@@ -60,9 +60,10 @@ bool ImplausiblyFast(const std::vector<v1::TimingStats>& timings,
   return false;
 }
 
-v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const CandidateLibrary& library,
-                                 TaskContext& context, const std::map<int64_t, v1::BaselineList>& baselines,
-                                 L2Flusher& flusher, const StageListener& on_stage, bool* context_lost) {
+v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHost& host,
+                                 const BracketCalibration* calibration, TaskContext& context,
+                                 const std::map<int64_t, v1::BaselineList>& baselines, L2Flusher& flusher,
+                                 const StageListener& on_stage, bool* context_lost) {
   v1::EvalResult result;
   result.set_candidate_id(request.candidate_id());
   result.set_task_name(context.task().name());
@@ -74,19 +75,12 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
     result.set_stage_reached(stage);
     on_stage(stage);
   };
-  cudaStream_t stream = nullptr;
-  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
-    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
-    result.set_failure_detail("cannot create the candidate's stream");
-    return result;
-  }
-  struct StreamGuard { cudaStream_t s; ~StreamGuard() { cudaStreamDestroy(s); } } guard{stream};
 
   result.set_smoke_skipped(options.skip_smoke());
   if (!options.skip_smoke()) {
     enter(v1::EVAL_STAGE_SMOKE);
     for (const SmokeCase& smoke : context.smoke_cases()) {
-      auto run = ProblemRun::Create(library, smoke.name, smoke.matrix, smoke.pattern, dtype, smoke.n_values, stream);
+      auto run = ProblemRun::Create(host, smoke.name, smoke.matrix, smoke.pattern, dtype, smoke.n_values);
       if (!run.ok()) return Stop(CrashVerdict(run.status(), smoke.name), &result, context_lost), result;
       if (Stop((*run)->Prepare(), &result, context_lost)) return result;
       for (int64_t n : smoke.n_values) {
@@ -105,7 +99,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
 
   enter(v1::EVAL_STAGE_FULL_CORRECTNESS);
   const std::vector<int64_t> n_values(context.task().n().begin(), context.task().n().end());
-  auto run = ProblemRun::Create(library, "task", context.matrix(), context.task().pattern(), dtype, n_values, stream);
+  auto run = ProblemRun::Create(host, "task", context.matrix(), context.task().pattern(), dtype, n_values);
   if (!run.ok()) {
     result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
     result.set_failure_detail(std::string(run.status().message()));
@@ -131,18 +125,19 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const Candi
 
   enter(v1::EVAL_STAGE_TIMING);
   std::vector<v1::TimingStats> timings;
+  (*run)->set_calibration(calibration);
   for (int64_t n : n_values) {
-    auto stats = TimeLaunches([&](cudaStream_t s) { return (*run)->Launch(n, s); }, stream, n, flusher, options);
-    if (!stats.ok()) return Stop(CrashVerdict(stats.status(), fmt::format("timing n={}", n)), &result, context_lost), result;
+    v1::TimingStats timed;
+    if (Stop((*run)->Time(n, ++seed, flusher, options, &timed), &result, context_lost)) return result;
+    const v1::TimingStats* stats = &timed;
     *result.add_timings() = *stats;
     timings.push_back(*stats);
     if (WorkEscapedStream(*stats)) {
       result.set_failure(v1::FAILURE_CATEGORY_WRONG);
       result.set_failure_detail(fmt::format(
-          "n={}: work escaped the given stream in {} of {} trials: host clock {:.4f} ms against {:.4f} ms on the "
-          "stream's events ({:.4f} ms on the idle trials; medians)",
-          n, stats->escaped_trials(), stats->trials(), stats->host_median_ms(), stats->median_ms(),
-          stats->host_idle_median_ms()));
+          "n={}: work escaped the given stream in {} of {} trials: the judge's bracket gives {:.4f} ms a trial "
+          "against {:.4f} ms on the host's events (medians)",
+          n, stats->escaped_trials(), stats->trials(), stats->host_median_ms(), stats->median_ms()));
       return result;
     }
   }

@@ -1,4 +1,5 @@
-// The cascade of DESIGN.md §3.3 inside the runner child, for one loaded candidate: smoke problems,
+// The cascade of DESIGN.md §3.3 inside the runner child (the judge), for one candidate running in its
+// own host process (candidate_host.h): smoke problems,
 // the task matrix at every n, timing, the re-check with fresh B in the timed buffers, and for
 // finalists the determinism rerun; then fitness against the baselines. Stops at the first failure.
 // Not thread-safe.
@@ -8,7 +9,8 @@
 #include <map>
 
 #include "eval_result.pb.h"
-#include "evaluator/runner/candidate_library.h"
+#include "evaluator/runner/bracket.h"
+#include "evaluator/runner/candidate_host.h"
 #include "evaluator/runner/task_context.h"
 #include "evaluator/runner/timing.h"
 #include "runner.pb.h"
@@ -20,9 +22,13 @@ using StageListener = std::function<void(v1::EvalStage)>;
 
 // Fills and returns the result (stage reached, failure, checks, timings, fitness). *context_lost is set
 // when the CUDA context is unusable afterwards.
-v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, const CandidateLibrary& library,
-                                 TaskContext& context, const std::map<int64_t, v1::BaselineList>& baselines,
-                                 L2Flusher& flusher, const StageListener& on_stage, bool* context_lost);
+// Every verdict is the judge's: outputs are read from the judge's buffers, times are the host's only
+// where they fit the judge's bracket (`calibration`; may be null when the request does not time:
+// small_only or correctness_only).
+v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHost& host,
+                                 const BracketCalibration* calibration, TaskContext& context,
+                                 const std::map<int64_t, v1::BaselineList>& baselines, L2Flusher& flusher,
+                                 const StageListener& on_stage, bool* context_lost);
 
 // Geometric mean over n of (fastest available baseline / candidate median); 0 when a time is missing.
 double ComputeFitness(const std::vector<v1::TimingStats>& timings,

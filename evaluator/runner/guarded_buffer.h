@@ -25,6 +25,8 @@ class GuardedBuffer {
   static absl::StatusOr<GuardedBuffer> Allocate(size_t payload_bytes);
   void* payload() const { return storage_.as<char>() + kGuardBytes; }
   size_t payload_bytes() const { return payload_bytes_; }
+  // The whole cudaMalloc allocation (for CUDA IPC: the payload is at kGuardBytes within it).
+  void* allocation() const { return storage_.get(); }
 
   // Rewrites both guards (synchronous).
   absl::Status ResetGuards();

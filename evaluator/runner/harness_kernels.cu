@@ -101,4 +101,13 @@ cudaError_t WholeGpuGateShape(GateShape* shape) {
   return e;
 }
 
+namespace {
+__global__ void StampGlobalTimerKernel(uint64_t* out) { *out = GlobalTimerNs(); }
+}  // namespace
+
+cudaError_t LaunchStampGlobalTimer(uint64_t* out, cudaStream_t stream) {
+  StampGlobalTimerKernel<<<1, 1, 0, stream>>>(out);
+  return cudaGetLastError();
+}
+
 }  // namespace sparseditto

@@ -30,6 +30,10 @@ struct GateShape {
 cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_host, volatile int* resident, int64_t timeout_ns,
                              const GateShape& shape, cudaStream_t stream);
 
+// Writes the device's global timer (ns, %globaltimer: one clock for every context on the GPU) to
+// *out when the kernel runs: the judge's own stamps around a candidate host's work.
+cudaError_t LaunchStampGlobalTimer(uint64_t* out, cudaStream_t stream);
+
 // The whole-GPU shape for the current device (SM count and opt-in shared memory read from it); also
 // lets the gate kernel use that much shared memory. Errors: the CUDA calls'.
 cudaError_t WholeGpuGateShape(GateShape* shape);

@@ -22,19 +22,18 @@ Verdict CrashVerdict(const absl::Status& status, const std::string& what) {
   return v;
 }
 
-absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(const CandidateLibrary& library, std::string name,
+absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& host, std::string name,
                                                                const CsrMatrix& matrix,
                                                                const v1::PatternSpec& pattern, v1::Dtype dtype,
-                                                               std::vector<int64_t> n_values,
-                                                               cudaStream_t candidate_stream) {
+                                                               std::vector<int64_t> n_values) {
   auto run = std::unique_ptr<ProblemRun>(new ProblemRun);
-  run->library_ = &library;
+  run->host_ = &host;
   run->name_ = std::move(name);
   run->matrix_ = &matrix;
   run->pattern_ = pattern;
   run->dtype_ = dtype;
   run->n_values_ = std::move(n_values);
-  run->candidate_stream_ = candidate_stream;
+  SD_CUDA_CHECK(cudaStreamCreateWithFlags(&run->judge_stream_, cudaStreamNonBlocking));
   SD_CUDA_CHECK(cudaStreamCreateWithFlags(&run->harness_stream_, cudaStreamNonBlocking));
   SD_ASSIGN_OR_RETURN(run->gate_, StreamGate::Create("stream gate"));
   SD_ASSIGN_OR_RETURN(run->oracle_, ReferenceOracle::Create(matrix, dtype));
@@ -47,44 +46,27 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(const CandidateLi
 }
 
 ProblemRun::~ProblemRun() {
-  if (prepared_) library_->release(state_);
+  // The host unmaps our buffers before they are freed (a dead host has nothing mapped).
+  if (prepared_ && host_->alive()) (void)host_->Release();
+  if (judge_stream_ != nullptr) cudaStreamDestroy(judge_stream_);
   if (harness_stream_ != nullptr) cudaStreamDestroy(harness_stream_);
 }
 
 Verdict ProblemRun::Prepare() {
-  // The candidate gets copies; the originals prove it left them alone.
-  std::vector<int32_t> offsets = matrix_->row_offsets, cols = matrix_->col_indices;
-  std::vector<float> values = matrix_->values;
-  sd_problem problem{};
-  problem.abi_version = SPARSEDITTO_ABI_VERSION;
-  problem.dtype = dtype_;
-  problem.rows = matrix_->rows;
-  problem.cols = matrix_->cols;
-  problem.nnz = matrix_->nnz();
-  problem.pattern = {pattern_.family(), static_cast<float>(pattern_.sparsity()), pattern_.block_rows(),
-                     pattern_.block_cols(), pattern_.n(), pattern_.m(), pattern_.half_bandwidth(),
-                     pattern_.num_blocks()};
-  problem.row_offsets = offsets.data();
-  problem.col_indices = cols.data();
-  problem.values = values.data();
-  problem.n_values = n_values_.data();
-  problem.num_n_values = static_cast<int32_t>(n_values_.size());
-  cudaGetDevice(&problem.device);
-
-  char error[1024] = {0};
-  const auto start = std::chrono::steady_clock::now();
-  const int rc = library_->prepare(&problem, &state_, error, sizeof(error) - 1);
-  const cudaError_t sync = cudaDeviceSynchronize();
-  prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (rc != 0) {
-    return CrashVerdict(absl::InternalError(fmt::format("returned {}: {}", rc, error)), name_ + ": prepare");
+  auto outcome = host_->Prepare(*matrix_, pattern_, dtype_, n_values_);
+  if (!outcome.ok()) {
+    Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(outcome.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
+                                                                          : v1::FAILURE_CATEGORY_CRASH,
+                              fmt::format("{}: prepare: {}", name_, outcome.status().message()));
+    return v;
+  }
+  prepare_ms_ = outcome->prepare_ms;
+  if (outcome->return_code != 0) {
+    return Verdict::Fail(v1::FAILURE_CATEGORY_CRASH,
+                         fmt::format("{}: prepare: returned {}: {}", name_, outcome->return_code, outcome->error));
   }
   prepared_ = true;
-  if (sync != cudaSuccess) return CrashVerdict(gpu::CudaStatus(sync, "after prepare"), name_ + ": prepare");
-  if (offsets != matrix_->row_offsets || cols != matrix_->col_indices ||
-      std::memcmp(values.data(), matrix_->values.data(), values.size() * sizeof(float)) != 0) {
-    return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG, name_ + ": prepare modified the matrix it was given (A)");
-  }
+  if (!outcome->ok) return Verdict::Fail(v1::FAILURE_CATEGORY_CRASH, fmt::format("{}: prepare: {}", name_, outcome->error));
   return Verdict();
 }
 
@@ -96,6 +78,9 @@ absl::StatusOr<ProblemRun::Buffers*> ProblemRun::BuffersFor(int64_t n) {
   SD_ASSIGN_OR_RETURN(buffers.b, gpu::DeviceBuffer::Allocate(elem * matrix_->cols * n, "B"));
   SD_ASSIGN_OR_RETURN(buffers.abs_b, gpu::DeviceBuffer::Allocate(elem * matrix_->cols * n, "|B|"));
   SD_ASSIGN_OR_RETURN(buffers.c, GuardedBuffer::Allocate(elem * matrix_->rows * n));
+  SD_ASSIGN_OR_RETURN(buffers.b_ipc, MakeIpcBuffer(buffers.b.get(), 0, buffers.b.size()));
+  SD_ASSIGN_OR_RETURN(buffers.c_ipc, MakeIpcBuffer(buffers.c.allocation(), GuardedBuffer::kGuardBytes,
+                                                   buffers.c.payload_bytes()));
   return &buffers_.emplace(n, std::move(buffers)).first->second;
 }
 
@@ -109,61 +94,92 @@ absl::Status ProblemRun::FillB(int64_t n, uint64_t seed, Buffers* buffers) {
   return absl::OkStatus();
 }
 
-bool ProblemRun::COutsideStreamWasWritten(const GuardedBuffer& c) {
-  // Give work on other streams time to land, then read C without waiting for the candidate's stream.
+bool ProblemRun::COutsideStreamWasWritten(const void* c, size_t size) {
+  // Give work on other streams (and the host's context its time slices) time to land, then read C
+  // without waiting for the judge's stream.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  std::vector<unsigned char> bytes(c.payload_bytes());
-  if (cudaMemcpyAsync(bytes.data(), c.payload(), bytes.size(), cudaMemcpyDeviceToHost, harness_stream_) != cudaSuccess ||
+  std::vector<unsigned char> bytes(size);
+  if (cudaMemcpyAsync(bytes.data(), c, bytes.size(), cudaMemcpyDeviceToHost, harness_stream_) != cudaSuccess ||
       cudaStreamSynchronize(harness_stream_) != cudaSuccess) {
     return false;  // a fault shows up at the next synchronisation
   }
   return std::any_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b != 0xff; });
 }
 
+Verdict ProblemRun::WaitJudgeStream(double seconds, const std::string& what) {
+  const absl::Status s = WaitWhileHostAlive(judge_stream_, *host_, seconds);
+  if (s.ok()) return Verdict();
+  if (absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s)) {
+    Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(s) ? v1::FAILURE_CATEGORY_TIMEOUT : v1::FAILURE_CATEGORY_CRASH,
+                              fmt::format("{}: {}: {}", name_, what, s.message()));
+    v.context_lost = true;  // the stream still waits for the host's event
+    return v;
+  }
+  return CrashVerdict(s, name_);
+}
+
 Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* c_host) {
-  const int64_t count = matrix_->rows * n;
   if (absl::Status s = gpu::CudaStatus(cudaMemset(buffers->c.payload(), 0xff, buffers->c.payload_bytes()), "fill C");
       !s.ok()) {
     return CrashVerdict(s, name_);
   }
   if (absl::Status s = buffers->c.ResetGuards(); !s.ok()) return CrashVerdict(s, name_);
   cudaDeviceSynchronize();
-  // Hold the candidate's stream closed, call run, and look at C before opening it again.
-  if (absl::Status s = gate_.Close(candidate_stream_, kStreamGateTimeoutNs, "stream gate"); !s.ok()) {
+  // Hold the judge's stream closed, record the start event behind the gate, have the host enqueue its
+  // run behind that event, and look at C before opening the gate.
+  if (absl::Status s = gate_.Close(judge_stream_, kStreamGateTimeoutNs, "stream gate"); !s.ok()) {
     gate_.Open();  // whether or not the gate was enqueued, it must not hold the stream
     return CrashVerdict(s, name_);
   }
-  const int rc = library_->run(state_, buffers->b.get(), buffers->c.payload(), n, candidate_stream_);
-  const bool written_behind_gate = COutsideStreamWasWritten(buffers->c);
-  gate_.Open();
-  if (rc != 0) return CrashVerdict(absl::InternalError(fmt::format("returned {}", rc)), fmt::format("{}: run(n={})", name_, n));
-  if (absl::Status s = gpu::CudaStatus(cudaStreamSynchronize(candidate_stream_), "run"); !s.ok()) {
-    return CrashVerdict(s, fmt::format("{}: run(n={})", name_, n));
+  if (absl::Status s = gpu::CudaStatus(cudaEventRecord(host_->start_event(), judge_stream_), "start event"); !s.ok()) {
+    gate_.Open();
+    return CrashVerdict(s, name_);
   }
+  auto rc = host_->EnqueueRun(n, buffers->b_ipc, buffers->c_ipc);
+  const bool written_behind_gate = rc.ok() && COutsideStreamWasWritten(buffers->c.payload(), buffers->c.payload_bytes());
+  gate_.Open();
+  const std::string what = fmt::format("run(n={})", n);
+  if (!rc.ok()) {
+    Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(rc.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
+                                                                     : v1::FAILURE_CATEGORY_CRASH,
+                              fmt::format("{}: {}: {}", name_, what, rc.status().message()));
+    v.context_lost = true;  // our stream may wait for an event the host will never record
+    return v;
+  }
+  if (*rc != 0) {
+    // The host recorded done regardless; let the stream pass before reporting.
+    (void)WaitJudgeStream(10, what);
+    return Verdict::Fail(v1::FAILURE_CATEGORY_CRASH, fmt::format("{}: {} returned {}", name_, what, *rc));
+  }
+  if (absl::Status s = gpu::CudaStatus(cudaStreamWaitEvent(judge_stream_, host_->done_event(), 0), "done event");
+      !s.ok()) {
+    return CrashVerdict(s, name_);
+  }
+  if (Verdict v = WaitJudgeStream(60, what); !v.ok()) return v;
   if (written_behind_gate && gate_.ReleasedByHost()) {
-    cudaDeviceSynchronize();
     return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG,
                          fmt::format("{}: n={}: work escaped the given stream: C was written while that stream was "
                                      "held closed", name_, n));
   }
   // Read C now, on a stream that does not wait for anything else: work the candidate left on other
   // streams is not finished for us.
-  c_host->resize(count);
-  absl::Status s = gpu::CudaStatus(gpu::LaunchConvertToFloat(buffers->c.payload(), static_cast<gpu::ElementType>(dtype_),
-                                                             count, c_float_.as<float>(), harness_stream_),
-                                   "convert C");
-  if (s.ok()) {
-    s = gpu::CudaStatus(cudaMemcpyAsync(c_host->data(), c_float_.get(), count * sizeof(float),
-                                        cudaMemcpyDeviceToHost, harness_stream_),
-                        "copy C");
-  }
-  if (s.ok()) s = gpu::CudaStatus(cudaStreamSynchronize(harness_stream_), "copy C");
-  if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "after run");
-  if (!s.ok()) return CrashVerdict(s, fmt::format("{}: run(n={})", name_, n));
+  c_host->resize(matrix_->rows * n);
+  absl::Status s = ReadOutputAsFloat(buffers->c.payload(), matrix_->rows * n, c_host);
+  if (!s.ok()) return CrashVerdict(s, fmt::format("{}: {}", name_, what));
   if (absl::Status guards = buffers->c.CheckGuards(); !guards.ok()) {
     return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG, fmt::format("{}: n={}: {}", name_, n, guards.message()));
   }
   return Verdict();
+}
+
+absl::Status ProblemRun::ReadOutputAsFloat(const void* c, int64_t count, std::vector<float>* out) {
+  out->resize(count);
+  SD_CUDA_CHECK(gpu::LaunchConvertToFloat(c, static_cast<gpu::ElementType>(dtype_), count, c_float_.as<float>(),
+                                          harness_stream_));
+  SD_CUDA_CHECK(cudaMemcpyAsync(out->data(), c_float_.get(), count * sizeof(float), cudaMemcpyDeviceToHost,
+                                harness_stream_));
+  SD_CUDA_CHECK(cudaStreamSynchronize(harness_stream_));
+  return absl::OkStatus();
 }
 
 Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label, v1::CorrectnessCheck* check,
@@ -190,6 +206,13 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
     check->set_detail("run modified its input B");
     return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG, fmt::format("{}: n={}: run modified its input B", name_, n));
   }
+  if (Verdict v = CheckAgainstReference(n, got, label, check); !v.ok()) return v;
+  if (output != nullptr) *output = std::move(got);
+  return Verdict();
+}
+
+Verdict ProblemRun::CheckAgainstReference(int64_t n, const std::vector<float>& got, const std::string& label,
+                                          v1::CorrectnessCheck* check) {
   std::vector<float> ref(got.size()), abs_sum(got.size());
   cudaMemcpy(ref.data(), ref_.get(), ref.size() * sizeof(float), cudaMemcpyDeviceToHost);
   cudaMemcpy(abs_sum.data(), abs_sum_.get(), abs_sum.size() * sizeof(float), cudaMemcpyDeviceToHost);
@@ -200,7 +223,6 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
   check->set_passed(r.passed);
   check->set_detail(r.detail);
   if (!r.passed) return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG, fmt::format("{}: n={}: {}", label, n, r.detail));
-  if (output != nullptr) *output = std::move(got);
   return Verdict();
 }
 
@@ -219,14 +241,6 @@ Verdict ProblemRun::CheckDeterminism(int64_t n, uint64_t seed, v1::CorrectnessCh
   check->set_detail(fmt::format("two runs on the same input: {} of {} elements differ bit for bit (all within "
                                 "tolerance)", differ, first.size()));
   return Verdict();
-}
-
-absl::Status ProblemRun::Launch(int64_t n, cudaStream_t stream) {
-  auto buffers = BuffersFor(n);
-  if (!buffers.ok()) return buffers.status();
-  const int rc = library_->run(state_, (*buffers)->b.get(), (*buffers)->c.payload(), n, stream);
-  if (rc != 0) return absl::InternalError(fmt::format("run(n={}) returned {}", n, rc));
-  return absl::OkStatus();
 }
 
 }  // namespace sparseditto

@@ -1,10 +1,12 @@
-// One problem (a matrix, its declared pattern and n values) handed to a loaded candidate, with the
-// checks of DESIGN.md §3.4 around every call: A unchanged by prepare; per run a fresh B from a seed
-// the candidate never sees, C filled with NaN and guarded on both sides, B unchanged, the result read
-// back as soon as the candidate's stream is done (work left on other streams is not waited for) and
-// judged against the fp32 cuBLAS reference. Every checked run is made behind a gate kernel that holds
-// the candidate's stream closed: if C changes before the gate opens, the work ran on another stream. Buffers for each n are made once and kept, so the re-check
-// after timing uses the very addresses the timing used.
+// One problem (a matrix, its declared pattern and n values) handed to a candidate that runs in its own
+// host process (CandidateHost), with the checks of DESIGN.md §3.4 around every call, all made here,
+// by the judge, on buffers the judge allocated and reads itself: per run a fresh B from a seed the
+// candidate never sees, C filled with NaN and guarded on both sides, B unchanged, the result read
+// back as soon as the host's run has signalled done (work left on other streams is not waited for)
+// and judged against the fp32 cuBLAS reference. Every checked run is held behind the judge's gate: the
+// host's stream waits for an event the judge records behind it, so if C changes before the gate opens,
+// the work did not wait for its stream. Buffers for each n are made once and kept, so the re-check
+// after timing uses the very addresses the timing used. Timing: Time() (problem_run_timing.cc).
 // Not thread-safe; the current CUDA device is used.
 #pragma once
 
@@ -18,7 +20,9 @@
 #include "absl/status/statusor.h"
 #include "eval_result.pb.h"
 #include "evaluator/gpu/device_buffer.h"
-#include "evaluator/runner/candidate_library.h"
+#include "evaluator/runner/bracket.h"
+#include "evaluator/runner/candidate_host.h"
+#include "evaluator/runner/timing.h"
 #include "evaluator/runner/guarded_buffer.h"
 #include "evaluator/runner/reference_oracle.h"
 #include "evaluator/runner/stream_gate.h"
@@ -43,16 +47,15 @@ Verdict CrashVerdict(const absl::Status& status, const std::string& what);
 
 class ProblemRun {
  public:
-  // Does not call the candidate yet. `matrix` must outlive this object.
-  static absl::StatusOr<std::unique_ptr<ProblemRun>> Create(const CandidateLibrary& library, std::string name,
+  // Does not call the candidate yet. `host` and `matrix` must outlive this object.
+  static absl::StatusOr<std::unique_ptr<ProblemRun>> Create(CandidateHost& host, std::string name,
                                                             const CsrMatrix& matrix, const v1::PatternSpec& pattern,
-                                                            v1::Dtype dtype, std::vector<int64_t> n_values,
-                                                            cudaStream_t candidate_stream);
-  ~ProblemRun();  // releases the candidate's state if prepared
+                                                            v1::Dtype dtype, std::vector<int64_t> n_values);
+  ~ProblemRun();  // releases the candidate's state in the host if prepared
 
-  // Calls prepare with copies of the matrix arrays and checks the originals are unchanged. (Reads of
-  // memory the candidate never wrote are left to compute-sanitizer initcheck for finalists: freshly
-  // allocated device memory was measured to come back zeroed, so poisoning freed memory does not work.)
+  // Sends the matrix to the host and calls prepare there. (The host gets a copy: the judge's matrix is
+  // out of the candidate's reach. Reads of memory the candidate never wrote are left to
+  // compute-sanitizer initcheck for finalists.)
   Verdict Prepare();
   double prepare_ms() const { return prepare_ms_; }
 
@@ -65,34 +68,54 @@ class ProblemRun {
   // rounding (atomics, split-K) pass, and how many elements differ bit for bit goes into check->detail.
   Verdict CheckDeterminism(int64_t n, uint64_t seed, v1::CorrectnessCheck* check);
 
-  // The timed launch for width n: uses the same buffers as CheckRun (B as last filled).
-  absl::Status Launch(int64_t n, cudaStream_t stream);
+  // Times width n (problem_run_timing.cc): batches of trials on fresh B and poisoned C, each batch
+  // bracketed by the judge's own stamps; the host's trial times are believed only when they fit the
+  // bracket, and sampled outputs of timed trials are checked. The verdict is not ok (REJECTED, WRONG or
+  // CRASH, with the reason) when they do not; *stats is filled when it is.
+  // REQUIRES: set_calibration first.
+  Verdict Time(int64_t n, uint64_t seed, L2Flusher& flusher, const v1::RunnerOptions& options, v1::TimingStats* stats);
+  // The judge's bracket calibration (bracket.h) that Time checks the host's claims with; not owned.
+  void set_calibration(const BracketCalibration* calibration) { calibration_ = calibration; }
 
  private:
   struct Buffers {
     gpu::DeviceBuffer b, abs_b;
     GuardedBuffer c;
+    v1::IpcBuffer b_ipc, c_ipc;  // b and c's payload as the host is told about them
   };
   ProblemRun() = default;
   absl::StatusOr<Buffers*> BuffersFor(int64_t n);
   absl::Status FillB(int64_t n, uint64_t seed, Buffers* buffers);
   Verdict RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* c_host);
   // True when any byte of C's payload is no longer the NaN fill (read on the harness stream).
-  bool COutsideStreamWasWritten(const GuardedBuffer& c);
+  bool COutsideStreamWasWritten(const void* c, size_t bytes);
+  // Waits for the judge's stream (which waits for the host's done event) at most `seconds`.
+  Verdict WaitJudgeStream(double seconds, const std::string& what);
+  // `count` outputs of the problem's dtype at `c`, as fp32, read on the harness stream.
+  absl::Status ReadOutputAsFloat(const void* c, int64_t count, std::vector<float>* out);
+  // Judges `got` (width n) against the reference last computed into ref_ and abs_sum_.
+  Verdict CheckAgainstReference(int64_t n, const std::vector<float>& got, const std::string& label,
+                                v1::CorrectnessCheck* check);
 
-  const CandidateLibrary* library_ = nullptr;
+  CandidateHost* host_ = nullptr;
   std::string name_;
   const CsrMatrix* matrix_ = nullptr;
   v1::PatternSpec pattern_;
   v1::Dtype dtype_ = v1::DTYPE_FP32;
   std::vector<int64_t> n_values_;
-  cudaStream_t candidate_stream_ = nullptr;
-  cudaStream_t harness_stream_ = nullptr;  // non-blocking: never waits for the candidate's other streams
+  cudaStream_t judge_stream_ = nullptr;    // the gate, the start event, the wait for done, the stamps
+  cudaStream_t harness_stream_ = nullptr;  // non-blocking: reads C without waiting for anything else
   std::unique_ptr<ReferenceOracle> oracle_;
   std::map<int64_t, Buffers> buffers_;
+  struct TimedBuffers {  // Time()'s pairs for one n, and its scratch for the checks
+    std::vector<gpu::DeviceBuffer> b, c;
+    std::vector<v1::IpcBuffer> b_ipc, c_ipc;
+    gpu::DeviceBuffer fresh, abs_b;
+  };
+  std::map<int64_t, TimedBuffers> timed_;
   gpu::DeviceBuffer ref_, abs_sum_, c_float_;
-  StreamGate gate_;  // holds candidate_stream_ closed during each checked run
-  void* state_ = nullptr;
+  StreamGate gate_;  // holds judge_stream_ (and so the host's stream) closed while a run is enqueued
+  const BracketCalibration* calibration_ = nullptr;
   bool prepared_ = false;
   double prepare_ms_ = 0;
 };

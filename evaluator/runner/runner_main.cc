@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -16,7 +17,8 @@
 
 #include "evaluator/gpu/device_limits.h"
 #include "evaluator/runner/candidate_evaluation.h"
-#include "evaluator/runner/candidate_library.h"
+#include "evaluator/runner/bracket.h"
+#include "evaluator/runner/candidate_host.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/task_context.h"
 #include "evaluator/runner/task_key.h"
@@ -28,7 +30,19 @@ namespace sparseditto {
 namespace {
 
 constexpr int kExitContextLost = 3;
+// The candidate host's layers unless SPARSEDITTO_HOST_SANDBOX says otherwise (candidate_host.h).
+constexpr const char* kDefaultHostLayers = "netns,landlock,seccomp";
 constexpr int kExitNoCuda = 4;
+
+// sparseditto-candidate-host, installed beside this binary.
+std::string HostBinaryBesideUs() {
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) return "sparseditto-candidate-host";
+  self[length] = 0;
+  std::string path(self);
+  return path.substr(0, path.rfind('/') + 1) + "sparseditto-candidate-host";
+}
 
 struct Device {
   std::string name;
@@ -125,10 +139,23 @@ class Runner {
       if (!timed.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(timed.status().message()));
       baselines = *timed;
     }
-    auto library = LoadCandidateLibrary(request.library_path());
-    if (!library.ok()) return fail(v1::FAILURE_CATEGORY_COMPILE, std::string(library.status().message()));
+    // Only a request that times needs the bracket calibration (not the sanitizers' smoke-only runs).
+    const BracketCalibration* calibration = nullptr;
+    if (!request.small_only() && !request.options().correctness_only()) {
+      auto measured = Calibration();
+      if (!measured.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(measured.status().message()));
+      calibration = &*calibration_;
+    }
+    // A fresh host for every candidate: nothing it leaves behind reaches the next one.
+    auto host_options = HostOptions(request.library_path());
+    if (!host_options.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(host_options.status().message()));
+    auto host = CandidateHost::Start(*host_options, request.library_path(), flusher_.buffer(), flusher_.bytes());
+    if (!host.ok()) {
+      return fail(absl::IsFailedPrecondition(host.status()) ? v1::FAILURE_CATEGORY_COMPILE : v1::FAILURE_CATEGORY_CRASH,
+                  fmt::format("the candidate host: {}", host.status().message()));
+    }
     const int out = out_;
-    result = EvaluateCandidate(request, *library, **context, baselines, flusher_,
+    result = EvaluateCandidate(request, **host, calibration, **context, baselines, flusher_,
                                [out](v1::EvalStage stage) {
                                  v1::RunnerEvent event;
                                  event.set_stage_entered(stage);
@@ -137,7 +164,43 @@ class Runner {
                                lost);
     result.set_gpu_name(device_.name);
     result.set_arch(device_.arch);
+    // The candidate's own output, for the run log (the evaluator treats it as untrusted text).
+    const char* asked = std::getenv("SPARSEDITTO_HOST_SANDBOX");
+    std::string log = fmt::format("[sandbox] candidate host layers: {}{}\n",
+                                  asked != nullptr && *asked != 0 ? asked : kDefaultHostLayers,
+                                  asked != nullptr && *asked != 0 ? " (SPARSEDITTO_HOST_SANDBOX)" : " (default)");
+    if (const std::string host_log = (*host)->Log(); !host_log.empty()) log += "[candidate host]\n" + host_log;
+    result.set_run_log(log);
     return result;
+  }
+
+  // The host's sandbox: SPARSEDITTO_HOST_SANDBOX (a layer list, or "off" to run candidates
+  // unconfined, which must be asked for) or the default layers.
+  absl::StatusOr<CandidateHostOptions> HostOptions(const std::string& library_path) const {
+    CandidateHostOptions options;
+    options.host_path = host_path_;
+    const char* asked = std::getenv("SPARSEDITTO_HOST_SANDBOX");
+    const std::string layers = asked != nullptr && *asked != 0 ? asked : kDefaultHostLayers;
+    const std::string folder = library_path.empty() ? "/nonexistent" : library_path.substr(0, library_path.rfind('/'));
+    if (absl::Status s = ApplyHostSandboxLayers(layers, host_path_, folder, &options); !s.ok()) return s;
+    return options;
+  }
+
+  // The judge's bracket calibration, measured once with a host that loads nothing.
+  absl::StatusOr<BracketCalibration> Calibration() {
+    if (calibration_) return *calibration_;
+    auto host_options = HostOptions("");
+    if (!host_options.ok()) return host_options.status();
+    auto null_host = CandidateHost::Start(*host_options, "", flusher_.buffer(), flusher_.bytes());
+    if (!null_host.ok()) return null_host.status();
+    auto any = MakeIpcBuffer(flusher_.buffer(), 0, 256);
+    if (!any.ok()) return any.status();
+    auto measured = CalibrateBracket(**null_host, *any);
+    if (!measured.ok()) return measured.status();
+    calibration_ = *measured;
+    fmt::print(stderr, "sparseditto-runner: bracket calibration: fixed {:.4f} ms, per trial {:.4f} ms, noise {:.4f} ms\n",
+               calibration_->fixed_ms, calibration_->per_trial_ms, calibration_->noise_ms);
+    return *calibration_;
   }
 
   int in_;
@@ -146,6 +209,8 @@ class Runner {
   L2Flusher flusher_;
   std::map<std::string, std::unique_ptr<TaskContext>> contexts_;
   std::optional<gpu::DeviceLimits> limits_;  // measured once per process
+  std::optional<BracketCalibration> calibration_;
+  std::string host_path_ = HostBinaryBesideUs();
 };
 
 int Main(int argc, char** argv) {

@@ -23,6 +23,9 @@ class L2Flusher {
  public:
   static absl::StatusOr<L2Flusher> Create();
   absl::Status Flush(cudaStream_t stream);
+  // The buffer itself (a whole cudaMalloc allocation), which candidate hosts map to flush with.
+  void* buffer() const { return buffer_.get(); }
+  size_t bytes() const { return buffer_.size(); }
 
  private:
   gpu::DeviceBuffer buffer_;

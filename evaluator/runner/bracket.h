@@ -1,0 +1,64 @@
+// The judge's own measurement of work a candidate host does (DESIGN.md §3.6): a batch of trials is
+// enqueued by the host behind the judge's closed gate, and the judge stamps the device's global timer
+// on its own stream right before it records the start event and right after the host's done event:
+// the bracket. The host's events give each trial's time (as precise as in-process events); the
+// bracket says how much device time the whole batch took, which the host cannot write. Calibrated
+// once per judge with a host that loads nothing (CandidateHost with an empty library): the fixed cost
+// of a bracket (two context switches, the events) and the per-trial cost (flush, events).
+// Not thread-safe; the current CUDA device is used.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "evaluator/gpu/device_buffer.h"
+#include "evaluator/runner/candidate_host.h"
+#include "evaluator/runner/stream_gate.h"
+
+namespace sparseditto {
+
+// One bracketed batch as measured.
+struct BatchMeasurement {
+  int return_code = 0;             // the candidate's (nonzero: the batch stopped early)
+  double bracket_ms = 0;           // the judge's stamps: start recorded .. done seen
+  std::vector<double> trial_ms;    // the host's claims, one per trial
+  bool written_before_start = false;  // some C changed while the gate held the start event back
+};
+
+// Runs one batch: closes `gate` on `judge_stream`, stamps, records the host's start event, has the
+// host enqueue the batch, checks `watch` (device bytes of outputs that must still hold 0xff: the first
+// C of the batch) did not change while the gate was closed, opens the gate, waits for done, stamps.
+// Errors: the host's (Unavailable, DeadlineExceeded: the host must be replaced, and so must this
+// process, whose stream may wait for ever), CUDA errors.
+absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGate& gate, cudaStream_t judge_stream,
+                                                   cudaStream_t read_stream, int64_t n,
+                                                   const std::vector<v1::IpcBuffer>& b,
+                                                   const std::vector<v1::IpcBuffer>& c, const void* watch,
+                                                   size_t watch_bytes, double timeout_seconds);
+
+// Waits for `stream` (which waits for the host's done event) at most `seconds`, giving up early when
+// the host has died (it will never record done). Errors: DeadlineExceeded, Unavailable (the host
+// died): the stream then waits for ever and this process must be replaced; CUDA errors.
+absl::Status WaitWhileHostAlive(cudaStream_t stream, CandidateHost& host, double seconds);
+
+// What a bracket costs beyond the trials, from the null host.
+struct BracketCalibration {
+  double fixed_ms = 0;       // per batch: switches into the host's context and back, events
+  double per_trial_ms = 0;   // per trial: the flush and the two events
+  double noise_ms = 0;       // the calibration's own spread (p90 - p10 of its brackets, the larger)
+  // How far a bracket of `trials` trials may exceed fixed + trials x per_trial + Σ claims before the
+  // claims are not believed: 4 x noise + 30 us + 0.5% of the flushes + 2% of the claims. What it lets
+  // through is the stated limit of the check. With the trials a batch gets (about 2 ms of work, 20 to
+  // 200 trials, problem_run_timing.cc) and 8 us of noise: a 5 us kernel can hide up to about 12% of its
+  // time, a 50 us one about 5%, a 1 ms one about 2.3% (candidate_host_test has the table).
+  double Tolerance(int trials, double claimed_ms) const;
+  double Explained(int trials, double claimed_ms) const { return fixed_ms + trials * per_trial_ms + claimed_ms; }
+};
+
+// Calibrates with a null host: `rounds` batches of 1 trial and of `wide` trials, interleaved.
+absl::StatusOr<BracketCalibration> CalibrateBracket(CandidateHost& null_host, const v1::IpcBuffer& any_buffer,
+                                                    int rounds = 15, int wide = 16);
+
+}  // namespace sparseditto

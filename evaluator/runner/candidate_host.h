@@ -1,0 +1,110 @@
+// The judge's side of one candidate host process (evaluator/host/, proto/host.proto): the only
+// process that loads the candidate's library. The judge (this process) never runs candidate code;
+// it starts a fresh host for every candidate (so nothing a candidate leaves behind, threads, signal
+// handlers, mappings, device allocations or limits, outlives its evaluation), hands it the judge's own
+// device buffers through CUDA IPC, and gates every run with two interprocess events: the host's
+// stream waits for `start_event` (which the judge records behind its closed gate) and records
+// `done_event` after the run. What the host replies is a claim: return codes and trial times are
+// checked by the caller (ProblemRun) against outputs and a bracket the judge measures itself.
+// Not thread-safe: one thread drives a CandidateHost.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/subprocess.h"
+#include "evaluator/sandbox/sandbox_policy.h"
+#include "host.pb.h"
+#include "matrix/csr_matrix.h"
+#include "task.pb.h"
+
+namespace sparseditto {
+
+struct CandidateHostOptions {
+  std::string host_path;  // the sparseditto-candidate-host binary; required
+  // How long one request may take before the host is killed (prepare of a large matrix included).
+  double request_timeout_seconds = 120;
+  int64_t max_log_bytes = 1 << 20;  // the candidate's stdout/stderr kept per stream
+  // Our variables the host may see; nothing else of our environment reaches it (no secrets).
+  std::vector<std::string> inherit_variables = {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "PATH",
+                                                "NVIDIA_TF32_OVERRIDE"};
+  // The layers set up before the host's program starts (evaluator/sandbox); nullopt: none.
+  std::optional<SandboxPolicy> sandbox;
+  // The layers the host applies to itself after CUDA is up and before it loads the library
+  // (evaluator/host/host_lockdown.h): "landlock", "seccomp", comma-separated.
+  std::string in_process_layers;
+};
+
+// The candidate host's layers from a comma list (SPARSEDITTO_HOST_SANDBOX, runner_main.cc): "netns",
+// "ipcns", "pidns", "uid" (root only: run as nobody) and "spawn-landlock" before exec; "landlock" and
+// "seccomp" in the process after CUDA is up; "off" alone for none. Unknown names: InvalidArgument.
+// `host_binary` and `library_dir` are for the spawn-time Landlock rules.
+absl::Status ApplyHostSandboxLayers(const std::string& layers, const std::string& host_binary,
+                                    const std::string& library_dir, CandidateHostOptions* options);
+
+// A range of one of the judge's device allocations, as the host is told about it.
+// Errors of MakeIpcBuffer: the cudaIpcGetMemHandle error (e.g. memory not from cudaMalloc).
+absl::StatusOr<v1::IpcBuffer> MakeIpcBuffer(void* allocation_base, size_t offset, size_t bytes);
+
+// How prepare ended in the host: `ok` false with the candidate's message and code, or a CUDA error.
+struct HostPrepareOutcome {
+  bool ok = false;
+  int return_code = 0;
+  std::string error;
+  double prepare_ms = 0;  // the host's clock: reported, not verified (format-conversion cost only)
+};
+
+class CandidateHost {
+ public:
+  // Starts a host and has it load `library_path` (an empty path starts a host that loads nothing and
+  // whose runs do nothing: the judge's calibration of its own measurement). `flush` is the judge's L2
+  // flush buffer (an allocation base and its size). Errors: Unavailable (the host could not start or
+  // died: the message carries its output), FailedPrecondition (the host refused or failed to load the
+  // library: its message, e.g. a dlopen error or a missing entry point), DeadlineExceeded.
+  static absl::StatusOr<std::unique_ptr<CandidateHost>> Start(const CandidateHostOptions& options,
+                                                              const std::string& library_path, void* flush,
+                                                              size_t flush_bytes);
+  ~CandidateHost();  // kills the host's whole process group; the events are destroyed
+  CandidateHost(const CandidateHost&) = delete;
+  CandidateHost& operator=(const CandidateHost&) = delete;
+
+  // Sends the matrix (in chunks) and calls prepare. Errors: Unavailable / DeadlineExceeded (the host
+  // died or hung; its state is unknown: do not use it again).
+  absl::StatusOr<HostPrepareOutcome> Prepare(const CsrMatrix& matrix, const v1::PatternSpec& pattern, v1::Dtype dtype,
+                                             const std::vector<int64_t>& n_values);
+
+  // Has the host enqueue run(B, C, n) between the start and done events; returns the candidate's
+  // return code. REQUIRES: start_event() recorded by the caller behind a closed gate first.
+  absl::StatusOr<int> EnqueueRun(int64_t n, const v1::IpcBuffer& b, const v1::IpcBuffer& c);
+
+  // Has the host enqueue a timed batch (flush, event, run, event per pair) between the events; the
+  // candidate's return code (nonzero: the batch stopped there). Collect() then returns the host's
+  // claimed trial times in ms once the batch ran.
+  absl::StatusOr<int> EnqueueBatch(int64_t n, const std::vector<v1::IpcBuffer>& b, const std::vector<v1::IpcBuffer>& c);
+  absl::StatusOr<std::vector<double>> Collect();
+
+  // Calls release and unmaps the judge's buffers in the host (before the judge frees them).
+  absl::Status Release();
+
+  cudaEvent_t start_event() const { return start_; }
+  cudaEvent_t done_event() const { return done_; }
+  bool alive() const { return child_ != nullptr && !child_->outcome().has_value(); }
+  // The host's output since it started (untrusted text: for the run log only).
+  std::string Log() const;
+
+ private:
+  CandidateHost() = default;
+  absl::StatusOr<v1::HostReply> Call(const v1::HostRequest& request);
+
+  CandidateHostOptions options_;
+  std::unique_ptr<ChildProcess> child_;
+  cudaEvent_t start_ = nullptr, done_ = nullptr;
+};
+
+}  // namespace sparseditto

@@ -1,0 +1,81 @@
+// CPU tests of the judge's side of the trust boundary that need no GPU: the candidate host's layer
+// list and the bracket's arithmetic. (The host protocol itself runs on the GPU: evaluator_gpu_test and
+// the adversarial corpus.)
+#include "evaluator/runner/bracket.h"
+#include "evaluator/runner/candidate_host.h"
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+TEST(HostSandboxLayersTest, Table) {
+  struct Case {
+    std::string layers;
+    bool ok;
+    bool sandboxed;
+    bool net, ipc, pid, uid, spawn_landlock;
+    std::string in_process;
+  };
+  const Case cases[] = {
+      {"off", true, false, false, false, false, false, false, ""},
+      {"netns,landlock,seccomp", true, true, true, false, false, false, false, "landlock,seccomp"},
+      {"netns,ipcns,pidns,uid,spawn-landlock,landlock,seccomp", true, true, true, true, true, true, true,
+       "landlock,seccomp"},
+      {"seccomp", true, true, false, false, false, false, false, "seccomp"},
+      {"", true, true, false, false, false, false, false, ""},  // parent-death signal and no_new_privs only
+      {"netns,bogus", false, false, false, false, false, false, false, ""},
+      {"off,netns", false, false, false, false, false, false, false, ""},
+  };
+  for (const Case& c : cases) {
+    CandidateHostOptions options;
+    const absl::Status s = ApplyHostSandboxLayers(c.layers, "/bin/true", "/tmp", &options);
+    EXPECT_EQ(s.ok(), c.ok) << c.layers << ": " << s;
+    if (!s.ok() || !c.ok) continue;
+    EXPECT_EQ(options.sandbox.has_value(), c.sandboxed) << c.layers;
+    EXPECT_EQ(options.in_process_layers, c.in_process) << c.layers;
+    if (!options.sandbox) continue;
+    EXPECT_EQ(options.sandbox->new_network_namespace, c.net) << c.layers;
+    EXPECT_EQ(options.sandbox->new_ipc_namespace, c.ipc) << c.layers;
+    EXPECT_EQ(options.sandbox->new_pid_namespace, c.pid) << c.layers;
+    EXPECT_EQ(options.sandbox->drop_root, c.uid) << c.layers;
+    EXPECT_EQ(options.sandbox->landlock.has_value(), c.spawn_landlock) << c.layers;
+    EXPECT_FALSE(options.sandbox->new_user_namespace) << c.layers;
+    EXPECT_TRUE(options.sandbox->no_new_privs && options.sandbox->parent_death_signal) << c.layers;
+  }
+}
+
+// What a forged report must overcome: reported times scaled down by `scale` leave the rest of the
+// batch's true time unexplained in the bracket.
+TEST(BracketCalibrationTest, ForgeryBeyondTheToleranceIsVisibleAndHonestReportsFit) {
+  BracketCalibration c;
+  c.fixed_ms = 0.290;     // two context switches (H200, dev/trusted_timing_probe)
+  c.per_trial_ms = 0.045; // a flush of twice the L2 and two events
+  c.noise_ms = 0.008;
+  struct Case {
+    int trials;
+    double true_trial_ms;
+    double scale;  // reported = true x scale
+    bool visible;
+  };
+  const Case cases[] = {
+      // Honest reports fit, at the trial counts a batch gets (about 2 ms of work, 20 to 200 trials).
+      {200, 0.005, 1.0, false}, {40, 0.050, 1.0, false}, {20, 1.0, 1.0, false},
+      // The forgery (0.6x) is visible at every length.
+      {200, 0.005, 0.6, true}, {40, 0.050, 0.6, true}, {20, 1.0, 0.6, true},
+      // The limits the header states: 12% / 5% / 2.3% can be hidden, not more.
+      {200, 0.005, 0.90, false}, {200, 0.005, 0.85, true},
+      {40, 0.050, 0.96, false}, {40, 0.050, 0.93, true},
+      {20, 1.0, 0.98, false}, {20, 1.0, 0.97, true},
+  };
+  for (const Case& k : cases) {
+    const double bracket = c.fixed_ms + k.trials * (c.per_trial_ms + k.true_trial_ms);
+    const double claimed = k.trials * k.true_trial_ms * k.scale;
+    const double excess = bracket - c.Explained(k.trials, claimed);
+    EXPECT_EQ(excess > c.Tolerance(k.trials, claimed), k.visible)
+        << k.trials << " x " << k.true_trial_ms << " ms reported at " << k.scale << ": excess " << excess
+        << " ms, tolerance " << c.Tolerance(k.trials, claimed);
+  }
+}
+
+}  // namespace
+}  // namespace sparseditto

@@ -1,0 +1,193 @@
+// ProblemRun::Time: stage 5 of the cascade for a candidate that runs in its own host process
+// (DESIGN.md §3.4, §3.6). Trials run in batches on fresh B and poisoned C, several pairs per batch so
+// that no output can be reused from another trial; each batch is bracketed by the judge (bracket.h);
+// the host's per-trial event times are the reported times only when they, the flushes and the
+// calibrated switch cost explain the bracket; two outputs of every batch, picked by the judge after
+// the batch, are checked against the reference, so a candidate that skips work in some timed trials
+// is caught with a probability that grows with every batch.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "common/dtype.h"
+#include "common/status_macros.h"
+#include "evaluator/gpu/cuda_status.h"
+#include "evaluator/runner/bracket.h"
+#include "evaluator/runner/harness_kernels.h"
+#include "evaluator/runner/problem_run.h"
+#include "common/status_format.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+constexpr size_t kBatchBytesCap = size_t{1} << 30;  // B and C of all the trials in one batch
+// 200 (so that a 5 us kernel's batch holds 1 ms of work) hung the H200's full evaluation in session
+// 16 (cause not found: a batch of 200 pairs maps 400 IPC buffers in the host); 20 is what was tried.
+constexpr int kMaxBatchTrials = 20;
+constexpr double kBatchWorkMs = 2.0;
+constexpr int kCheckedPerBatch = 2;
+
+}  // namespace
+
+Verdict ProblemRun::Time(int64_t n, uint64_t seed, L2Flusher& flusher, const v1::RunnerOptions& options,
+                         v1::TimingStats* stats) {
+  (void)flusher;
+  if (calibration_ == nullptr) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, "timing without a calibration");
+  const int warmups = options.warmup_runs() > 0 ? options.warmup_runs() : 3;
+  const int min_trials = options.min_trials() > 0 ? options.min_trials() : 20;
+  const int max_trials = std::max(min_trials, options.max_trials() > 0 ? options.max_trials() : 200);
+  const double budget_s = options.max_timing_seconds() > 0 ? options.max_timing_seconds() : 2.0;
+  const double stable = options.stable_spread() > 0 ? options.stable_spread() : 0.02;
+  const size_t elem = DtypeBytes(dtype_);
+  const size_t b_bytes = elem * matrix_->cols * n, c_bytes = elem * matrix_->rows * n;
+  // As many pairs as memory allows (kBatchBytesCap), at most kMaxBatchTrials: a short kernel gets more
+  // trials a batch (below), so that the bracket's fixed noise is small beside the batch's work.
+  const int most = static_cast<int>(std::clamp<size_t>(kBatchBytesCap / (b_bytes + c_bytes), 2, kMaxBatchTrials));
+  // Kept until this ProblemRun ends (after the host's release has unmapped them).
+  TimedBuffers& timed = timed_[n];
+  auto ensure_pairs = [&](int count) -> absl::Status {
+    for (int i = static_cast<int>(timed.b.size()); i < count; ++i) {
+      SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer b, gpu::DeviceBuffer::Allocate(b_bytes, "timed B"));
+      SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer c, gpu::DeviceBuffer::Allocate(c_bytes, "timed C"));
+      SD_ASSIGN_OR_RETURN(v1::IpcBuffer bi, MakeIpcBuffer(b.get(), 0, b_bytes));
+      SD_ASSIGN_OR_RETURN(v1::IpcBuffer ci, MakeIpcBuffer(c.get(), 0, c_bytes));
+      timed.b.push_back(std::move(b));
+      timed.c.push_back(std::move(c));
+      timed.b_ipc.push_back(std::move(bi));
+      timed.c_ipc.push_back(std::move(ci));
+    }
+    return absl::OkStatus();
+  };
+  int per_batch = std::min(most, std::max(warmups, 2));
+  if (absl::Status s = ensure_pairs(per_batch); !s.ok()) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(s.message()));
+  if (timed.fresh.size() == 0) {
+    // Scratch for the checks: B drawn again from its seed (the judge's copy, not the one the host had)
+    // and |B|.
+    auto fresh = gpu::DeviceBuffer::Allocate(b_bytes, "B as drawn");
+    auto abs_b = fresh.ok() ? gpu::DeviceBuffer::Allocate(b_bytes, "|B| as drawn") : fresh.status();
+    if (!abs_b.ok()) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(abs_b.status().message()));
+    timed.fresh = *std::move(fresh);
+    timed.abs_b = *std::move(abs_b);
+  }
+  std::vector<gpu::DeviceBuffer>& bs = timed.b;
+  std::vector<gpu::DeviceBuffer>& cs = timed.c;
+  const std::vector<v1::IpcBuffer>& b_ipc = timed.b_ipc;
+  const std::vector<v1::IpcBuffer>& c_ipc = timed.c_ipc;
+  gpu::DeviceBuffer* fresh = &timed.fresh;
+  gpu::DeviceBuffer* abs_b = &timed.abs_b;
+  std::mt19937_64 pick(seed ^ 0x5bd1e995u);  // which outputs are checked: the host cannot know
+  std::vector<double> event_ms, judged_ms;
+  double worst_excess = -1e9, worst_tolerance = 0;
+  int batches = 0;
+  const auto begin = std::chrono::steady_clock::now();
+  const std::string what = fmt::format("{}: timing n={}", name_, n);
+  for (bool warm = true;; warm = false) {
+    const int batch = batches++;
+    // Fresh B in every pair, C poisoned: no trial can reuse another's output.
+    for (int i = 0; i < per_batch; ++i) {
+      absl::Status s = gpu::CudaStatus(FillUniform(timed.b[i].get(), matrix_->cols * n, dtype_, seed + 1000003 * i + batch,
+                                                   false, harness_stream_), "fill B");
+      if (s.ok()) s = gpu::CudaStatus(cudaMemsetAsync(timed.c[i].get(), 0xff, c_bytes, harness_stream_), "poison C");
+      if (!s.ok()) return CrashVerdict(s, what);
+    }
+    if (absl::Status s = gpu::CudaStatus(cudaStreamSynchronize(harness_stream_), "fill"); !s.ok()) return CrashVerdict(s, what);
+    const int trials = warm ? std::min(per_batch, std::max(warmups, 1)) : per_batch;
+    std::vector<v1::IpcBuffer> b_used(b_ipc.begin(), b_ipc.begin() + trials), c_used(c_ipc.begin(), c_ipc.begin() + trials);
+    auto m = RunBracketedBatch(*host_, gate_, judge_stream_, harness_stream_, n, b_used, c_used, cs[0].get(),
+                               std::min<size_t>(c_bytes, 1 << 20), 60);
+    if (!m.ok()) {
+      Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(m.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
+                                                                     : v1::FAILURE_CATEGORY_CRASH,
+                                fmt::format("{}: {}", what, m.status().message()));
+      v.context_lost = !absl::IsInternal(m.status());
+      return v;
+    }
+    if (m->return_code != 0) return Verdict::Fail(v1::FAILURE_CATEGORY_CRASH, fmt::format("{}: run returned {}", what, m->return_code));
+    if (m->written_before_start) {
+      return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG,
+                           fmt::format("{}: work escaped the given stream: a timed output was written while the "
+                                       "stream was held closed", what));
+    }
+    if (static_cast<int>(m->trial_ms.size()) != trials ||
+        std::any_of(m->trial_ms.begin(), m->trial_ms.end(), [](double t) { return !std::isfinite(t) || t < 0; })) {
+      return Verdict::Fail(v1::FAILURE_CATEGORY_REJECTED,
+                           fmt::format("{}: the candidate host reported {} trial times for {} trials, or times that "
+                                       "are not finite", what, m->trial_ms.size(), trials));
+    }
+    // The judge's pick of outputs to check, made now that the batch has run.
+    std::vector<int> order(trials);
+    for (int i = 0; i < trials; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), pick);
+    for (int k = 0; k < std::min(trials, kCheckedPerBatch); ++k) {
+      const int i = order[k];
+      // The reference from the very B the trial read (a B the run modified fails here too).
+      const uint64_t drawn = seed + 1000003 * i + batch;
+      absl::Status s = gpu::CudaStatus(FillUniform(abs_b->get(), matrix_->cols * n, dtype_, drawn, true, harness_stream_),
+                                       "fill |B|");
+      if (s.ok()) {
+        s = gpu::CudaStatus(FillUniform(fresh->get(), matrix_->cols * n, dtype_, drawn, false, harness_stream_), "fill B");
+      }
+      if (s.ok()) s = oracle_->Compute(fresh->get(), abs_b->get(), n, ref_.as<float>(), abs_sum_.as<float>(), harness_stream_);
+      std::vector<float> got;
+      if (s.ok()) s = ReadOutputAsFloat(cs[i].get(), matrix_->rows * n, &got);
+      if (!s.ok()) return CrashVerdict(s, what);
+      v1::CorrectnessCheck check;
+      Verdict v = CheckAgainstReference(n, got, fmt::format("timed/n={}/batch={}/trial={}", n, batch, i), &check);
+      if (!v.ok()) {
+        v.detail = fmt::format("a timed trial's output is wrong (work skipped while timed?): {}", v.detail);
+        return v;
+      }
+    }
+    double claimed = 0;
+    for (double t : m->trial_ms) claimed += t;
+    const double excess = m->bracket_ms - calibration_->Explained(trials, claimed);
+    const double tolerance = calibration_->Tolerance(trials, claimed);
+    if (excess > tolerance || excess < -tolerance) {
+      return Verdict::Fail(
+          v1::FAILURE_CATEGORY_REJECTED,
+          fmt::format("{}: the candidate host's trial times disagree with the judge's bracket: {} trials reported "
+                      "{:.4f} ms in all; with the flushes and the switch cost that explains {:.4f} ms, the bracket held "
+                      "{:.4f} ms (tolerance {:.4f} ms): {}",
+                      what, trials, claimed, calibration_->Explained(trials, claimed), m->bracket_ms, tolerance,
+                      excess > 0 ? "the reported times are lower than the device's" : "the reported times are higher "
+                                                                                      "than the bracket allows"));
+    }
+    if (warm) {
+      // Enough trials a batch for about kBatchWorkMs of claimed work (the warm-up's median says how
+      // long a trial is), at least min_trials' worth.
+      std::vector<double> sorted = m->trial_ms;
+      std::sort(sorted.begin(), sorted.end());
+      const double trial = std::max(sorted[sorted.size() / 2], 1e-4);
+      per_batch = std::clamp(static_cast<int>(std::ceil(kBatchWorkMs / trial)), std::min(min_trials, most), most);
+      if (absl::Status s = ensure_pairs(per_batch); !s.ok()) {
+        return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(s.message()));
+      }
+      continue;
+    }
+    worst_excess = std::max(worst_excess, excess);
+    worst_tolerance = std::max(worst_tolerance, tolerance);
+    const double judged = std::max(0.0, (m->bracket_ms - calibration_->fixed_ms) / trials - calibration_->per_trial_ms);
+    for (double t : m->trial_ms) {
+      event_ms.push_back(t);
+      judged_ms.push_back(judged);
+    }
+    if (static_cast<int>(event_ms.size()) >= max_trials) break;
+    if (static_cast<int>(event_ms.size()) >= min_trials) {
+      v1::TimingStats partial;
+      Summarise(event_ms, judged_ms, {}, &partial);
+      const double spread = (partial.p90_ms() - partial.p10_ms()) / std::max(partial.median_ms(), 1e-9);
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      if (spread < stable || elapsed > budget_s) break;
+    }
+  }
+  stats->set_n(n);
+  Summarise(event_ms, judged_ms, {}, stats);
+  stats->set_verified_batches(batches - 1);
+  stats->set_bracket_excess_ms(worst_excess);
+  stats->set_bracket_tolerance_ms(worst_tolerance);
+  return Verdict();
+}
+
+}  // namespace sparseditto
