@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/untrusted_text.h"
 #include "eval_result.pb.h"
 
 namespace sparseditto {
@@ -19,7 +20,8 @@ inline std::vector<std::string> SanitizerVerdicts(const std::string& run_log) {
   std::vector<std::string> lines;
   for (size_t at = run_log.find("[compute-sanitizer"); at != std::string::npos;
        at = run_log.find("[compute-sanitizer", at + 1)) {
-    lines.push_back(run_log.substr(at, run_log.find('\n', at) - at));
+    // Read back from stores that may predate the evaluator's cleaning: cleaned again (idempotent).
+    lines.push_back(CleanUntrustedText(run_log.substr(at, run_log.find('\n', at) - at), {.max_bytes = 512}));
   }
   return lines;
 }
