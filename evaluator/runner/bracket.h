@@ -50,9 +50,10 @@ struct BracketCalibration {
   double noise_ms = 0;       // the calibration's own spread (p90 - p10 of its brackets, the larger)
   // How far a bracket of `trials` trials may exceed fixed + trials x per_trial + Σ claims before the
   // claims are not believed: 4 x noise + 30 us + 0.5% of the flushes + 2% of the claims. What it lets
-  // through is the stated limit of the check. With the trials a batch gets (about 2 ms of work, 20 to
-  // 200 trials, problem_run_timing.cc) and 8 us of noise: a 5 us kernel can hide up to about 12% of its
-  // time, a 50 us one about 5%, a 1 ms one about 2.3% (candidate_host_test has the table).
+  // through is the stated limit of the check. With 20 trials a batch (kMaxBatchTrials) and 8 us of
+  // noise: a 5 us kernel can hide up to about two thirds of its time (the 0.6x forgery is not seen),
+  // a 50 us one about 9%, a 1 ms one about 2.3%; 200 trials a batch would bring a 5 us kernel to
+  // about 12% (candidate_host_test has the table).
   double Tolerance(int trials, double claimed_ms) const;
   double Explained(int trials, double claimed_ms) const { return fixed_ms + trials * per_trial_ms + claimed_ms; }
 };

@@ -23,8 +23,9 @@ namespace sparseditto {
 namespace {
 
 constexpr size_t kBatchBytesCap = size_t{1} << 30;  // B and C of all the trials in one batch
-// 200 (so that a 5 us kernel's batch holds 1 ms of work) hung the H200's full evaluation in session
-// 16 (cause not found: a batch of 200 pairs maps 400 IPC buffers in the host); 20 is what was tried.
+// 20 is what has run on the H200 (session 16). 200 (about 2 ms of work in a batch of a 5 us kernel,
+// which would make the bracket check about five times tighter there, bracket.h) has not: the one run
+// with it hung in the finalist sanitizers, which were then run another way (sanitize_smoke.h).
 constexpr int kMaxBatchTrials = 20;
 constexpr double kBatchWorkMs = 2.0;
 constexpr int kCheckedPerBatch = 2;
