@@ -68,7 +68,9 @@ absl::Status Evaluator::Screen(const v1::Candidate& candidate, const v1::Task& t
     absl::MutexLock lock(&screen_mutex_);
     if (auto it = screened_.find(key); it != screened_.end()) return it->second;
   }
-  absl::Status verdict = ScreenCandidate(*compiler_, candidate.source(), options);
+  bool settled = false;  // a harness error or a timeout is not remembered: the next call tries again
+  absl::Status verdict = ScreenCandidate(*compiler_, candidate.source(), options, &settled);
+  if (!settled) return verdict;
   absl::MutexLock lock(&screen_mutex_);
   if (screened_.size() >= 4096) screened_.clear();
   screened_[key] = verdict;

@@ -84,9 +84,14 @@ absl::StatusOr<PreprocessResult> NvccCompiler::PreprocessHost(std::string_view s
   return result;
 }
 
-absl::Status ScreenCandidate(const NvccCompiler& compiler, std::string_view source, const CompileOptions& options) {
+absl::Status ScreenCandidate(const NvccCompiler& compiler, std::string_view source, const CompileOptions& options,
+                             bool* settled) {
+  bool ignored = false;
+  bool& final = settled != nullptr ? *settled : ignored;
+  final = true;
   if (absl::Status spelling = ScreenCandidateSource(source); !spelling.ok()) return spelling;
   absl::StatusOr<PreprocessResult> unit = compiler.PreprocessHost(source, options);
+  final = unit.ok() && !unit->timed_out;
   if (!unit.ok() || (!unit->ok && !unit->timed_out)) return absl::OkStatus();
   if (unit->timed_out) return absl::PermissionDeniedError(unit->log + " (a candidate must preprocess within the limit)");
   return ScreenPreprocessedSource(unit->text);

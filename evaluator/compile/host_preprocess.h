@@ -42,7 +42,11 @@ std::vector<std::string> HostPreprocessArguments(const std::vector<std::string>&
 // Stage 1 whole: ScreenCandidateSource on the spelling, then, when that passes, ScreenPreprocessedSource
 // on compiler.PreprocessHost(source, options). PermissionDenied: refused, also when preprocessing
 // ran out of time. A source that does not preprocess, and a harness error of the preprocessing,
-// pass here: the compile with the same options fails the same way and says why.
-absl::Status ScreenCandidate(const NvccCompiler& compiler, std::string_view source, const CompileOptions& options);
+// pass here: the compile with the same options fails the same way and says why. *settled (when given)
+// says whether the verdict is a function of the source and options alone (the spelling refused, or
+// the preprocessed unit was screened, or the source does not preprocess), so that a caller may
+// remember it; a harness error or a timeout is not settled.
+absl::Status ScreenCandidate(const NvccCompiler& compiler, std::string_view source, const CompileOptions& options,
+                             bool* settled = nullptr);
 
 }  // namespace sparseditto
