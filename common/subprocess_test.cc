@@ -169,14 +169,13 @@ TEST(Subprocess, TheFirstSpawnSweepsPrivateHomesOfDeadProcesses) {
   const fs::path live = fs::temp_directory_path() / ("sparseditto-home-" + std::to_string(getpid()) + "-sweeptest");
   fs::create_directories(stale / "inside");
   fs::create_directories(live);
-  const pid_t fresh = fork();  // a process whose first Spawn this is
-  if (fresh == 0) {
-    absl::StatusOr<CommandResult> run = RunCommand(Shell("true"), 30);
-    _exit(run.ok() && run->outcome.success() ? 0 : 1);
-  }
-  int status = 0;
-  waitpid(fresh, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // A fresh process (this test binary again, running one test that spawns) makes its first Spawn; a
+  // fork would not do, it inherits whether this process already swept.
+  SpawnOptions fresh;
+  fresh.argv = {fs::read_symlink("/proc/self/exe").string(), "--gtest_filter=Subprocess.StdinDataIsFed"};
+  absl::StatusOr<CommandResult> run = RunCommand(fresh, 60);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->outcome.success()) << run->stdout_output.bytes;
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(live));
   fs::remove_all(live);
