@@ -42,7 +42,6 @@ TEST(TempPaths, NoTestMakesAPathThatAnotherTestRunCouldShare) {
   const std::set<std::string> allowed = {
       "evaluator/runner_client_test.cc",      // a marker file under ::testing::TempDir()
       "common/subprocess_test.cc",            // its sweep test needs the real temp folder, pid-named
-      "tests/adversarial/corpus_gpu_test.cc",  // a pid-named compile cache
       "evaluator/compile/static_screen_test.cc",  // "/tmp/x" is candidate source text, never a path
       "llm_mutator/prompt_builder_test.cc",       // "/tmp/sd-compile" is log text to scrub, never a path
       "tests/temp_paths_test.cc",                 // these patterns

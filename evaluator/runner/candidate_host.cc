@@ -124,14 +124,18 @@ absl::StatusOr<v1::HostReply> CandidateHost::Call(const v1::HostRequest& request
   if (!frame.ok()) return frame.status();
   auto fail = [&](absl::Status s) -> absl::Status {
     const bool timed_out = absl::IsDeadlineExceeded(s) || Clock::now() >= deadline;
+    // A host that is exiting by itself says how (an exit code names the step: 4 = no CUDA); then kill.
+    auto outcome = child_->WaitFor(DeadlineAfter(timed_out ? 0 : 2));
     child_->Kill();
-    auto outcome = child_->WaitFor(DeadlineAfter(5));
     const std::string how = outcome.ok() ? outcome->ToString() : "lost";
     if (timed_out) {
       return absl::DeadlineExceededError(fmt::format("the candidate host did not answer within {:.0f} s",
                                                      options_.request_timeout_seconds));
     }
-    return absl::UnavailableError(fmt::format("the candidate host {}: {}", how, s.message()));
+    // Its own last words (e.g. why CUDA would not start under a sandbox layer), as untrusted text.
+    const std::string log = Log();
+    return absl::UnavailableError(fmt::format("the candidate host {}: {}{}{}", how, s.message(), log.empty() ? "" : "\n",
+                                              TextTail(log, 2048)));
   };
   if (absl::Status s = child_->WriteToChild(kRequestFd, *frame, deadline); !s.ok()) return fail(s);
   auto header = child_->ReadFromChild(kReplyFd, kFrameHeaderBytes, deadline);

@@ -11,6 +11,7 @@
 
 #include "evaluator/compile/compile_pool.h"
 #include "evaluator/evaluator.h"
+#include "tests/testing/temp_folder.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -36,7 +37,7 @@ TEST(CorpusGpuTest, EveryCandidateIsCaughtWithItsCategoryAndTheEvaluatorSurvives
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
   EvaluatorOptions options;
-  options.compiler.cache_directory = (fs::temp_directory_path() / ("sd_corpus_" + std::to_string(getpid()))).string();
+  options.compiler.cache_directory = testing_support::ProcessTempDir() + "compile_cache";
   options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
   options.compile.timeout_seconds = 20;  // the compile bomb ends here
   options.runner.runner_path = SPARSEDITTO_RUNNER;
