@@ -12,36 +12,11 @@
 #include "evaluator/gpu/device_buffer.h"
 #include "evaluator/runner/harness_kernels.h"
 #include "common/status_format.h"
+#include "evaluator/gpu/baseline_cache.h"
 #include "fmt/format.h"
 #include "task/task_matrix.h"
 
 namespace sparseditto {
-namespace {
-
-// On-disk cache of one baseline timing: <dir>/<key>.pb holding a BaselineTime.
-std::optional<v1::BaselineTime> ReadCachedBaseline(const std::string& dir, const std::string& key) {
-  if (dir.empty()) return std::nullopt;
-  std::ifstream in(std::filesystem::path(dir) / (key + ".pb"), std::ios::binary);
-  if (!in) return std::nullopt;
-  v1::BaselineTime cached;
-  if (!cached.ParseFromIstream(&in)) return std::nullopt;
-  return cached;
-}
-
-void WriteCachedBaseline(const std::string& dir, const std::string& key, const v1::BaselineTime& value) {
-  if (dir.empty()) return;
-  std::error_code ignored;
-  std::filesystem::create_directories(dir, ignored);
-  const auto final_path = std::filesystem::path(dir) / (key + ".pb");
-  const auto temp_path = final_path.string() + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temp_path, std::ios::binary);
-    if (!out || !value.SerializeToOstream(&out)) return;
-  }
-  std::filesystem::rename(temp_path, final_path, ignored);
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<TaskContext>> TaskContext::Create(const v1::Task& task) {
   auto context = std::unique_ptr<TaskContext>(new TaskContext);
@@ -69,7 +44,8 @@ absl::StatusOr<std::map<int64_t, v1::BaselineList>> TaskContext::Baselines(const
       v1::BaselineTime* entry = result[n].add_baselines();
       entry->set_name(baseline->name());
       const std::string key = gpu::BaselineCacheKey(fingerprint, task_.dtype(), n, gpu_name, baseline->name());
-      if (auto cached = ReadCachedBaseline(options.baseline_cache_dir(), key)) {
+      // Written by this trusted process only, hash-checked on use (evaluator/gpu/baseline_cache.h).
+      if (auto cached = gpu::LookupCachedBaseline(options.baseline_cache_dir(), key)) {
         *entry = *cached;
         continue;
       }
@@ -95,7 +71,9 @@ absl::StatusOr<std::map<int64_t, v1::BaselineList>> TaskContext::Baselines(const
       entry->set_available(true);
       entry->set_note(baseline->note());
       *entry->mutable_timing() = *timing;
-      WriteCachedBaseline(options.baseline_cache_dir(), key, *entry);
+      if (absl::Status stored = gpu::StoreCachedBaseline(options.baseline_cache_dir(), key, *entry); !stored.ok()) {
+        fmt::print(stderr, "sparseditto-runner: warning: baseline cache: {}\n", stored.message());
+      }
     }
   }
   cudaStreamDestroy(stream);
