@@ -62,7 +62,7 @@ bool ImplausiblyFast(const std::vector<v1::TimingStats>& timings,
 
 v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHost& host,
                                  const BracketCalibration* calibration, TaskContext& context,
-                                 const std::map<int64_t, v1::BaselineList>& baselines, L2Flusher& flusher,
+                                 const std::map<int64_t, v1::BaselineList>& baselines,
                                  const StageListener& on_stage, bool* context_lost) {
   v1::EvalResult result;
   result.set_candidate_id(request.candidate_id());
@@ -128,7 +128,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
   (*run)->set_calibration(calibration);
   for (int64_t n : n_values) {
     v1::TimingStats timed;
-    if (Stop((*run)->Time(n, ++seed, flusher, options, &timed), &result, context_lost)) return result;
+    if (Stop((*run)->Time(n, ++seed, options, &timed), &result, context_lost)) return result;
     const v1::TimingStats* stats = &timed;
     *result.add_timings() = *stats;
     timings.push_back(*stats);

@@ -27,7 +27,7 @@ using StageListener = std::function<void(v1::EvalStage)>;
 // small_only or correctness_only).
 v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHost& host,
                                  const BracketCalibration* calibration, TaskContext& context,
-                                 const std::map<int64_t, v1::BaselineList>& baselines, L2Flusher& flusher,
+                                 const std::map<int64_t, v1::BaselineList>& baselines,
                                  const StageListener& on_stage, bool* context_lost);
 
 // Geometric mean over n of (fastest available baseline / candidate median); 0 when a time is missing.

@@ -73,7 +73,8 @@ class ProblemRun {
   // bracket, and sampled outputs of timed trials are checked. The verdict is not ok (REJECTED, WRONG or
   // CRASH, with the reason) when they do not; *stats is filled when it is.
   // REQUIRES: set_calibration first.
-  Verdict Time(int64_t n, uint64_t seed, L2Flusher& flusher, const v1::RunnerOptions& options, v1::TimingStats* stats);
+  // The L2 flush between trials is the host's, on the judge's flush buffer (CandidateHost::Start).
+  Verdict Time(int64_t n, uint64_t seed, const v1::RunnerOptions& options, v1::TimingStats* stats);
   // The judge's bracket calibration (bracket.h) that Time checks the host's claims with; not owned.
   void set_calibration(const BracketCalibration* calibration) { calibration_ = calibration; }
 

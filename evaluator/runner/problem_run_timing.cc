@@ -32,9 +32,8 @@ constexpr int kCheckedPerBatch = 2;
 
 }  // namespace
 
-Verdict ProblemRun::Time(int64_t n, uint64_t seed, L2Flusher& flusher, const v1::RunnerOptions& options,
+Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& options,
                          v1::TimingStats* stats) {
-  (void)flusher;
   if (calibration_ == nullptr) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, "timing without a calibration");
   const int warmups = options.warmup_runs() > 0 ? options.warmup_runs() : 3;
   const int min_trials = options.min_trials() > 0 ? options.min_trials() : 20;

@@ -155,7 +155,7 @@ class Runner {
                   fmt::format("the candidate host: {}", host.status().message()));
     }
     const int out = out_;
-    result = EvaluateCandidate(request, **host, calibration, **context, baselines, flusher_,
+    result = EvaluateCandidate(request, **host, calibration, **context, baselines,
                                [out](v1::EvalStage stage) {
                                  v1::RunnerEvent event;
                                  event.set_stage_entered(stage);
