@@ -11,6 +11,7 @@
 #include "common/status_format.h"
 #include "coordinator/search/builtin_child.h"
 #include "coordinator/search/finalist_stage.h"
+#include "coordinator/search/plan_stage.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
 
@@ -74,6 +75,11 @@ class Loop {
   int64_t BatchSize() const { return options_.llm != nullptr ? 1 : std::max(options_.compile_ahead, 1); }
 
   absl::StatusOr<SearchSummary> Finish() {
+    if (options_.plan_stage && !plan_done_) {
+      absl::StatusOr<bool> evaluated = RunPlanStage();
+      if (!evaluated.ok()) return evaluated.status();
+      if (!*evaluated) return Summary("interrupted");  // the plan is in flight, evaluated first next time
+    }
     if (options_.max_finalists > 0 && !finalist_done_) {
       auto evaluate = [this](const std::string& id) {
         if (options_.on_finalist) {
@@ -93,6 +99,45 @@ class Loop {
     final_state.set_status_detail(coordinator_->ExplainStop());
     if (absl::Status s = store_.PutRunState(run_id_, final_state); !s.ok()) return s;
     return Summary(std::string(StopReasonName(coordinator_->CheckStop())));
+  }
+
+  // The plan stage (plan_stage.h): the plan, when one beats the best single candidate, stored in flight
+  // with plan_done in one write, then evaluated and committed like a child. False: interrupted before
+  // its evaluation (stop_after_evaluations).
+  absl::StatusOr<bool> RunPlanStage() {
+    plan_done_ = true;
+    std::vector<v1::EvalResult> results;
+    for (const auto& [id, candidate] : candidates_) {
+      absl::StatusOr<v1::EvalResult> r = store_.GetEvaluation(run_id_, id);
+      if (r.ok()) {
+        results.push_back(*std::move(r));
+      } else if (!absl::IsNotFound(r.status())) {
+        return r.status();
+      }
+    }
+    const coordinator::Elite* best = coordinator_->archive().best();
+    absl::StatusOr<std::optional<PlanProposal>> proposal =
+        ProposePlan(task_, candidates_, results, best == nullptr ? 0 : best->fitness(), &plan_detail_);
+    if (!proposal.ok()) return proposal.status();
+    if (proposal->has_value()) {
+      v1::Candidate plan = (*proposal)->candidate;
+      plan.set_id(coordinator_->NextCandidateId());
+      plan.set_island(0);
+      plan.set_created_unix_ms(NowUnixMs());
+      absl::StatusOr<bool> is_new = RegisterOrReuse(plan);
+      if (!is_new.ok()) return is_new.status();
+      if (*is_new) {
+        candidates_[plan.id()] = plan;
+        if (absl::Status s = store_.CommitCandidates(run_id_, {plan}, State(plan.id())); !s.ok()) return s;
+        if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
+          return false;
+        }
+        if (absl::Status s = EvaluateAndCommit(plan); !s.ok()) return s;
+        return true;
+      }
+    }
+    if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+    return true;
   }
 
   // The mutation loop: per step up to K new children (K = compile_ahead, at most the evaluations left;
@@ -235,6 +280,7 @@ class Loop {
     in_flight_ = stored.in_flight_candidate_id();
     finalist_attempts_ = stored.finalist_attempts();
     finalist_done_ = stored.finalist_done();
+    plan_done_ = stored.plan_done();
     in_flight_queue_.assign(stored.in_flight_queue().begin(), stored.in_flight_queue().end());
     absl::StatusOr<std::vector<v1::Candidate>> all = store_.ListCandidates(run_id_, task_.name());
     if (!all.ok()) return all.status();
@@ -358,6 +404,7 @@ class Loop {
     state.set_updated_unix_ms(NowUnixMs());
     *state.mutable_finalist_attempts() = finalist_attempts_;
     state.set_finalist_done(finalist_done_);
+    state.set_plan_done(plan_done_);
     return state;
   }
 
@@ -379,6 +426,10 @@ class Loop {
     }
     s.finalists = DescribeFinalists(finalist_attempts_);
     s.reevaluated_in_flight = summary_in_flight_;
+    for (const auto& [id, c] : candidates_) {
+      if (c.operator_() == v1::MUTATION_OPERATOR_PLAN) s.plan_candidate_id = id;
+    }
+    s.plan = plan_detail_;
     return s;
   }
 
@@ -396,6 +447,8 @@ class Loop {
   int64_t shared_gpu_evaluations_this_call_ = 0;
   FinalistAttempts finalist_attempts_;  // as stored, then this call's
   bool finalist_done_ = false;
+  bool plan_done_ = false;
+  std::string plan_detail_;        // what this call's plan stage found
   bool summary_resumed_ = false;
   std::string summary_in_flight_;
   const SteadyClock::time_point started_ = SteadyClock::now();

@@ -1,8 +1,10 @@
 // The search loop for ONE task over a PopulationStore: seeds -> evaluate -> (plan -> mutate -> dedup ->
-// commit -> evaluate -> report -> commit evaluation + coordinator state) until the coordinator stops.
+// commit -> evaluate -> report -> commit evaluation + coordinator state) until the coordinator stops; then
+// the plan stage (plan_stage.h) and the finalist stage (finalist_stage.h).
 //
 // Budget: the coordinator's budget is checked before every evaluation, seeds included, so a budget of
-// max_evaluations N ends at exactly N evaluations (seeds beyond it stay stored, unevaluated). Wall time
+// max_evaluations N ends at exactly N evaluations (seeds beyond it stay stored, unevaluated), then the
+// plan stage may add one: the dispatch plan (SearchLoopOptions::plan_stage), before the finalists. Wall time
 // (Budget.max_wall_seconds) is measured around this call's work and added at each report; time between
 // the last commit and a crash is not counted.
 //
@@ -94,6 +96,12 @@ struct SearchLoopOptions {
   // The stage runs after the budget is spent and is not counted in it; with the GPU evaluator each
   // attempt takes a minute or two (compute-sanitizer).
   int max_finalists = 3;
+  // Once the budget is spent, before the finalist stage: the dispatch plan over the task's correct
+  // candidates (coordinator/search/plan_stage.h), evaluated as a candidate when its predicted fitness
+  // beats the best single candidate's. Its evaluation is counted (SearchSummary::evaluations is then
+  // one past the budget) and is in flight like any other: a crash during it evaluates it again, once.
+  // false: no plan stage.
+  bool plan_stage = true;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.
@@ -118,6 +126,8 @@ struct SearchSummary {
   std::string finalist_candidate_id;  // the best candidate that passed the finalist checks; empty: none
   std::string finalists;              // DescribeFinalists: what the finalist stage found ("" before it ran)
   std::string reevaluated_in_flight;  // the candidate a crash left in flight, evaluated again now
+  std::string plan_candidate_id;      // the task's plan (plan_stage.h), made by this call or an earlier one; empty: none
+  std::string plan;                   // what this call's plan stage found (DescribePlan or why none); "": it did not run
 };
 
 absl::StatusOr<SearchSummary> RunTaskSearch(PopulationStore& store, const std::string& run_id,

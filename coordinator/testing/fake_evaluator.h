@@ -7,6 +7,12 @@
 // the archive). A candidate matching every (tunable, value) pair of a failure rule fails with its
 // category and fitness 0. Register use (for the archive's resource dimension) is 24 + 8 x the sum of the
 // value indices. Every call is counted by source hash, so a test can prove none was evaluated twice.
+// Per-n times (when the landscape lists n_values): the baseline takes 1 ms at every n, a candidate's
+// speed at n (baseline / its time) is the fitness above times speed_at_n[seed][n] (1 where absent), and
+// its fitness is then the geomean of those speeds (SpeedupFitness, common/fitness.h), as the judge's.
+// A dispatch plan (mutators/plan/plan_composer.h) is scored as the plan it is: each variant's body
+// scored as a candidate of the variant's seed, the plan's time at n that of the variant serving n (the
+// first variant's failure, if one fails, is the plan's), its registers the most of any variant's.
 // Not thread-safe.
 #pragma once
 
@@ -34,6 +40,8 @@ struct FakeLandscape {
   std::vector<FakeFailureRule> failures;
   // Seeds whose candidates fail the finalist checks (a racecheck error) though their scoring passed.
   std::set<std::string> finalist_failing_seeds;
+  std::vector<int64_t> n_values;                                      // empty: no per-n times
+  std::map<std::string, std::map<int64_t, double>> speed_at_n;        // seed -> n -> speed factor
 };
 
 class FakeEvaluator {
@@ -44,6 +52,8 @@ class FakeEvaluator {
   v1::EvalResult Evaluate(const v1::Candidate& candidate);
   // The same result without counting.
   v1::EvalResult Score(const v1::Candidate& candidate) const;
+  // Score of a plan (see above); an INTERNAL result for a damaged plan or a landscape without n_values.
+  v1::EvalResult ScorePlan(const v1::Candidate& plan) const;
   // Score plus the finalist checks, not counted: CRASH at FINALIST for a seed of
   // finalist_failing_seeds, else the sanitizer lines in run_log.
   v1::EvalResult ScoreFinalist(const v1::Candidate& candidate) const;
