@@ -119,6 +119,11 @@ int RunSearch(const SearchOptions& o) {
                              s.evaluations, s.evaluations_this_call, s.resumed ? ", resumed" : "",
                              s.best_candidate_id.empty() ? "(none correct)" : s.best_candidate_id, s.best_fitness,
                              s.stop_detail.empty() ? s.stop_reason : s.stop_detail);
+    if (!s.plan.empty()) {
+      // "no plan: ..." or "plan <id>: <variants> (predicted fitness ...)"
+      std::cout << fmt::format("{}: {}{}\n", t.task_name,
+                               s.plan_candidate_id.empty() ? "" : "plan " + s.plan_candidate_id + ": ", s.plan);
+    }
     if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
     if (s.shared_gpu_evaluations_this_call > 0) {
       std::cout << fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "
