@@ -1,5 +1,5 @@
 // The plan composer: refusals (table), every seed composes, real seeds composed (two instantiations of
-// one seed among them) pass the static screen and compile with the real nvcc for sm_80 and sm_90a
+// one seed among them) pass the evaluator's static screen (spelling and preprocessed) and compile with the real nvcc for sm_80 and sm_90a
 // exporting exactly the ABI, and tiny variants loaded on the CPU show each n reaching its variant.
 #include "mutators/plan/plan_composer.h"
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "evaluator/compile/exported_symbols.h"
+#include "evaluator/compile/host_preprocess.h"
 #include "evaluator/compile/nvcc_compiler.h"
 #include "evaluator/compile/static_screen.h"
 #include "fmt/format.h"
@@ -200,9 +201,14 @@ TEST(PlanComposerTest, RealSeedsComposeIntoOneCandidateThatCompilesAndExportsExa
   options.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
   options.archs = {"sm_80", "sm_90a"};
   options.timeout_seconds = 600;
+  // The evaluator's screen: the spelling, then the host unit nvcc -E makes of it.
+  EXPECT_TRUE(ScreenCandidate(**nvcc, *plan, options).ok()) << ScreenCandidate(**nvcc, *plan, options);
   absl::StatusOr<CompileResult> compiled = (*nvcc)->Compile(*plan, options);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   ASSERT_TRUE(compiled->ok) << compiled->failure << "\n" << compiled->log;
+  std::set<std::string> archs_with_kernels;
+  for (const v1::KernelResources& r : compiled->resources) archs_with_kernels.insert(r.arch());
+  EXPECT_EQ(archs_with_kernels, (std::set<std::string>{"sm_80", "sm_90a"})) << compiled->log;
   absl::StatusOr<std::vector<ExportedSymbol>> exported = ReadExportedSymbols(compiled->library_path);
   ASSERT_TRUE(exported.ok()) << exported.status();
   // C++ names may show (nvcc names anonymous namespaces, and a lone seed exports the same explicit
