@@ -75,7 +75,8 @@ class Loop {
   int64_t BatchSize() const { return options_.llm != nullptr ? 1 : std::max(options_.compile_ahead, 1); }
 
   absl::StatusOr<SearchSummary> Finish() {
-    if (options_.plan_stage && !plan_done_) {
+    // Not once the finalist stage is over (a run finished before plans existed keeps its finalists).
+    if (options_.plan_stage && !plan_done_ && !finalist_done_) {
       absl::StatusOr<bool> evaluated = RunPlanStage();
       if (!evaluated.ok()) return evaluated.status();
       if (!*evaluated) return Summary("interrupted");  // the plan is in flight, evaluated first next time
