@@ -59,6 +59,7 @@ class Host {
       case v1::HostRequest::kTimeBatch: return TimeBatch(request.time_batch());
       case v1::HostRequest::kCollect: return Collect();
       case v1::HostRequest::kRelease: return Release();
+      case v1::HostRequest::kQuery: return Query();
       default: return Error("unknown request");
     }
   }
@@ -223,6 +224,12 @@ class Host {
     if (e != cudaSuccess) return Error(CudaText(e));
     reply.set_ok(rc == 0);
     return reply;
+  }
+
+  v1::HostReply Query() {
+    const cudaError_t e = cudaStreamQuery(stream_);
+    if (e == cudaSuccess || e == cudaErrorNotReady) return Ok();
+    return Error(CudaText(e));
   }
 
   v1::HostReply Collect() {

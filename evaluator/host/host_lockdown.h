@@ -16,8 +16,9 @@ namespace sparseditto {
 // no_new_privs, not dumpable (no ptrace or /proc/<pid>/mem from other processes of the uid), then the
 // `layers` the judge asked for (a comma list): "landlock" (CandidateHostLandlockRules: read-only the
 // library's folder, the CUDA and system libraries, /proc and /sys; read-write only /dev/nvidia* and
-// /dev/null; no TCP) and "seccomp" (InstallCandidateSeccomp: no process creation, exec, sockets,
-// ptrace...). Errors: FailedPrecondition naming the layer that could not be applied (the host then
+// /dev/null; no TCP), "caps" (every capability dropped, bounding set included: as root, no access to
+// other processes' /proc files or memory, no privileged call) and "seccomp" (InstallCandidateSeccomp:
+// no process creation, exec, sockets, ptrace...), in that order. Errors: FailedPrecondition naming the layer that could not be applied (the host then
 // refuses to load the library), InvalidArgument for an unknown layer name.
 absl::Status LockDownBeforeLoad(const std::string& library_path, std::string_view layers);
 

@@ -22,13 +22,24 @@ double Quantile(std::vector<double> v, double q) {
 }  // namespace
 
 absl::Status WaitWhileHostAlive(cudaStream_t stream, CandidateHost& host, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const auto begin = std::chrono::steady_clock::now();
+  const auto deadline = begin + std::chrono::duration<double>(seconds);
+  // A kernel that faults loses the host's context, and the done event is never recorded: the host is
+  // asked now and then whether its stream failed (not at once: a batch takes milliseconds, and the
+  // question costs the host a round trip while it may still be timing).
+  constexpr auto kFirstQuery = std::chrono::milliseconds(50), kQueryEvery = std::chrono::milliseconds(50);
+  auto next_query = begin + kFirstQuery;
   while (true) {
     const cudaError_t e = cudaStreamQuery(stream);
     if (e == cudaSuccess) return absl::OkStatus();
     if (e != cudaErrorNotReady) return gpu::CudaStatus(e, "batch");
     if (!host.alive()) return absl::UnavailableError("the candidate host died");
-    if (std::chrono::steady_clock::now() > deadline) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_query) {
+      SD_RETURN_IF_ERROR(host.QueryStream());
+      next_query = now + kQueryEvery;
+    }
+    if (now > deadline) {
       return absl::DeadlineExceededError(fmt::format("not done within {:.0f} s", seconds));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));

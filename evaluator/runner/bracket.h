@@ -39,8 +39,9 @@ absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGa
                                                    size_t watch_bytes, double timeout_seconds);
 
 // Waits for `stream` (which waits for the host's done event) at most `seconds`, giving up early when
-// the host has died (it will never record done). Errors: DeadlineExceeded, Unavailable (the host
-// died): the stream then waits for ever and this process must be replaced; CUDA errors.
+// the host has died or says its stream failed (CandidateHost::QueryStream; either way it will never
+// record done). Errors: DeadlineExceeded, Unavailable (the host died), Aborted (its work faulted on
+// the device): the stream then waits for ever and this process must be replaced; CUDA errors.
 absl::Status WaitWhileHostAlive(cudaStream_t stream, CandidateHost& host, double seconds);
 
 // What a bracket costs beyond the trials, from the null host.
@@ -50,10 +51,10 @@ struct BracketCalibration {
   double noise_ms = 0;       // the calibration's own spread (p90 - p10 of its brackets, the larger)
   // How far a bracket of `trials` trials may exceed fixed + trials x per_trial + Σ claims before the
   // claims are not believed: 4 x noise + 30 us + 0.5% of the flushes + 2% of the claims. What it lets
-  // through is the stated limit of the check. With 20 trials a batch (kMaxBatchTrials) and 8 us of
-  // noise: a 5 us kernel can hide up to about two thirds of its time (the 0.6x forgery is not seen),
-  // a 50 us one about 9%, a 1 ms one about 2.3%; 200 trials a batch would bring a 5 us kernel to
-  // about 12% (candidate_host_test has the table).
+  // through is the stated limit of the check. With 8 us of noise: a 5 us kernel, 200 trials a batch
+  // (problem_run_timing.cc sizes batches to about 2 ms of work, at most 200 trials), can hide about
+  // 12% of its time; at 20 trials a batch (a 100 us kernel), a 50 us one about 9%, a 1 ms one about
+  // 2.3% (candidate_host_test has the table).
   double Tolerance(int trials, double claimed_ms) const;
   double Explained(int trials, double claimed_ms) const { return fixed_ms + trials * per_trial_ms + claimed_ms; }
 };

@@ -22,12 +22,17 @@ double BestBaselineMs(const std::map<int64_t, v1::BaselineList>& baselines, int6
   return best;
 }
 
-// Applies a verdict to the result; true when the cascade must stop.
-bool Stop(const Verdict& verdict, v1::EvalResult* result, bool* context_lost) {
+// Applies a verdict to the result; true when the cascade must stop. A verdict that lost the context
+// leaks `run` on purpose: its destructor would free device memory and destroy streams, and either
+// waits for a stream that waits for ever on an event the host's dead context never records (a
+// candidate's illegal address hung the runner there). The process is replaced right after its reply.
+bool Stop(const Verdict& verdict, v1::EvalResult* result, bool* context_lost,
+          std::unique_ptr<ProblemRun>* run = nullptr) {
   if (verdict.ok()) return false;
   result->set_failure(verdict.failure);
   result->set_failure_detail(verdict.detail);
   *context_lost = *context_lost || verdict.context_lost;
+  if (verdict.context_lost && run != nullptr) (void)run->release();
   return true;
 }
 
@@ -82,10 +87,10 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
     for (const SmokeCase& smoke : context.smoke_cases()) {
       auto run = ProblemRun::Create(host, smoke.name, smoke.matrix, smoke.pattern, dtype, smoke.n_values);
       if (!run.ok()) return Stop(CrashVerdict(run.status(), smoke.name), &result, context_lost), result;
-      if (Stop((*run)->Prepare(), &result, context_lost)) return result;
+      if (Stop((*run)->Prepare(), &result, context_lost, &*run)) return result;
       for (int64_t n : smoke.n_values) {
         v1::CorrectnessCheck* check = result.add_checks();
-        if (Stop((*run)->CheckRun(n, ++seed, fmt::format("{}/n={}", smoke.name, n), check), &result, context_lost)) {
+        if (Stop((*run)->CheckRun(n, ++seed, fmt::format("{}/n={}", smoke.name, n), check), &result, context_lost, &*run)) {
           return result;
         }
         RecordErrors(*check, &result);
@@ -105,13 +110,13 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
     result.set_failure_detail(std::string(run.status().message()));
     return result;
   }
-  if (Stop((*run)->Prepare(), &result, context_lost)) return result;
+  if (Stop((*run)->Prepare(), &result, context_lost, &*run)) return result;
   result.set_prepare_ms((*run)->prepare_ms());
   const int trials = options.correctness_trials() > 0 ? options.correctness_trials() : 2;
   for (int64_t n : n_values) {
     for (int t = 0; t < trials; ++t) {
       v1::CorrectnessCheck* check = result.add_checks();
-      if (Stop((*run)->CheckRun(n, ++seed, fmt::format("task/n={}/trial={}", n, t), check), &result, context_lost)) {
+      if (Stop((*run)->CheckRun(n, ++seed, fmt::format("task/n={}/trial={}", n, t), check), &result, context_lost, &*run)) {
         return result;
       }
       RecordErrors(*check, &result);
@@ -128,7 +133,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
   (*run)->set_calibration(calibration);
   for (int64_t n : n_values) {
     v1::TimingStats timed;
-    if (Stop((*run)->Time(n, ++seed, options, &timed), &result, context_lost)) return result;
+    if (Stop((*run)->Time(n, ++seed, options, &timed), &result, context_lost, &*run)) return result;
     const v1::TimingStats* stats = &timed;
     *result.add_timings() = *stats;
     timings.push_back(*stats);
@@ -145,14 +150,14 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
   enter(v1::EVAL_STAGE_RECHECK);
   for (int64_t n : n_values) {  // fresh B in the very buffers the timing used
     v1::CorrectnessCheck* check = result.add_checks();
-    if (Stop((*run)->CheckRun(n, ++seed, fmt::format("recheck/n={}", n), check), &result, context_lost)) return result;
+    if (Stop((*run)->CheckRun(n, ++seed, fmt::format("recheck/n={}", n), check), &result, context_lost, &*run)) return result;
     RecordErrors(*check, &result);
   }
 
   if (request.finalist()) {
     enter(v1::EVAL_STAGE_FINALIST);
     for (int64_t n : n_values) {
-      if (Stop((*run)->CheckDeterminism(n, ++seed, result.add_checks()), &result, context_lost)) return result;
+      if (Stop((*run)->CheckDeterminism(n, ++seed, result.add_checks()), &result, context_lost, &*run)) return result;
     }
   }
 

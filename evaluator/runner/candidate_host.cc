@@ -49,11 +49,11 @@ absl::Status ApplyHostSandboxLayers(const std::string& layers, const std::string
     else if (layer == "pidns") policy.new_pid_namespace = true;
     else if (layer == "uid") policy.drop_root = true;
     else if (layer == "spawn-landlock") policy.landlock = CandidateHostLandlockRules(host_binary, library_dir);
-    else if (layer == "landlock" || layer == "seccomp") {
+    else if (layer == "landlock" || layer == "caps" || layer == "seccomp") {
       in_process.emplace_back(std::string(layer));
     } else {
       return absl::InvalidArgumentError(fmt::format("SPARSEDITTO_HOST_SANDBOX: unknown layer '{}' (known: netns, ipcns, "
-                                                    "pidns, uid, spawn-landlock, landlock, seccomp, off)", layer));
+                                                    "pidns, uid, spawn-landlock, landlock, caps, seccomp, off)", layer));
     }
   }
   options->sandbox = policy;  // no_new_privs and the parent-death signal always
@@ -236,6 +236,15 @@ absl::StatusOr<std::vector<double>> CandidateHost::Collect() {
   if (!reply.ok()) return reply.status();
   if (!reply->ok()) return absl::InternalError("the candidate host has no trial times: " + reply->error());
   return std::vector<double>(reply->trial_ms().begin(), reply->trial_ms().end());
+}
+
+absl::Status CandidateHost::QueryStream() {
+  v1::HostRequest request;
+  request.mutable_query();
+  auto reply = Call(request);
+  if (!reply.ok()) return reply.status();
+  if (!reply->ok()) return absl::AbortedError("the candidate's work failed on the device: " + reply->error());
+  return absl::OkStatus();
 }
 
 absl::Status CandidateHost::Release() {

@@ -89,6 +89,12 @@ class CandidateHost {
   absl::StatusOr<int> EnqueueBatch(int64_t n, const std::vector<v1::IpcBuffer>& b, const std::vector<v1::IpcBuffer>& c);
   absl::StatusOr<std::vector<double>> Collect();
 
+  // Whether the host's stream failed: OK while its work runs or is done, Aborted with the host's CUDA
+  // error once a kernel faulted (its context is then lost: the done event will never be recorded).
+  // A claim like any other: a host that lies "running" only runs into the caller's deadline.
+  // Errors also: Unavailable / DeadlineExceeded (the host died or hung).
+  absl::Status QueryStream();
+
   // Calls release and unmaps the judge's buffers in the host (before the judge frees them).
   absl::Status Release();
 

@@ -21,6 +21,7 @@ TEST(HostSandboxLayersTest, Table) {
       {"netns,landlock,seccomp", true, true, true, false, false, false, false, "landlock,seccomp"},
       {"netns,ipcns,pidns,uid,spawn-landlock,landlock,seccomp", true, true, true, true, true, true, true,
        "landlock,seccomp"},
+      {"netns,ipcns,landlock,caps,seccomp", true, true, true, true, false, false, false, "landlock,caps,seccomp"},
       {"seccomp", true, true, false, false, false, false, false, "seccomp"},
       {"", true, true, false, false, false, false, false, ""},  // parent-death signal and no_new_privs only
       {"netns,bogus", false, false, false, false, false, false, false, ""},

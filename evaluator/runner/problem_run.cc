@@ -109,7 +109,7 @@ bool ProblemRun::COutsideStreamWasWritten(const void* c, size_t size) {
 Verdict ProblemRun::WaitJudgeStream(double seconds, const std::string& what) {
   const absl::Status s = WaitWhileHostAlive(judge_stream_, *host_, seconds);
   if (s.ok()) return Verdict();
-  if (absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s)) {
+  if (absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s) || absl::IsAborted(s)) {
     Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(s) ? v1::FAILURE_CATEGORY_TIMEOUT : v1::FAILURE_CATEGORY_CRASH,
                               fmt::format("{}: {}: {}", name_, what, s.message()));
     v.context_lost = true;  // the stream still waits for the host's event

@@ -23,12 +23,16 @@ namespace sparseditto {
 namespace {
 
 constexpr size_t kBatchBytesCap = size_t{1} << 30;  // B and C of all the trials in one batch
-// 20 is what has run on the H200 (session 16). 200 (about 2 ms of work in a batch of a 5 us kernel,
-// which would make the bracket check about five times tighter there, bracket.h) has not: the one run
-// with it hung in the finalist sanitizers, which were then run another way (sanitize_smoke.h).
-constexpr int kMaxBatchTrials = 20;
+// A batch holds about kBatchWorkMs of claimed work, at most kMaxBatchTrials trials: the bracket's
+// fixed tolerance (bracket.h, about 50 us) is then shared by many trials of a short kernel, so what a
+// lie can hide per trial shrinks with the batch (for a 5 us kernel: about half its time at 20 trials
+// a batch, about a tenth at 200).
+constexpr int kMaxBatchTrials = 200;
 constexpr double kBatchWorkMs = 2.0;
-constexpr int kCheckedPerBatch = 2;
+// Outputs checked per batch: one in ten, at least 2 and at most 20, so that a long batch of a short
+// kernel is checked as densely as short batches were (a candidate skipping work in a fraction f of
+// its timed trials escapes a batch with probability (1 - f)^checks).
+int CheckedPerBatch(int trials) { return std::clamp(trials / 10, 2, 20); }
 
 }  // namespace
 
@@ -120,7 +124,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
     std::vector<int> order(trials);
     for (int i = 0; i < trials; ++i) order[i] = i;
     std::shuffle(order.begin(), order.end(), pick);
-    for (int k = 0; k < std::min(trials, kCheckedPerBatch); ++k) {
+    for (int k = 0; k < std::min(trials, CheckedPerBatch(trials)); ++k) {
       const int i = order[k];
       // The reference from the very B the trial read (a B the run modified fails here too).
       const uint64_t drawn = seed + 1000003 * i + batch;

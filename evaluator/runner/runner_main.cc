@@ -31,7 +31,7 @@ namespace {
 
 constexpr int kExitContextLost = 3;
 // The candidate host's layers unless SPARSEDITTO_HOST_SANDBOX says otherwise (candidate_host.h).
-constexpr const char* kDefaultHostLayers = "netns,landlock,seccomp";
+constexpr const char* kDefaultHostLayers = "netns,ipcns,landlock,caps,seccomp";
 constexpr int kExitNoCuda = 4;
 
 // sparseditto-candidate-host, installed beside this binary.
@@ -67,7 +67,8 @@ class Runner {
         reply.set_context_lost(lost);
       }
       if (!WriteFrame(out_, reply).ok()) return 0;  // the evaluator has gone
-      if (reply.context_lost()) return kExitContextLost;
+      // Not a return: exit's CUDA teardown can wait for ever on a stream held by a dead host's event.
+      if (reply.context_lost()) std::_Exit(kExitContextLost);
       if (one_request) return 0;
     }
     return 0;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 
 #include "fmt/format.h"
 
@@ -171,6 +172,8 @@ LandlockRules CandidateHostLandlockRules(const std::string& host_binary, const s
   rules.read_only = {"/usr", "/lib", "/lib64", "/lib32", "/opt", "/etc/ld.so.cache", "/etc/ld.so.conf",
                      "/etc/ld.so.conf.d", "/etc/localtime", "/proc", "/sys", "/dev/urandom", "/dev/random",
                      candidate_dir};
+  // A packaged host (scripts/package_gpu.sh) finds its libraries through RUNPATH $ORIGIN/../lib.
+  rules.read_only.push_back((std::filesystem::path(host_binary).parent_path() / ".." / "lib").lexically_normal().string());
   rules.read_only.insert(rules.read_only.end(), extra_read_only.begin(), extra_read_only.end());
   rules.read_write = {"/dev/null", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
                       "/dev/nvidia-modeset", "/dev/nvidia-caps"};

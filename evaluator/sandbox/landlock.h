@@ -77,7 +77,8 @@ LandlockRules ToolchainLandlockRules(const std::string& toolkit_dir);
 // configuration, /proc and /sys (the driver reads its parameters, the topology and /proc/self/maps;
 // other processes' private files stay refused to a process of another uid, PID namespace and Landlock
 // domain), `candidate_dir` read-only (the library to load), and read-write /dev/nvidia*,
-// /dev/nvidia-uvm*, /dev/nvidia-caps, /dev/null. Not /dev/shm: it is shared by every process, so a
+// /dev/nvidia-uvm*, /dev/nvidia-caps, /dev/null; the host binary's ../lib (a packaged install's
+// libraries). Not /dev/shm: it is shared by every process, so a
 // channel from one candidate to the next (add it only if the driver turns out to need it). Executes
 // only `host_binary` and the dynamic loader (execve opens the ELF interpreter with the execute right). Written for the NVIDIA driver of DESIGN.md §6 and not
 // yet tried on a GPU: a path the driver needs and Landlock refuses shows up as a CUDA init error
