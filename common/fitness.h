@@ -1,9 +1,7 @@
 // Fitness (DESIGN.md §3.5): the geometric mean over the task's n values of (the fastest available
 // baseline's median time / the kernel's median time). The one formula for every kernel, a plan's
-// prediction (coordinator/plan_choice.h) included. Pure functions; thread-safe.
-//
-// The judge (evaluator/runner/candidate_evaluation.cc, ComputeFitness) still holds its own copy of this
-// formula; it is to call SpeedupFitness instead (left to the evaluator's engineer: their file).
+// prediction (coordinator/plan_choice.h) and the judge's (evaluator/runner/candidate_evaluation.cc)
+// included. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>

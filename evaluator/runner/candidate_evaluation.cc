@@ -3,24 +3,13 @@
 #include <cmath>
 #include <limits>
 
+#include "common/fitness.h"
 #include "evaluator/runner/problem_run.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
 namespace {
-
-double BestBaselineMs(const std::map<int64_t, v1::BaselineList>& baselines, int64_t n, const char* only = nullptr) {
-  double best = std::numeric_limits<double>::infinity();
-  auto it = baselines.find(n);
-  if (it == baselines.end()) return best;
-  for (const auto& b : it->second.baselines()) {
-    if (!b.available() || b.timing().median_ms() <= 0) continue;
-    if (only != nullptr && b.name() != only) continue;
-    best = std::min(best, b.timing().median_ms());
-  }
-  return best;
-}
 
 // Applies a verdict to the result; true when the cascade must stop. A verdict that lost the context
 // leaks `run` on purpose: its destructor would free device memory and destroy streams, and either
@@ -43,23 +32,11 @@ void RecordErrors(const v1::CorrectnessCheck& check, v1::EvalResult* result) {
 
 }  // namespace
 
-double ComputeFitness(const std::vector<v1::TimingStats>& timings,
-                      const std::map<int64_t, v1::BaselineList>& baselines) {
-  if (timings.empty()) return 0;
-  double log_sum = 0;
-  for (const auto& t : timings) {
-    const double best = BestBaselineMs(baselines, t.n());
-    if (!std::isfinite(best) || t.median_ms() <= 0) return 0;
-    log_sum += std::log(best / t.median_ms());
-  }
-  return std::exp(log_sum / timings.size());
-}
-
 bool ImplausiblyFast(const std::vector<v1::TimingStats>& timings,
                      const std::map<int64_t, v1::BaselineList>& baselines, double density) {
   if (density <= 0) return false;
   for (const auto& t : timings) {
-    const double dense = BestBaselineMs(baselines, t.n(), "cublas_dense");
+    const double dense = FastestBaselineMs(baselines, t.n(), "cublas_dense");
     if (std::isfinite(dense) && t.median_ms() > 0 && dense / t.median_ms() > 2.0 / density) return true;
   }
   return false;
@@ -162,7 +139,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
   }
 
   for (const auto& [n, list] : baselines) (*result.mutable_baselines())[n] = list;
-  result.set_fitness(ComputeFitness(timings, baselines));
+  result.set_fitness(SpeedupFitness(timings, baselines));  // common/fitness.h: the one formula
   result.set_flagged_implausible(ImplausiblyFast(timings, baselines, context.matrix().Density()));
   if (result.fitness() > 0 && result.fitness() < 1.0) {
     result.set_failure(v1::FAILURE_CATEGORY_SLOWER);

@@ -30,10 +30,6 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
                                  const std::map<int64_t, v1::BaselineList>& baselines,
                                  const StageListener& on_stage, bool* context_lost);
 
-// Geometric mean over n of (fastest available baseline / candidate median); 0 when a time is missing.
-double ComputeFitness(const std::vector<v1::TimingStats>& timings,
-                      const std::map<int64_t, v1::BaselineList>& baselines);
-
 // True when the candidate is faster than the pattern allows: more than 2 / density times faster than
 // dense cuBLAS at some n (a sparse kernel must at least touch every nonzero).
 bool ImplausiblyFast(const std::vector<v1::TimingStats>& timings,
