@@ -12,6 +12,8 @@
  *     #define NAME VALUE  // sparseditto:tunable values=[V1, V2, ...]
  * declares NAME tunable with current VALUE (which must be one of the listed values). The built-in
  * mutator rewrites VALUE; the LLM mutators see the list. Nothing else about the line may change.
+ * The allowed values may also follow the device (values=device:sm_count*[1, 2], range=[32,
+ * smem_per_block/1024]) and be tuples or variant names; kernel_abi/tunable_values.h has the syntax.
  * kernel_abi/tunables.h parses and rewrites these lines.
  */
 #ifndef SPARSEDITTO_KERNEL_H_

@@ -4,6 +4,7 @@
 #include <regex>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -17,32 +18,15 @@ struct TunableLine {
   size_t value_end = 0;
 };
 
+// The #define's value: a token, or a tuple without spaces, "(128,64)" / "{128,64}"; then the marker
+// and the value spec (tunable_values.h), to the end of the line.
 const std::regex& DeclarationPattern() {
   static const std::regex pattern(
-      R"(^(\s*#\s*define\s+)([A-Za-z_][A-Za-z0-9_]*)(\s+)([^\s,\[\]]+)\s*//\s*sparseditto:tunable\s+values\s*=\s*\[([^\]]*)\]\s*$)");
+      R"(^(\s*#\s*define\s+)([A-Za-z_][A-Za-z0-9_]*)(\s+)(\([^\s()]*\)|\{[^\s{}]*\}|[^\s,\[\](){}]+)\s*//\s*sparseditto:tunable\s+(.*\S)\s*$)");
   return pattern;
 }
 
-absl::StatusOr<std::vector<std::string>> SplitValueList(std::string_view list, int line_number) {
-  std::vector<std::string> values;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string_view::npos) comma = list.size();
-    std::string_view item = list.substr(start, comma - start);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
-    if (item.empty() || item.find_first_of(" \t") != std::string_view::npos) {
-      return absl::InvalidArgumentError(
-          fmt::format("line {}: tunable value list [{}] has an empty or malformed entry", line_number, list));
-    }
-    values.emplace_back(item);
-    start = comma + 1;
-  }
-  return values;
-}
-
-absl::StatusOr<std::vector<TunableLine>> ScanTunableLines(std::string_view source) {
+absl::StatusOr<std::vector<TunableLine>> ScanTunableLines(std::string_view source, const DeviceFacts& device) {
   std::vector<TunableLine> lines;
   std::set<std::string> names;
   size_t line_begin = 0;
@@ -61,14 +45,14 @@ absl::StatusOr<std::vector<TunableLine>> ScanTunableLines(std::string_view sourc
       parsed.line_number = line_number;
       parsed.tunable.set_name(match[2].str());
       parsed.tunable.set_value(match[4].str());
-      auto allowed = SplitValueList(match[5].str(), line_number);
-      if (!allowed.ok()) return allowed.status();
-      for (auto& v : *allowed) parsed.tunable.add_allowed_values(v);
-      if (std::find(allowed->begin(), allowed->end(), parsed.tunable.value()) == allowed->end()) {
-        return absl::InvalidArgumentError(fmt::format("line {}: tunable {} has value {} not in [{}]", line_number,
-                                                      parsed.tunable.name(), parsed.tunable.value(),
-                                                      match[5].str()));
+      auto allowed = ResolveTunableValues(match[5].str(), parsed.tunable.value(), device);
+      if (!allowed.ok()) {
+        const bool value = absl::StartsWith(allowed.status().message(), "value ");
+        return absl::InvalidArgumentError(fmt::format("line {}: {}{}", line_number,
+                                                      value ? fmt::format("tunable {} has ", parsed.tunable.name()) : "",
+                                                      std::string(allowed.status().message())));
       }
+      for (auto& v : allowed->values) parsed.tunable.add_allowed_values(v);
       if (!names.insert(parsed.tunable.name()).second) {
         return absl::InvalidArgumentError(
             fmt::format("line {}: tunable {} declared twice", line_number, parsed.tunable.name()));
@@ -84,8 +68,8 @@ absl::StatusOr<std::vector<TunableLine>> ScanTunableLines(std::string_view sourc
 
 }  // namespace
 
-absl::StatusOr<std::vector<v1::Tunable>> ParseTunables(std::string_view source) {
-  auto lines = ScanTunableLines(source);
+absl::StatusOr<std::vector<v1::Tunable>> ParseTunables(std::string_view source, const DeviceFacts& device) {
+  auto lines = ScanTunableLines(source, device);
   if (!lines.ok()) return lines.status();
   std::vector<v1::Tunable> tunables;
   for (auto& line : *lines) tunables.push_back(std::move(line.tunable));
@@ -93,8 +77,9 @@ absl::StatusOr<std::vector<v1::Tunable>> ParseTunables(std::string_view source) 
 }
 
 absl::StatusOr<std::string> ApplyTunables(std::string_view source,
-                                          const std::map<std::string, std::string>& values) {
-  auto lines = ScanTunableLines(source);
+                                          const std::map<std::string, std::string>& values,
+                                          const DeviceFacts& device) {
+  auto lines = ScanTunableLines(source, device);
   if (!lines.ok()) return lines.status();
   for (const auto& [name, value] : values) {
     auto it = std::find_if(lines->begin(), lines->end(),
@@ -118,6 +103,20 @@ absl::StatusOr<std::string> ApplyTunables(std::string_view source,
   }
   out.append(source.substr(copied));
   return out;
+}
+
+std::string DeclaredFamily(std::string_view source) {
+  static const std::regex pattern(R"(//\s*sparseditto:family\s+([A-Za-z0-9_.-]+)\s*$)");
+  size_t line_begin = 0;
+  while (line_begin < source.size()) {
+    size_t line_end = source.find('\n', line_begin);
+    if (line_end == std::string_view::npos) line_end = source.size();
+    const std::string line(source.substr(line_begin, line_end - line_begin));
+    std::smatch match;
+    if (line.find(kFamilyMarker) != std::string::npos && std::regex_search(line, match, pattern)) return match[1].str();
+    line_begin = line_end + 1;
+  }
+  return "";
 }
 
 }  // namespace sparseditto
