@@ -11,8 +11,9 @@
 namespace sparseditto {
 namespace {
 
-absl::StatusOr<std::vector<v1::Tunable>> ParseOrExplain(const v1::Candidate& c, std::string_view role) {
-  auto tunables = ParseTunables(c.source());
+absl::StatusOr<std::vector<v1::Tunable>> ParseOrExplain(const v1::Candidate& c, std::string_view role,
+                                                        const DeviceFacts& device) {
+  auto tunables = ParseTunables(c.source(), device);
   if (!tunables.ok()) {
     return absl::InvalidArgumentError(fmt::format("{} candidate '{}' (seed '{}'): {}", role, c.id(),
                                                   c.seed_name(), tunables.status().message()));
@@ -40,8 +41,8 @@ v1::Candidate ChildOf(const v1::Candidate& first, int generation, v1::MutationOp
   return child;
 }
 
-absl::Status SetSource(v1::Candidate* child, std::string source) {
-  auto tunables = ParseTunables(source);
+absl::Status SetSource(v1::Candidate* child, std::string source, const DeviceFacts& device) {
+  auto tunables = ParseTunables(source, device);
   if (!tunables.ok()) return tunables.status();  // cannot happen after a successful ApplyTunables
   child->mutable_tunables()->Clear();
   for (auto& t : *tunables) *child->add_tunables() = std::move(t);
@@ -58,7 +59,7 @@ absl::StatusOr<std::vector<v1::Candidate>> SeedCandidates(const v1::Task& task,
   std::vector<v1::Candidate> out;
   for (const SeedKernel& seed : seeds) {
     if (!SeedAppliesTo(seed, task)) continue;
-    auto tunables = ParseTunables(seed.source);
+    auto tunables = ParseTunables(seed.source, options.device);
     if (!tunables.ok()) {
       return absl::InvalidArgumentError(fmt::format("seed '{}': {}", seed.name, tunables.status().message()));
     }
@@ -78,11 +79,11 @@ absl::StatusOr<std::vector<v1::Candidate>> SeedCandidates(const v1::Task& task,
 }
 
 absl::StatusOr<v1::Candidate> MutateTunables(const v1::Candidate& parent, Rng& rng,
-                                             const BuiltinMutatorOptions& options) {
+                                             const BuiltinMutatorOptions& options, const KnownSourcePredicate& known) {
   if (options.max_tunables_changed < 1) {
     return absl::InvalidArgumentError("max_tunables_changed must be >= 1");
   }
-  auto tunables = ParseOrExplain(parent, "parent");
+  auto tunables = ParseOrExplain(parent, "parent", options.device);
   if (!tunables.ok()) return tunables.status();
   std::vector<const v1::Tunable*> movable;
   for (const v1::Tunable& t : *tunables) {
@@ -116,27 +117,40 @@ absl::StatusOr<v1::Candidate> MutateTunables(const v1::Candidate& parent, Rng& r
     }
     changes[t.name()] = t.allowed_values(target);
   }
-  auto source = ApplyTunables(parent.source(), changes);
+  auto source = ApplyTunables(parent.source(), changes, options.device);
   if (!source.ok()) return source.status();
+  if (known && known(SourceHash(*source))) {
+    absl::StatusOr<std::map<std::string, std::string>> unseen =
+        NearestUnseenPoint(parent.source(), options.device, known, rng, options.max_probes);
+    if (!unseen.ok()) {
+      return absl::Status(unseen.status().code(), fmt::format("parent '{}' (seed '{}'): {}", parent.id(),
+                                                              parent.seed_name(), unseen.status().message()));
+    }
+    source = ApplyTunables(parent.source(), *unseen, options.device);
+    if (!source.ok()) return source.status();
+  }
   v1::Candidate child = ChildOf(parent, parent.generation() + 1, v1::MUTATION_OPERATOR_TUNE, options);
-  if (absl::Status s = SetSource(&child, *std::move(source)); !s.ok()) return s;
+  if (absl::Status s = SetSource(&child, *std::move(source), options.device); !s.ok()) return s;
   return child;
 }
 
 absl::StatusOr<v1::Candidate> CrossoverTunables(const v1::Candidate& a, const v1::Candidate& b, Rng& rng,
-                                                const BuiltinMutatorOptions& options) {
-  if (a.seed_name().empty() || a.seed_name() != b.seed_name()) {
+                                                const BuiltinMutatorOptions& options,
+                                                const KnownSourcePredicate& known) {
+  const std::string family_a = CrossoverFamily(a);
+  if (family_a.empty() || family_a != CrossoverFamily(b)) {
     return absl::InvalidArgumentError(fmt::format(
-        "crossover needs two parents of the same seed; '{}' is of seed '{}', '{}' of seed '{}'", a.id(),
-        a.seed_name(), b.id(), b.seed_name()));
+        "crossover needs two parents of the same seed or family; '{}' is of seed '{}' (family '{}'), '{}' of "
+        "seed '{}' (family '{}')", a.id(), a.seed_name(), DeclaredFamily(a.source()), b.id(), b.seed_name(),
+        DeclaredFamily(b.source())));
   }
   if (a.task_name() != b.task_name()) {
     return absl::InvalidArgumentError(fmt::format("crossover parents '{}' and '{}' belong to tasks '{}' and '{}'",
                                                   a.id(), b.id(), a.task_name(), b.task_name()));
   }
-  auto ta = ParseOrExplain(a, "first parent");
+  auto ta = ParseOrExplain(a, "first parent", options.device);
   if (!ta.ok()) return ta.status();
-  auto tb = ParseOrExplain(b, "second parent");
+  auto tb = ParseOrExplain(b, "second parent", options.device);
   if (!tb.ok()) return tb.status();
   std::map<std::string, std::string> b_values;
   for (const v1::Tunable& t : *tb) b_values[t.name()] = t.value();
@@ -163,17 +177,44 @@ absl::StatusOr<v1::Candidate> CrossoverTunables(const v1::Candidate& a, const v1
     const size_t flip = rng.Below(differing.size());
     from_b[flip] = !from_b[flip];
   }
-  std::map<std::string, std::string> changes;
-  for (size_t i = 0; i < differing.size(); ++i) {
-    if (from_b[i]) changes[differing[i].first] = differing[i].second;
-  }
-  auto source = ApplyTunables(a.source(), changes);
+  auto mix = [&](const std::vector<bool>& take) {
+    std::map<std::string, std::string> changes;
+    for (size_t i = 0; i < differing.size(); ++i) {
+      if (take[i]) changes[differing[i].first] = differing[i].second;
+    }
+    return ApplyTunables(a.source(), changes, options.device);
+  };
+  auto source = mix(from_b);
   if (!source.ok()) return source.status();
+  if (known && known(SourceHash(*source))) {
+    // The other mixes (neither parent: masks 1 .. 2^d - 2), from a drawn start; at most max_probes.
+    const uint64_t d = std::min<size_t>(differing.size(), 62);
+    const uint64_t count = (uint64_t{1} << d) - 2;
+    const uint64_t start = rng.Below(count);
+    bool found = false;
+    for (uint64_t k = 0; k < count && static_cast<int64_t>(k) < options.max_probes && !found; ++k) {
+      const uint64_t mask = 1 + (start + k) % count;
+      std::vector<bool> take(differing.size(), false);
+      for (uint64_t i = 0; i < d; ++i) take[i] = (mask >> i) & 1;
+      source = mix(take);
+      if (!source.ok()) return source.status();
+      found = !known(SourceHash(*source));
+    }
+    if (!found) {
+      return absl::FailedPreconditionError(fmt::format(
+          "every crossover of '{}' and '{}' probed is known ({} tunables differ)", a.id(), b.id(), differing.size()));
+    }
+  }
   v1::Candidate child = ChildOf(a, std::max(a.generation(), b.generation()) + 1,
                                 v1::MUTATION_OPERATOR_TUNE_CROSSOVER, options);
   child.add_parent_ids(b.id());
-  if (absl::Status s = SetSource(&child, *std::move(source)); !s.ok()) return s;
+  if (absl::Status s = SetSource(&child, *std::move(source), options.device); !s.ok()) return s;
   return child;
+}
+
+std::string CrossoverFamily(const v1::Candidate& candidate) {
+  std::string family = DeclaredFamily(candidate.source());
+  return family.empty() ? candidate.seed_name() : family;
 }
 
 }  // namespace sparseditto
