@@ -124,6 +124,8 @@ int RunSearch(const SearchOptions& o) {
       std::cout << fmt::format("{}: {}{}\n", t.task_name,
                                s.plan_candidate_id.empty() ? "" : "plan " + s.plan_candidate_id + ": ", s.plan);
     }
+    // "seed X: all N points of its tunable space proposed; no more built-in children of it"
+    for (const std::string& line : s.exhausted_spaces) std::cout << fmt::format("{}: {}\n", t.task_name, line);
     if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
     if (s.shared_gpu_evaluations_this_call > 0) {
       std::cout << fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "

@@ -56,6 +56,7 @@ StopReason BudgetTracker::Check() const {
       spent_.evaluations_since_improvement() >= limits_.stagnation_evaluations()) {
     return StopReason::kStagnation;
   }
+  if (spent_.space_exhausted()) return StopReason::kExhausted;
   if (max_wasted_in_a_row_ > 0 && spent_.wasted_in_a_row() >= max_wasted_in_a_row_) return StopReason::kExhausted;
   return StopReason::kNone;
 }
@@ -76,6 +77,9 @@ std::string BudgetTracker::Explain(StopReason reason) const {
       return fmt::format("no improvement of the best in {} evaluations (stagnation_evaluations)",
                          spent_.evaluations_since_improvement());
     case StopReason::kExhausted:
+      if (spent_.space_exhausted()) {
+        return "every tunable space the built-in mutator can search is exhausted (each point proposed once)";
+      }
       return fmt::format("{} proposals in a row brought no new candidate (duplicates or refused mutations)",
                          spent_.wasted_in_a_row());
   }

@@ -4,7 +4,8 @@
 // max_money_usd (0: no limit), stagnation_evaluations (stop after that many evaluations without a new
 // global best; 0: never), and, from the coordinator's options, max_wasted_in_a_row: proposals in a row
 // that brought nothing new (duplicates, mutations the mutator refused), the sign of an exhausted search
-// space (0: never). Wall seconds are added by the caller (measured around its work), never read from
+// space (0: never); and the coordinator's word that every tunable space the built-in mutator can search
+// is exhausted (SetSpaceExhausted; mutators/builtin/tunable_space.h), which stops at once. Wall seconds are added by the caller (measured around its work), never read from
 // a clock here, so a replay with the same inputs makes the same decisions.
 // Thread-safety: none; owned by the coordinator.
 #pragma once
@@ -37,6 +38,7 @@ class BudgetTracker {
   void RecordEvaluation(bool improved_best);
   void RecordNewCandidate();          // a proposal that was not a duplicate
   void RecordWasted(bool duplicate);  // a duplicate, or a mutation that produced nothing
+  void SetSpaceExhausted() { spent_.set_space_exhausted(true); }
 
   // The first limit reached, in the order of StopReason (evaluations first).
   StopReason Check() const;

@@ -5,6 +5,7 @@
 #include "common/status_macros.h"
 #include "coordinator/step_rng.h"
 #include "fmt/format.h"
+#include "kernel_abi/tunables.h"
 
 namespace sparseditto {
 namespace {
@@ -138,6 +139,11 @@ absl::StatusOr<Coordinator> Coordinator::Restore(const v1::Task& task, Coordinat
   c.generation_ = state.generation();
   c.evaluations_in_generation_ = state.evaluations_in_generation();
   c.next_candidate_number_ = state.next_candidate_number();
+  c.exhausted_.assign(state.exhausted_spaces().begin(), state.exhausted_spaces().end());
+  c.device_ = {.sm_count = state.device().sm_count(),
+               .smem_per_block = state.device().smem_per_block(),
+               .smem_per_sm = state.device().smem_per_sm(),
+               .arch = state.device().arch()};
   return c;
 }
 
@@ -155,6 +161,11 @@ coordinator::SearchState Coordinator::SaveState() const {
   archive_.SaveTo(&state);
   islands_.SaveTo(&state);
   hashes_.SaveTo(&state);
+  for (const auto& space : exhausted_) *state.add_exhausted_spaces() = space;
+  state.mutable_device()->set_sm_count(device_.sm_count);
+  state.mutable_device()->set_smem_per_block(device_.smem_per_block);
+  state.mutable_device()->set_smem_per_sm(device_.smem_per_sm);
+  state.mutable_device()->set_arch(device_.arch);
   for (const auto& [id, count] : children_) {
     coordinator::ChildCount* entry = state.add_children();
     entry->set_candidate_id(id);
@@ -195,6 +206,25 @@ absl::StatusOr<std::optional<std::string>> Coordinator::RegisterCandidate(const 
 }
 
 void Coordinator::RecordFailedMutation() { budget_.RecordWasted(/*duplicate=*/false); }
+
+bool Coordinator::MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, const std::set<std::string>& members) {
+  for (const auto& known : exhausted_) {
+    if (known.space_key() == space.space_key()) return false;
+  }
+  exhausted_.push_back(space);
+  archive_.MarkImmovable(members);
+  islands_.MarkImmovable(members);
+  for (const auto& m : task_.mutators()) {
+    if (m.kind() != v1::MUTATOR_KIND_BUILTIN) return true;  // another mutator still has work
+  }
+  bool movable_left = false;
+  for (const auto& [cell, elite] : archive_.cells()) movable_left |= elite.movable_tunables() > 0;
+  for (int i = 0; i < islands_.size(); ++i) {
+    for (const auto& m : islands_.members(i)) movable_left |= m.movable_tunables() > 0;
+  }
+  if (!movable_left) budget_.SetSpaceExhausted();
+  return true;
+}
 
 absl::StatusOr<MutationPlan> Coordinator::PlanMutation() {
   if (archive_.cells().empty()) {
@@ -256,6 +286,7 @@ absl::StatusOr<ReportOutcome> Coordinator::ReportResult(const v1::Candidate& can
     member.set_fitness(result.fitness());
     member.set_seed_name(candidate.seed_name());
     member.set_movable_tunables(MovableTunables(candidate));
+    member.set_family(CrossoverFamily(candidate));
     outcome.joined_island = islands_.Add(candidate.island(), member);
   }
   budget_.RecordEvaluation(outcome.archive.improved_best);

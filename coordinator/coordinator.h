@@ -8,6 +8,7 @@
 //   while coordinator.CheckStop() == kNone:
 //     plan = PlanMutation()                                (FailedPrecondition: nothing to mutate now)
 //     child = mutator(plan)  with Rng(plan.mutator_seed);  refused: RecordFailedMutation()
+//       mutator says the parent's tunable space is exhausted: MarkSpaceExhausted(space, members)
 //     StampChild(plan, &child)
 //     if RegisterCandidate(child) names an earlier id: reuse that id's result; do not evaluate
 //     else evaluate; ReportResult(child, result, cost)
@@ -23,6 +24,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,7 @@
 #include "coordinator/map_elites.h"
 #include "coordinator/parent_selection.h"
 #include "eval_result.pb.h"
+#include "kernel_abi/tunable_values.h"
 #include "task.pb.h"
 
 namespace sparseditto {
@@ -103,6 +106,22 @@ class Coordinator {
   // The mutator refused a plan (e.g. crossover parents that differ too little).
   void RecordFailedMutation();
 
+  // Whether a normalised source hash was proposed before (registered): what the built-in mutator is
+  // given as its KnownSourcePredicate, so it plans no duplicate while an unseen point remains.
+  bool KnowsSource(const std::string& source_hash) const { return hashes_.Find(source_hash).has_value(); }
+  // The built-in mutator found every point of a tunable space proposed (mutators/builtin/tunable_space.h).
+  // `members`: the candidates of that space the caller knows; they no longer parent built-in plans
+  // (their movable_tunables become 0 in the archive and on the islands). Returns false, changing
+  // nothing, for a space reported before. When every mutator of the task is the built-in one and no
+  // candidate it could use is left, CheckStop() says kExhausted ("every tunable space ... exhausted").
+  bool MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, const std::set<std::string>& members);
+  const std::vector<coordinator::ExhaustedSpace>& exhausted_spaces() const { return exhausted_; }
+
+  // The facts device-relative tunables resolve against; saved and restored with the state, so a
+  // resumed search keeps those of its first attempt. Unknown (zeros) until set.
+  void SetDeviceFacts(const DeviceFacts& facts) { device_ = facts; }
+  const DeviceFacts& device_facts() const { return device_; }
+
   // The next mutation. FailedPrecondition while the archive is empty (no step is used), or when the
   // mutator drawn needs a parent with movable tunables and none exists (the step is used and counted
   // as wasted, so a later plan draws anew).
@@ -141,6 +160,8 @@ class Coordinator {
   int64_t generation_ = 0;
   int64_t evaluations_in_generation_ = 0;
   int64_t next_candidate_number_ = 1;
+  std::vector<coordinator::ExhaustedSpace> exhausted_;  // in the order found
+  DeviceFacts device_;
 };
 
 }  // namespace sparseditto

@@ -220,5 +220,58 @@ TEST(CoordinatorTest, RestoreRefusesForeignStates) {
   EXPECT_EQ(restored->SaveState().SerializeAsString(), state.SerializeAsString());
 }
 
+TEST(CoordinatorTest, ExhaustedSpacesStopBuiltinPlansAndThenTheSearch) {
+  struct Case { std::string name; bool with_llm; StopReason want; };
+  for (const Case& c : {Case{"built-in only", false, StopReason::kExhausted},
+                        Case{"an LLM mutator still has work", true, StopReason::kNone}}) {
+    v1::Task task = MakeTask();
+    if (c.with_llm) {
+      task.add_mutators()->set_kind(v1::MUTATOR_KIND_BUILTIN);
+      task.add_mutators()->set_kind(v1::MUTATOR_KIND_ANTHROPIC);
+    }
+    auto coordinator = Coordinator::Create(task, {});
+    ASSERT_TRUE(coordinator.ok());
+    Coordinator& co = *coordinator;
+    co.SetDeviceFacts({.sm_count = 132, .arch = 90});
+    for (const auto& [id, seed] : std::vector<std::pair<std::string, std::string>>{{"t.1", "a"}, {"t.2", "a"}, {"t.3", "b"}}) {
+      v1::Candidate cand = MakeCandidate(id, seed);
+      co.StampSeed(0, &cand);
+      cand.set_id(id);
+      Feed(co, cand, 1);
+    }
+    EXPECT_TRUE(co.KnowsSource("hash-t.1"));
+    EXPECT_FALSE(co.KnowsSource("hash-t.9"));
+    coordinator::ExhaustedSpace a;
+    a.set_space_key("key-a");
+    a.set_seed_name("a");
+    a.set_points(4);
+    EXPECT_TRUE(co.MarkSpaceExhausted(a, {"t.1", "t.2"}));
+    EXPECT_FALSE(co.MarkSpaceExhausted(a, {"t.1", "t.2"})) << "reported twice";
+    EXPECT_EQ(co.CheckStop(), StopReason::kNone) << c.name << ": seed b is left";
+    // Built-in plans now only come from seed b.
+    for (int i = 0; i < 20 && !c.with_llm; ++i) {
+      auto plan = co.PlanMutation();
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      EXPECT_EQ(plan->parent_id, "t.3");
+    }
+    // A saved state keeps the spaces and the facts.
+    auto restored = Coordinator::Restore(task, {}, co.SaveState());
+    ASSERT_TRUE(restored.ok()) << restored.status();
+    ASSERT_EQ(restored->exhausted_spaces().size(), 1u);
+    EXPECT_EQ(restored->exhausted_spaces()[0].seed_name(), "a");
+    EXPECT_EQ(restored->device_facts(), (DeviceFacts{.sm_count = 132, .arch = 90}));
+    EXPECT_EQ(restored->SaveState().SerializeAsString(), co.SaveState().SerializeAsString());
+    coordinator::ExhaustedSpace b;
+    b.set_space_key("key-b");
+    b.set_seed_name("b");
+    b.set_points(2);
+    EXPECT_TRUE(co.MarkSpaceExhausted(b, {"t.3"}));
+    EXPECT_EQ(co.CheckStop(), c.want) << c.name;
+    if (c.want == StopReason::kExhausted) {
+      EXPECT_NE(co.ExplainStop().find("every tunable space"), std::string::npos) << co.ExplainStop();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sparseditto

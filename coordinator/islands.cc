@@ -76,4 +76,12 @@ absl::Status IslandModel::LoadFrom(const coordinator::SearchState& state) {
   return absl::OkStatus();
 }
 
+void IslandModel::MarkImmovable(const std::set<std::string>& candidate_ids) {
+  for (auto& island : islands_) {
+    for (auto& m : island) {
+      if (candidate_ids.contains(m.candidate_id())) m.set_movable_tunables(0);
+    }
+  }
+}
+
 }  // namespace sparseditto

@@ -10,6 +10,7 @@
 // Thread-safety: none; owned by the coordinator.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@ class IslandModel {
   bool Add(int island, const coordinator::IslandMember& member);
   bool Contains(int island, const std::string& candidate_id) const;
   const std::vector<coordinator::IslandMember>& members(int island) const { return islands_[island]; }
+  // Sets movable_tunables to 0 for these candidates on every island (their tunable space is exhausted).
+  void MarkImmovable(const std::set<std::string>& candidate_ids);
 
   // Ring migration of the top `fraction` (in (0, 1]) of each island. Returns the copies that stayed on
   // their destination, in island order. One island: nothing moves.

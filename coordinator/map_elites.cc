@@ -6,6 +6,7 @@
 
 #include "common/eval_outcome.h"
 #include "fmt/format.h"
+#include "kernel_abi/tunables.h"
 
 namespace sparseditto {
 namespace {
@@ -175,6 +176,7 @@ InsertOutcome MapElitesArchive::Insert(const v1::Candidate& candidate, const v1:
   elite.set_fitness(result.fitness());
   elite.set_seed_name(candidate.seed_name());
   elite.set_movable_tunables(MovableTunables(candidate));
+  elite.set_family(CrossoverFamily(candidate));
   out.improved_cell = true;
   if (out.improved_best) best_cell_ = out.cell;
   return out;
@@ -212,6 +214,12 @@ absl::Status MapElitesArchive::LoadFrom(const coordinator::SearchState& state) {
   cells_ = std::move(cells);
   best_cell_ = std::move(best_cell);
   return absl::OkStatus();
+}
+
+void MapElitesArchive::MarkImmovable(const std::set<std::string>& candidate_ids) {
+  for (auto& [cell, elite] : cells_) {
+    if (candidate_ids.contains(elite.candidate_id())) elite.set_movable_tunables(0);
+  }
 }
 
 }  // namespace sparseditto

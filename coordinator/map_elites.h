@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,8 @@ class MapElitesArchive {
 
   std::string CellOf(const v1::Candidate& candidate, const v1::EvalResult& result) const;
   InsertOutcome Insert(const v1::Candidate& candidate, const v1::EvalResult& result);
+  // Sets movable_tunables to 0 for these candidates' elites (their tunable space is exhausted).
+  void MarkImmovable(const std::set<std::string>& candidate_ids);
 
   const std::map<std::string, coordinator::Elite>& cells() const { return cells_; }
   // Null while the archive is empty. Points into cells(); valid until the next Insert or LoadFrom.

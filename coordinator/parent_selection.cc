@@ -13,6 +13,7 @@ coordinator::IslandMember FromElite(const coordinator::Elite& e) {
   m.set_fitness(e.fitness());
   m.set_seed_name(e.seed_name());
   m.set_movable_tunables(e.movable_tunables());
+  m.set_family(e.family());
   return m;
 }
 
@@ -22,6 +23,11 @@ std::vector<coordinator::IslandMember> EliteMembers(const MapElitesArchive& arch
     if (!movable_only || elite.movable_tunables() > 0) out.push_back(FromElite(elite));
   }
   return out;
+}
+
+// A state saved before families were recorded holds none: the seed is the family then.
+const std::string& MateFamily(const coordinator::IslandMember& m) {
+  return m.family().empty() ? m.seed_name() : m.family();
 }
 
 int64_t ChildrenOf(const ChildCounts& children, const std::string& id) {
@@ -83,7 +89,7 @@ std::optional<coordinator::IslandMember> SelectMate(const MapElitesArchive& arch
   std::vector<coordinator::IslandMember> pool;
   std::set<std::string> seen = {parent.candidate_id()};
   auto consider = [&](const coordinator::IslandMember& m) {
-    if (m.seed_name() != parent.seed_name() || m.seed_name().empty()) return;
+    if (MateFamily(m) != MateFamily(parent) || MateFamily(m).empty()) return;
     if (movable_only && m.movable_tunables() == 0) return;
     if (seen.insert(m.candidate_id()).second) pool.push_back(m);
   };

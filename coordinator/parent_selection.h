@@ -6,7 +6,7 @@
 // where children counts the mutations already planned from that candidate, so a parent that has been
 // tried often yields to fresh ones. An empty island exploits the archive's elites instead.
 // Mate (crossover): same weights over the island's members and the archive's elites of the parent's
-// seed, other than the parent itself.
+// family (IslandMember.family: the declared family, else the seed), other than the parent itself.
 // Inspirations (for LLM prompts): the top_k elites by fitness, then diverse_k further cells uniformly.
 // `movable_only` keeps only candidates with a tunable the built-in mutator can change.
 //
@@ -50,7 +50,7 @@ std::optional<ParentPick> SelectParent(const MapElitesArchive& archive,
                                        const ChildCounts& children, const SelectionOptions& options,
                                        bool movable_only, Rng& rng);
 
-// Nullopt when no other candidate of the parent's seed is eligible.
+// Nullopt when no other candidate of the parent's family is eligible.
 std::optional<coordinator::IslandMember> SelectMate(const MapElitesArchive& archive,
                                                     const std::vector<coordinator::IslandMember>& island,
                                                     const ChildCounts& children, const SelectionOptions& options,

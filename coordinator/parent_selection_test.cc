@@ -94,6 +94,38 @@ TEST(ParentSelectionTest, MateIsOfTheSameSeedAndNotTheParent) {
   EXPECT_FALSE(SelectMate(archive, {}, {}, {}, Member("q", 3, ""), false, rng).has_value()) << "no seed";
 }
 
+TEST(ParentSelectionTest, MateIsOfTheSameFamilyAcrossSeeds) {
+  struct Case { std::string name, parent_seed, parent_family; std::set<std::string> want; };
+  // Candidates: a1 (seed a, family f), b1 (seed b, family f), c1 (seed c, no family), a2 (seed a, family f).
+  auto family_member = [](const std::string& id, const std::string& seed, const std::string& family) {
+    coordinator::IslandMember m = Member(id, 1, seed);
+    m.set_family(family);
+    return m;
+  };
+  const std::vector<coordinator::IslandMember> island = {family_member("a1", "a", "f"), family_member("b1", "b", "f"),
+                                                         family_member("c1", "c", "c"), family_member("a2", "a", "f")};
+  const MapElitesArchive empty({FeatureDimension{}});
+  for (const Case& c : {Case{"family f", "a", "f", {"a1", "a2", "b1"}}, Case{"own seed only", "c", "c", {"c1"}},
+                        Case{"state without families: the seed", "a", "", {"a1"}}}) {
+    Rng rng(5);
+    std::set<std::string> seen;
+    for (int i = 0; i < 200; ++i) {
+      auto mate = SelectMate(empty, island, {}, {}, family_member("p", c.parent_seed, c.parent_family), true, rng);
+      if (mate) seen.insert(mate->candidate_id());
+    }
+    // "state without families": members of the old state carry none, so their seed is the family.
+    if (c.parent_family.empty()) {
+      std::vector<coordinator::IslandMember> old = {Member("a1", 1, "a"), Member("b1", 1, "b")};
+      seen.clear();
+      for (int i = 0; i < 50; ++i) {
+        auto mate = SelectMate(empty, old, {}, {}, Member("p", 1, "a"), true, rng);
+        if (mate) seen.insert(mate->candidate_id());
+      }
+    }
+    EXPECT_EQ(seen, c.want) << c.name;
+  }
+}
+
 TEST(ParentSelectionTest, InspirationsAreTopThenDiverse) {
   MapElitesArchive archive({ParseFeatureDimension("tunable:T0").value(), FeatureDimension{}});
   for (int i = 0; i < 8; ++i) {

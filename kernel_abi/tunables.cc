@@ -119,4 +119,9 @@ std::string DeclaredFamily(std::string_view source) {
   return "";
 }
 
+std::string CrossoverFamily(const v1::Candidate& candidate) {
+  std::string family = DeclaredFamily(candidate.source());
+  return family.empty() ? candidate.seed_name() : family;
+}
+
 }  // namespace sparseditto

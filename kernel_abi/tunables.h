@@ -41,4 +41,8 @@ absl::StatusOr<std::string> ApplyTunables(std::string_view source,
 // The family a source declares (`// sparseditto:family NAME`), "" when none; the first one counts.
 std::string DeclaredFamily(std::string_view source);
 
+// The family a candidate's source declares, or its seed's name when it declares none ("" for neither):
+// the built-in mutator crosses two candidates whose crossover families are equal and not empty.
+std::string CrossoverFamily(const v1::Candidate& candidate);
+
 }  // namespace sparseditto

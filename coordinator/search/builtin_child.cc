@@ -2,12 +2,12 @@
 
 #include "common/rng.h"
 #include "fmt/format.h"
+#include "kernel_abi/tunables.h"
 
 namespace sparseditto {
 
-absl::StatusOr<std::optional<v1::Candidate>> BuiltinChild(const MutationPlan& plan,
-                                                           const std::map<std::string, v1::Candidate>& candidates,
-                                                           const BuiltinMutatorOptions& options) {
+absl::StatusOr<BuiltinOutcome> BuiltinChild(const MutationPlan& plan, const std::map<std::string, v1::Candidate>& candidates,
+                                            const BuiltinMutatorOptions& options, const KnownSourcePredicate& known) {
   auto parent = candidates.find(plan.parent_id);
   if (parent == candidates.end()) return absl::InternalError(fmt::format("plan names unknown parent {}", plan.parent_id));
   Rng rng(plan.mutator_seed);
@@ -15,12 +15,43 @@ absl::StatusOr<std::optional<v1::Candidate>> BuiltinChild(const MutationPlan& pl
   if (plan.op == v1::MUTATION_OPERATOR_TUNE_CROSSOVER) {
     auto mate = candidates.find(plan.mate_id);
     if (mate == candidates.end()) return absl::InternalError(fmt::format("plan names unknown mate {}", plan.mate_id));
-    child = CrossoverTunables(parent->second, mate->second, rng, options);
+    child = CrossoverTunables(parent->second, mate->second, rng, options, known);
   } else {
-    child = MutateTunables(parent->second, rng, options);
+    child = MutateTunables(parent->second, rng, options, known);
   }
-  if (!child.ok()) return std::nullopt;
-  return *std::move(child);
+  BuiltinOutcome out;
+  if (child.ok()) {
+    out.child = *std::move(child);
+  } else {
+    out.exhausted = absl::IsResourceExhausted(child.status());
+    out.why = std::string(child.status().message());
+  }
+  return out;
+}
+
+absl::StatusOr<ExhaustedSpaceReport> DescribeExhaustedSpace(const v1::Candidate& parent,
+                                                            const std::map<std::string, v1::Candidate>& candidates,
+                                                            const DeviceFacts& device,
+                                                            std::map<std::string, std::string>* keys) {
+  auto key_of = [&](const v1::Candidate& c) -> absl::StatusOr<std::string> {
+    if (auto it = keys->find(c.id()); it != keys->end()) return it->second;
+    absl::StatusOr<std::string> key = TunableSpaceKey(c.source(), device);
+    if (key.ok()) (*keys)[c.id()] = *key;
+    return key;
+  };
+  absl::StatusOr<std::string> key = key_of(parent);
+  if (!key.ok()) return key.status();
+  absl::StatusOr<std::vector<v1::Tunable>> tunables = ParseTunables(parent.source(), device);
+  if (!tunables.ok()) return tunables.status();
+  ExhaustedSpaceReport report;
+  report.space.set_space_key(*key);
+  report.space.set_seed_name(parent.seed_name());
+  report.space.set_points(TunableSpaceSize(*tunables));
+  for (const auto& [id, c] : candidates) {
+    absl::StatusOr<std::string> k = key_of(c);
+    if (k.ok() && *k == *key) report.members.insert(id);
+  }
+  return report;
 }
 
 }  // namespace sparseditto

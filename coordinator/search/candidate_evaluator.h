@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "candidate.pb.h"
 #include "eval_result.pb.h"
+#include "kernel_abi/tunable_values.h"
 #include "task.pb.h"
 
 namespace sparseditto {
@@ -24,6 +25,10 @@ class CandidateEvaluator {
     (void)task;
     return absl::OkStatus();
   }
+  // The facts of the device candidates are evaluated on, as read from it (after SetUp): what
+  // device-relative tunables resolve against (kernel_abi/tunable_values.h). The default knows none, so
+  // such tunables stay at their current values.
+  virtual DeviceFacts Device() const { return {}; }
   // Told the candidates the loop will evaluate next, in order (SearchLoopOptions.compile_ahead > 1);
   // an implementation may prepare them (compile them together). It must not change any result.
   virtual void Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {

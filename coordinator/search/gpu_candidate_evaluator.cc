@@ -17,7 +17,9 @@ absl::Status GpuCandidateEvaluator::SetUp(const v1::Task& task) {
   if (std::optional<std::string> missing = missing_driver_()) {
     return NonRetryable(absl::FailedPreconditionError(*missing));
   }
-  const absl::Status status = evaluator_->SetupTask(task).status();
+  absl::StatusOr<v1::SetupTaskReply> reply = evaluator_->SetupTask(task);
+  const absl::Status status = reply.status();
+  if (reply.ok()) device_ = DeviceFactsFromSetup(*reply);
   if (absl::IsFailedPrecondition(status) || absl::IsInvalidArgument(status)) return NonRetryable(status);
   return status;
 }
@@ -33,6 +35,13 @@ void GpuCandidateEvaluator::Prefetch(const v1::Task& task, const std::vector<v1:
     absl::StatusOr<CompileResult> result = job.get();
     if (result.ok()) compiled_[id] = *std::move(result);
   }
+}
+
+DeviceFacts DeviceFactsFromSetup(const v1::SetupTaskReply& reply) {
+  return {.sm_count = reply.sm_count(),
+          .smem_per_block = reply.shared_memory_per_block_optin(),
+          .smem_per_sm = reply.shared_memory_per_sm(),
+          .arch = ArchNumber(reply.arch())};
 }
 
 v1::EvalResult GpuCandidateEvaluator::Evaluate(const v1::Task& task, const v1::Candidate& candidate,

@@ -36,6 +36,8 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   void Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override;
 
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
+  // From the last successful SetUp's reply (DeviceFactsFromSetup); none before.
+  DeviceFacts Device() const override { return device_; }
   // Compiles again (the cache makes that cheap) and runs the cascade with the finalist checks.
   v1::EvalResult EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override {
     return evaluator_->Evaluate(task, candidate, /*finalist=*/true, check_seed);
@@ -46,6 +48,11 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   std::function<std::optional<std::string>()> missing_driver_;
   std::unique_ptr<CompilePool> pool_;  // made by the first Prefetch
   std::map<std::string, CompileResult> compiled_;  // by candidate id, until evaluated
+  DeviceFacts device_;
 };
+
+// The facts a runner's setup reply reports: arch from its arch string ("sm_90a" -> 90), the SM count
+// and shared memory sizes from their fields (0 where the reply leaves them out).
+DeviceFacts DeviceFactsFromSetup(const v1::SetupTaskReply& reply);
 
 }  // namespace sparseditto

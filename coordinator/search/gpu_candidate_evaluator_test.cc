@@ -88,5 +88,20 @@ TEST(GpuCandidateEvaluatorTest, SetUpWithoutADriverFailsAtOnceAndIsNotRetryable)
   EXPECT_NE(std::string(s.message()).find("no NVIDIA driver was found"), std::string::npos) << s;
 }
 
+TEST(GpuCandidateEvaluatorTest, DeviceFactsComeFromTheSetupReply) {
+  struct Case { std::string name; v1::SetupTaskReply reply; DeviceFacts want; };
+  v1::SetupTaskReply h200;
+  h200.set_arch("sm_90a");
+  h200.set_sm_count(132);
+  h200.set_shared_memory_per_block_optin(232448);
+  h200.set_shared_memory_per_sm(233472);
+  v1::SetupTaskReply arch_only;
+  arch_only.set_arch("sm_80");
+  for (const Case& c : {Case{"every fact", h200, {.sm_count = 132, .smem_per_block = 232448, .smem_per_sm = 233472, .arch = 90}},
+                        Case{"arch only", arch_only, {.arch = 80}}, Case{"nothing", {}, {}}}) {
+    EXPECT_EQ(DeviceFactsFromSetup(c.reply), c.want) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace sparseditto

@@ -34,7 +34,8 @@ class Loop {
  public:
   Loop(PopulationStore& store, const std::string& run_id, const v1::Task& task, CandidateEvaluator& evaluator,
        const SearchLoopOptions& options)
-      : store_(store), run_id_(run_id), task_(task), evaluator_(evaluator), options_(options) {}
+      : store_(store), run_id_(run_id), task_(task), evaluator_(evaluator), options_(options),
+        mutator_options_(options.mutator) {}
 
   absl::StatusOr<SearchSummary> Run(const std::vector<SeedKernel>& seeds) {
     absl::StatusOr<store::RunState> stored = store_.GetRunState(run_id_, task_.name());
@@ -160,7 +161,18 @@ class Loop {
         if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
         if (!plan.ok()) return plan.status();
         const bool by_llm = options_.llm != nullptr && IsLlmKind(plan->mutator_kind) && options_.llm->Available();
-        absl::StatusOr<std::optional<v1::Candidate>> child = by_llm ? MutateWithLlm(*plan) : BuiltinChild(*plan, candidates_, options_.mutator);
+        absl::StatusOr<std::optional<v1::Candidate>> child = std::nullopt;
+        if (by_llm) {
+          child = MutateWithLlm(*plan);
+        } else {
+          const KnownSourcePredicate known = [this](const std::string& hash) { return coordinator_->KnowsSource(hash); };
+          absl::StatusOr<BuiltinOutcome> built = BuiltinChild(*plan, candidates_, mutator_options_, known);
+          if (!built.ok()) return built.status();
+          if (built->exhausted) {
+            if (absl::Status s = MarkExhausted(plan->parent_id); !s.ok()) return s;
+          }
+          child = std::move(built->child);
+        }
         if (!child.ok()) return child.status();
         if (!child->has_value()) {
           coordinator_->RecordFailedMutation();
@@ -189,6 +201,16 @@ class Loop {
       }
     }
     return Finish();
+  }
+
+  // The parent's tunable space is exhausted: the coordinator learns it with every candidate of that
+  // space, which stop being parents of built-in plans.
+  absl::Status MarkExhausted(const std::string& parent_id) {
+    absl::StatusOr<ExhaustedSpaceReport> report =
+        DescribeExhaustedSpace(candidates_.at(parent_id), candidates_, mutator_options_.device, &space_keys_);
+    if (!report.ok()) return report.status();
+    coordinator_->MarkSpaceExhausted(report->space, report->members);
+    return absl::OkStatus();
   }
 
   // Registers a new candidate: true when it is new (to be evaluated), false for a duplicate, which
@@ -236,7 +258,11 @@ class Loop {
     absl::StatusOr<Coordinator> created = Coordinator::Create(task_, options_.coordinator);
     if (!created.ok()) return created.status();
     coordinator_.emplace(*std::move(created));
-    absl::StatusOr<std::vector<v1::Candidate>> seeded = SeedCandidates(task_, seeds, options_.mutator);
+    // Facts given in the options win (tests); otherwise the evaluator's, read from the device.
+    const DeviceFacts facts = options_.mutator.device == DeviceFacts{} ? evaluator_.Device() : options_.mutator.device;
+    coordinator_->SetDeviceFacts(facts);
+    mutator_options_.device = facts;
+    absl::StatusOr<std::vector<v1::Candidate>> seeded = SeedCandidates(task_, seeds, mutator_options_);
     if (!seeded.ok()) return seeded.status();
     if (seeded->empty()) {
       return absl::FailedPreconditionError(fmt::format("task {}: no seed applies", task_.name()));
@@ -273,6 +299,7 @@ class Loop {
     absl::StatusOr<Coordinator> restored = Coordinator::Restore(task_, options_.coordinator, *state);
     if (!restored.ok()) return restored.status();
     coordinator_.emplace(*std::move(restored));
+    mutator_options_.device = coordinator_->device_facts();  // as the first attempt read them
     if (options_.llm != nullptr && !stored.mutator_state().empty()) {
       if (absl::Status s = options_.llm->RestoreState(stored.mutator_state()); !s.ok()) {
         return absl::Status(s.code(), fmt::format("task {}: {}", task_.name(), s.message()));
@@ -431,6 +458,10 @@ class Loop {
       if (c.operator_() == v1::MUTATION_OPERATOR_PLAN) s.plan_candidate_id = id;
     }
     s.plan = plan_detail_;
+    for (const coordinator::ExhaustedSpace& space : coordinator_->exhausted_spaces()) {
+      s.exhausted_spaces.push_back(fmt::format("seed {}: all {} points of its tunable space proposed; no more built-in "
+                                               "children of it", space.seed_name(), space.points()));
+    }
     return s;
   }
 
@@ -439,6 +470,8 @@ class Loop {
   const v1::Task& task_;
   CandidateEvaluator& evaluator_;
   const SearchLoopOptions& options_;
+  BuiltinMutatorOptions mutator_options_;  // options.mutator with the run's device facts
+  std::map<std::string, std::string> space_keys_;  // TunableSpaceKey by candidate id
   std::optional<Coordinator> coordinator_;
   std::map<std::string, v1::Candidate> candidates_;
   std::string in_flight_;  // as stored when this call began

@@ -128,6 +128,9 @@ struct SearchSummary {
   std::string reevaluated_in_flight;  // the candidate a crash left in flight, evaluated again now
   std::string plan_candidate_id;      // the task's plan (plan_stage.h), made by this call or an earlier one; empty: none
   std::string plan;                   // what this call's plan stage found (DescribePlan or why none); "": it did not run
+  // One line per tunable space the built-in mutator exhausted (whole run), in the order found:
+  // "seed nm24_stream_sp: all 36 points of its tunable space proposed; no more built-in children of it".
+  std::vector<std::string> exhausted_spaces;
 };
 
 absl::StatusOr<SearchSummary> RunTaskSearch(PopulationStore& store, const std::string& run_id,

@@ -16,6 +16,7 @@
 #include "common/status_format.h"
 #include "coordinator/search/stored_search.h"
 #include "coordinator/testing/search_fixture.h"
+#include "coordinator/testing/store_test.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_folder.h"
@@ -35,23 +36,12 @@ std::vector<SeedKernel> RealSeeds() {
 
 SearchLoopOptions Options() { return testing::TestLoopOptions(); }
 
-class SearchLoopTest : public ::testing::Test {
+class SearchLoopTest : public testing::StoreTest {
  protected:
+  SearchLoopTest() : StoreTest("search_loop_test") {}
   void SetUp() override {
-    root_ = std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) /
-            fmt::format("search_loop_test.{}.{}", getpid(),
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(root_);
+    StoreTest::SetUp();
     seeds_ = RealSeeds();
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
-  std::unique_ptr<PopulationStore> OpenStore(const std::string& name) {
-    PopulationStoreOptions o;
-    o.create_if_missing = true;
-    auto store = PopulationStore::Open((root_ / name).string(), o);
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? *std::move(store) : nullptr;
   }
 
   // The search of `task` in a store of its own ("straight"), start to end.
@@ -65,7 +55,6 @@ class SearchLoopTest : public ::testing::Test {
     for (const auto& [hash, n] : e.fake.calls_by_hash()) EXPECT_EQ(n, 1) << hash;
   }
 
-  std::filesystem::path root_;
   std::vector<SeedKernel> seeds_;
 };
 
@@ -108,15 +97,27 @@ TEST_F(SearchLoopTest, DuplicatesNeverReachTheEvaluatorAndAreNotStored) {
   const v1::Task task = SmallTask(200);
   CountingEvaluator evaluator(Landscape(task, seeds_));
   auto store = OpenStore("d");
-  auto summary = RunTaskSearch(*store, "run", task, seeds_, evaluator, Options());
+  // A seed listed twice under another name is a duplicate at seeding; the built-in mutator plans none
+  // (it knows the duplicate index), so that copy is the only one.
+  std::vector<SeedKernel> seeds = seeds_;
+  for (const SeedKernel& seed : seeds_) {
+    if (seed.name != "csr_warp_per_row") continue;
+    seeds.push_back(seed);
+    seeds.back().name = "copy_of_csr_warp_per_row";
+  }
+  auto summary = RunTaskSearch(*store, "run", task, seeds, evaluator, Options());
   ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_GT(summary->duplicates, 0) << "the dedup path ran";
+  EXPECT_EQ(summary->duplicates, 1) << "the dedup path ran once, for the copied seed";
   EXPECT_EQ(evaluator.fake.calls(), summary->evaluations);
   ExpectEachOnce(evaluator);
   auto stored = store->ListCandidates("run", task.name());
   ASSERT_TRUE(stored.ok()) << stored.status();
-  EXPECT_EQ(static_cast<int64_t>(stored->size()), summary->evaluations);
-  for (const v1::Candidate& c : *stored) EXPECT_TRUE(store->GetEvaluation("run", c.id()).ok()) << c.id();
+  // Every seed is stored when the run starts, the copy too; no duplicate child is stored.
+  EXPECT_EQ(static_cast<int64_t>(stored->size()), summary->evaluations + 1);
+  for (const v1::Candidate& c : *stored) {
+    if (c.seed_name() == "copy_of_csr_warp_per_row") continue;
+    EXPECT_TRUE(store->GetEvaluation("run", c.id()).ok()) << c.id();
+  }
 }
 
 TEST_F(SearchLoopTest, ResumeAfterAnInterruptionEndsLikeAnUninterruptedRun) {

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,15 @@ inline FakeLandscape Landscape(const v1::Task& task, const std::vector<SeedKerne
   }
   l.width = 0.5;
   return l;
+}
+
+// A store in `folder`, created when missing; null when it does not open (`error` says why).
+inline std::unique_ptr<PopulationStore> OpenTestStore(const std::filesystem::path& folder, absl::Status* error) {
+  PopulationStoreOptions o;
+  o.create_if_missing = true;
+  auto store = PopulationStore::Open(folder.string(), o);
+  *error = store.status();
+  return store.ok() ? *std::move(store) : nullptr;
 }
 
 inline SearchLoopOptions TestLoopOptions() {

@@ -212,9 +212,4 @@ absl::StatusOr<v1::Candidate> CrossoverTunables(const v1::Candidate& a, const v1
   return child;
 }
 
-std::string CrossoverFamily(const v1::Candidate& candidate) {
-  std::string family = DeclaredFamily(candidate.source());
-  return family.empty() ? candidate.seed_name() : family;
-}
-
 }  // namespace sparseditto

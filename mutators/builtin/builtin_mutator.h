@@ -73,9 +73,6 @@ absl::StatusOr<v1::Candidate> MutateTunables(const v1::Candidate& parent, Rng& r
 absl::StatusOr<v1::Candidate> CrossoverTunables(const v1::Candidate& a, const v1::Candidate& b, Rng& rng,
                                                 const BuiltinMutatorOptions& options = {},
                                                 const KnownSourcePredicate& known = {});
-
-// The family a candidate's source declares, or its seed's name when it declares none ("" for neither):
-// two candidates may be crossed when their crossover families are equal and not empty.
-std::string CrossoverFamily(const v1::Candidate& candidate);
+// (CrossoverFamily, kernel_abi/tunables.h, says which parents may be crossed.)
 
 }  // namespace sparseditto
