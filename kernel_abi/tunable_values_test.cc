@@ -96,6 +96,8 @@ TEST(TunableValuesTest, TuplesVariantsAndDeviceValuesParseAndSubstitute) {
   EXPECT_FALSE(ApplyTunables(kStructural, {{"GRID", "132"}}).ok());
   EXPECT_EQ(DeclaredFamily(kStructural), "stream");
   EXPECT_EQ(DeclaredFamily("#define A 1\n"), "");
+  EXPECT_EQ(DeclaredFamily("// sparseditto:family csr_rows  (shared names)\n"), "csr_rows");
+  EXPECT_EQ(DeclaredFamily("// sparseditto:familyx\n"), "");
 }
 
 }  // namespace

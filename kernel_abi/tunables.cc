@@ -106,7 +106,7 @@ absl::StatusOr<std::string> ApplyTunables(std::string_view source,
 }
 
 std::string DeclaredFamily(std::string_view source) {
-  static const std::regex pattern(R"(//\s*sparseditto:family\s+([A-Za-z0-9_.-]+)\s*$)");
+  static const std::regex pattern(R"(//\s*sparseditto:family\s+([A-Za-z0-9_.-]+)(\s|$))");
   size_t line_begin = 0;
   while (line_begin < source.size()) {
     size_t line_end = source.find('\n', line_begin);

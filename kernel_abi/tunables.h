@@ -6,8 +6,8 @@
 // 1.5f...) or tuples written without spaces in the #define, "(128,64)" (a tile shape); the full syntax
 // of the allowed values, device-relative lists and ranges included, is in kernel_abi/tunable_values.h.
 // A seed may also name its family, on a line of its own:
-//     // sparseditto:family NAME
-// (seeds of one family share tunable names, so the built-in mutator may cross them).
+//     // sparseditto:family NAME  (anything after the name is a comment)
+// (seeds of one family share tunable names and meanings, so the built-in mutator may cross them).
 // Pure functions over strings; thread-safe.
 #pragma once
 

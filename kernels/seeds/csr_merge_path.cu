@@ -14,6 +14,7 @@
 //   exactly once per element.
 // prepare: CSR (values in the task dtype), partition bounds, the fix-up list, scratch for max n.
 // sparseditto:seed families=[unstructured, file, row_sparse, column_sparse, banded, block_diagonal] dtypes=[fp32, fp16, bf16] archs=[sm_80, sm_90]
+// sparseditto:family csr_rows  (BLOCK_THREADS, VEC_BYTES, VECS_PER_LANE, UNROLL mean the same in both)
 #include "sparseditto_kernel.h"
 
 #include <cuda_bf16.h>

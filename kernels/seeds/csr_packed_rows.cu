@@ -38,7 +38,10 @@
 #define GROUPS_IN_FLIGHT 1  // sparseditto:tunable values=[1, 2]
 #define MAX_COL_LANES 16    // sparseditto:tunable values=[4, 8, 16, 32]
 #define MIN_WARPS_PER_SM 32 // sparseditto:tunable values=[8, 16, 24, 32]
-#define SHARED_B 0          // sparseditto:tunable values=[0, 1]
+// SHARED_B picks one of two code paths: B gathered through L1/L2 (B_FROM_GLOBAL) or staged in shared memory.
+#define B_FROM_GLOBAL 0
+#define B_FROM_SHARED 1
+#define SHARED_B B_FROM_GLOBAL  // sparseditto:tunable values=[B_FROM_GLOBAL, B_FROM_SHARED]
 #define B_LOADS_IN_FLIGHT 4 // sparseditto:tunable values=[2, 4, 8]
 #define SHARED_B_WARPS 16   // sparseditto:tunable values=[8, 16, 32]
 

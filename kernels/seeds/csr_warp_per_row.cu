@@ -10,6 +10,7 @@
 // prepare: uploads CSR as is (row offsets, column indices, values converted to the task dtype) and
 // reads the SM count. Families: any CSR pattern; dtypes fp32/fp16/bf16; fp32 accumulation.
 // sparseditto:seed families=[unstructured, file, row_sparse, column_sparse, banded, block_diagonal] dtypes=[fp32, fp16, bf16] archs=[sm_80, sm_90]
+// sparseditto:family csr_rows  (BLOCK_THREADS, VEC_BYTES, VECS_PER_LANE, UNROLL mean the same in both)
 #include "sparseditto_kernel.h"
 
 #include <cuda_bf16.h>

@@ -16,6 +16,7 @@
 // Needs thread-block clusters (sm_90); K is limited by the slab (8 splits x SLAB_KB/2 K tiles of 64: 24576 at
 // 96 KB), beyond which prepare refuses.
 // sparseditto:seed families=[unstructured, file, block, n_m, row_sparse, column_sparse, banded, block_diagonal, dense] dtypes=[fp16, bf16] archs=[sm_90]
+// sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>

@@ -15,6 +15,7 @@
 // path; C stores guarded at M and n. Needs thread-block clusters (sm_90); K is limited by the slab
 // (8 splits x SLAB_KB/2 K tiles of 64: 24576 at 96 KB), beyond which prepare refuses.
 // sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90]
+// sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>

@@ -22,6 +22,7 @@
 // residual entries and, per (row tile, K tile boundary, row % 8), where each list's slice starts. M padded to
 // 128, K to 64 (K <= 32768: a residual column has 15 bits). Edges as nm24_stream_sp's.
 // sparseditto:seed families=[unstructured, file, n_m] nm=[1:4, 1:8] dtypes=[fp16, bf16] archs=[sm_90]
+// sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>

@@ -1,5 +1,6 @@
 #include "mutators/builtin/tunable_space.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -153,6 +154,37 @@ TEST(BuiltinMutatorSpaceTest, CrossoverAcrossSeedsOfOneFamily) {
     auto r = CrossoverTunables(a, Candidate("t.9", "seed_c", c.source_b), rng);
     EXPECT_EQ(r.status().code(), c.want) << c.name << ": " << r.status();
   }
+}
+
+TEST(BuiltinMutatorSpaceTest, RealSeedsDeclareFamiliesAndAStructuralChoice) {
+  auto library = LoadSeedLibrary(std::string(SPARSEDITTO_SOURCE_DIR) + "/kernels/seeds");
+  ASSERT_TRUE(library.ok()) << library.status();
+  std::map<std::string, v1::Candidate> by_name;
+  for (const SeedKernel& seed : *library) by_name[seed.name] = Candidate("t." + seed.name, seed.name, seed.source);
+  struct Case { std::string seed, family; };
+  for (const Case& c : {Case{"dense_stream", "stream"}, Case{"nm24_stream_sp", "stream"}, Case{"u14_stream_sp", "stream"},
+                        Case{"csr_warp_per_row", "csr_rows"}, Case{"csr_merge_path", "csr_rows"},
+                        Case{"csr_packed_rows", "csr_packed_rows"}}) {
+    ASSERT_TRUE(by_name.contains(c.seed)) << c.seed;
+    EXPECT_EQ(CrossoverFamily(by_name[c.seed]), c.family) << c.seed;
+  }
+  // Two seeds of the stream family that serve a 2:4 task cross: the child is nm24_stream_sp's code
+  // with some of dense_stream's values (those nm24_stream_sp allows).
+  Rng rng(11);
+  auto child = CrossoverTunables(by_name["nm24_stream_sp"], by_name["dense_stream"], rng);
+  ASSERT_TRUE(child.ok()) << child.status();
+  EXPECT_EQ(child->seed_name(), "nm24_stream_sp");
+  EXPECT_NE(child->source_hash(), by_name["nm24_stream_sp"].source_hash());
+  // csr_packed_rows's B path is a named choice between two code paths it has.
+  const v1::Candidate& packed = by_name["csr_packed_rows"];
+  auto shared_b = std::find_if(packed.tunables().begin(), packed.tunables().end(),
+                               [](const v1::Tunable& t) { return t.name() == "SHARED_B"; });
+  ASSERT_NE(shared_b, packed.tunables().end());
+  EXPECT_EQ(std::vector<std::string>(shared_b->allowed_values().begin(), shared_b->allowed_values().end()),
+            (std::vector<std::string>{"B_FROM_GLOBAL", "B_FROM_SHARED"}));
+  auto staged = ApplyTunables(packed.source(), {{"SHARED_B", "B_FROM_SHARED"}});
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  EXPECT_NE(staged->find("#define SHARED_B B_FROM_SHARED  //"), std::string::npos);
 }
 
 }  // namespace
