@@ -411,6 +411,7 @@ class Loop {
       progress.max_evaluations = coordinator_->max_evaluations();
       progress.evaluations_this_call = evaluations_this_call_;
       progress.seconds_this_call = std::chrono::duration<double>(now - started_).count();
+      progress.exhausted_spaces = static_cast<int64_t>(coordinator_->exhausted_spaces().size());
       if (const coordinator::Elite* best = coordinator_->archive().best(); best != nullptr) {
         progress.best_candidate_id = best->candidate_id();
         progress.best_fitness = best->fitness();

@@ -62,6 +62,7 @@ struct SearchProgress {
   double seconds_this_call = 0;         // wall time since RunTaskSearch was called
   std::string best_candidate_id;        // empty while none is correct
   double best_fitness = 0;
+  int64_t exhausted_spaces = 0;         // tunable spaces the built-in mutator exhausted so far
 };
 
 // What the loop reports before each finalist attempt it makes (SearchLoopOptions::on_finalist): the

@@ -24,8 +24,11 @@ std::string FormatProgressLine(const SearchProgress& p) {
                               ? FormatDuration(p.seconds_this_call / static_cast<double>(p.evaluations_this_call) *
                                                static_cast<double>(left))
                               : std::string("?");
-  return fmt::format("{}: {}/{} evaluations, best {}, {} left, ETA {}", p.task_name, p.evaluations,
-                     p.max_evaluations, best, left, eta);
+  const std::string exhausted =
+      p.exhausted_spaces > 0 ? fmt::format(", {} seed space{} exhausted", p.exhausted_spaces, p.exhausted_spaces == 1 ? "" : "s")
+                             : std::string();
+  return fmt::format("{}: {}/{} evaluations, best {}, {} left, ETA {}{}", p.task_name, p.evaluations,
+                     p.max_evaluations, best, left, eta, exhausted);
 }
 
 ProgressPrinter::ProgressPrinter(std::FILE* out, bool terminal, double log_interval_seconds)

@@ -14,6 +14,7 @@ namespace sparseditto {
 
 // "spmm_90: 37/200 evaluations, best 2.314 (spmm_90.000031), 163 left, ETA 4m10s".
 // ETA: the seconds per evaluation of this call times the evaluations left; "ETA ?" before the first.
+// Once the built-in mutator exhausted tunable spaces: ", 2 seed spaces exhausted" at the end.
 std::string FormatProgressLine(const SearchProgress& progress);
 
 // "45s", "4m10s", "2h05m"; negative is "0s". Beyond kLongestShownSeconds (about 114 years, where a

@@ -31,6 +31,10 @@ TEST(SearchProgress, FormatsALine) {
       {Progress(150, 10, 5), "t: 150/200 evaluations, best 2.314 (t.000007), 50 left, ETA 25s"},
       {Progress(3, 3, 1, ""), "t: 3/200 evaluations, best none correct yet, 197 left, ETA 1m06s"},
       {Progress(200, 0, 0), "t: 200/200 evaluations, best 2.314 (t.000007), 0 left, ETA ?"},
+      {[] { SearchProgress p = Progress(150, 10, 5); p.exhausted_spaces = 1; return p; }(),
+       "t: 150/200 evaluations, best 2.314 (t.000007), 50 left, ETA 25s, 1 seed space exhausted"},
+      {[] { SearchProgress p = Progress(150, 10, 5); p.exhausted_spaces = 3; return p; }(),
+       "t: 150/200 evaluations, best 2.314 (t.000007), 50 left, ETA 25s, 3 seed spaces exhausted"},
   };
   for (const auto& c : cases) EXPECT_EQ(FormatProgressLine(c.progress), c.line);
 }
