@@ -120,5 +120,27 @@ TEST_F(SearchSpaceTest, ResumedRunEndsLikeAnUninterruptedOne) {
   }
 }
 
+// The issue-24 observation (half the children of a 2:4 run were duplicates) with the real seed library
+// over the fake evaluator: no planned duplicate, every evaluation a new source, small spaces said
+// exhausted while the budget lasts.
+TEST_F(SearchSpaceTest, RealSeedsOnATwoFourTaskPlanNoDuplicate) {
+  auto library = LoadSeedLibrary(std::string(SPARSEDITTO_SOURCE_DIR) + "/kernels/seeds");
+  ASSERT_TRUE(library.ok()) << library.status();
+  v1::Task task = testing::SmallTask(262, "nm24");
+  task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_N_M);
+  task.mutable_pattern()->set_n(2);
+  task.mutable_pattern()->set_m(4);
+  DeviceEvaluator evaluator(testing::Landscape(task, *library), {.sm_count = 132, .arch = 90});
+  auto store = OpenStore("nm24");
+  auto summary = RunTaskSearch(*store, "run", task, *library, evaluator, options_);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->evaluations, 262);
+  EXPECT_EQ(summary->duplicates, 0);
+  for (const auto& [hash, n] : evaluator.fake.calls_by_hash()) EXPECT_EQ(n, 1) << hash;
+  bool cublas_exhausted = false;  // dense_cublas has 3 points
+  for (const std::string& line : summary->exhausted_spaces) cublas_exhausted |= line.starts_with("seed dense_cublas:");
+  EXPECT_TRUE(cublas_exhausted) << ::testing::PrintToString(summary->exhausted_spaces);
+}
+
 }  // namespace
 }  // namespace sparseditto
