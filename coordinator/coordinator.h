@@ -7,8 +7,8 @@
 //   for i, seed: coordinator.StampSeed(i, &seed); RegisterCandidate; evaluate; ReportResult
 //   while coordinator.CheckStop() == kNone:
 //     plan = PlanMutation()                                (FailedPrecondition: nothing to mutate now)
-//     child = mutator(plan)  with Rng(plan.mutator_seed);  refused: RecordFailedMutation()
-//       mutator says the parent's tunable space is exhausted: MarkSpaceExhausted(space, members)
+//     child = mutator(plan)  with Rng(plan.mutator_seed), known = KnowsSource;  refused: RecordFailedMutation()
+//       (the built-in mutator says the parent's tunable space is exhausted: MarkSpaceExhausted first)
 //     StampChild(plan, &child)
 //     if RegisterCandidate(child) names an earlier id: reuse that id's result; do not evaluate
 //     else evaluate; ReportResult(child, result, cost)
