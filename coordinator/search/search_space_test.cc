@@ -85,38 +85,42 @@ TEST_F(SearchSpaceTest, EveryPointOnceThenExhausted) {
 }
 
 TEST_F(SearchSpaceTest, ResumedRunEndsLikeAnUninterruptedOne) {
-  const v1::Task task = testing::SmallTask(50);
-  const DeviceFacts h200{.sm_count = 132, .arch = 90};
-  DeviceEvaluator straight(testing::Landscape(task, seeds_), h200);
-  auto store = OpenStore("straight");
-  auto expected = RunTaskSearch(*store, "run", task, seeds_, straight, options_);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  for (int64_t k : {1, 4, 7}) {
-    SCOPED_TRACE(fmt::format("interrupted after {}", k));
-    const std::string name = fmt::format("k{}", k);
-    DeviceEvaluator first_device(testing::Landscape(task, seeds_), h200);
-    {
+  for (int ahead : {1, 3}) {
+    SCOPED_TRACE(fmt::format("compile_ahead {}", ahead));
+    options_.compile_ahead = ahead;
+    const v1::Task task = testing::SmallTask(50);
+    const DeviceFacts h200{.sm_count = 132, .arch = 90};
+    DeviceEvaluator straight(testing::Landscape(task, seeds_), h200);
+    auto store = OpenStore(fmt::format("straight{}", ahead));
+    auto expected = RunTaskSearch(*store, "run", task, seeds_, straight, options_);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    for (int64_t k : {1, 4, 7}) {
+      SCOPED_TRACE(fmt::format("interrupted after {}", k));
+      const std::string name = fmt::format("a{}k{}", ahead, k);
+      DeviceEvaluator first_device(testing::Landscape(task, seeds_), h200);
+      {
+        auto s = OpenStore(name);
+        SearchLoopOptions interrupted = options_;
+        interrupted.stop_after_evaluations = k;
+        auto first = RunTaskSearch(*s, "run", task, seeds_, first_device, interrupted);
+        ASSERT_TRUE(first.ok()) << first.status();
+        EXPECT_EQ(first->stop_reason, "interrupted");
+      }
+      // The resumed attempt runs where the device reports nothing: the facts of the first attempt hold.
+      DeviceEvaluator other(testing::Landscape(task, seeds_), {});
       auto s = OpenStore(name);
-      SearchLoopOptions interrupted = options_;
-      interrupted.stop_after_evaluations = k;
-      auto first = RunTaskSearch(*s, "run", task, seeds_, first_device, interrupted);
-      ASSERT_TRUE(first.ok()) << first.status();
-      EXPECT_EQ(first->stop_reason, "interrupted");
+      auto second = RunTaskSearch(*s, "run", task, seeds_, other, options_);
+      ASSERT_TRUE(second.ok()) << second.status();
+      EXPECT_EQ(second->stop_reason, expected->stop_reason);
+      EXPECT_EQ(second->evaluations, expected->evaluations);
+      EXPECT_EQ(second->best_candidate_id, expected->best_candidate_id);
+      EXPECT_EQ(second->exhausted_spaces, expected->exhausted_spaces);
+      auto a = store->ListCandidates("run", task.name());
+      auto b = s->ListCandidates("run", task.name());
+      ASSERT_TRUE(a.ok() && b.ok());
+      ASSERT_EQ(a->size(), b->size());
+      for (size_t i = 0; i < a->size(); ++i) EXPECT_EQ((*a)[i].source_hash(), (*b)[i].source_hash()) << (*a)[i].id();
     }
-    // The resumed attempt runs where the device reports nothing: the facts of the first attempt hold.
-    DeviceEvaluator other(testing::Landscape(task, seeds_), {});
-    auto s = OpenStore(name);
-    auto second = RunTaskSearch(*s, "run", task, seeds_, other, options_);
-    ASSERT_TRUE(second.ok()) << second.status();
-    EXPECT_EQ(second->stop_reason, expected->stop_reason);
-    EXPECT_EQ(second->evaluations, expected->evaluations);
-    EXPECT_EQ(second->best_candidate_id, expected->best_candidate_id);
-    EXPECT_EQ(second->exhausted_spaces, expected->exhausted_spaces);
-    auto a = store->ListCandidates("run", task.name());
-    auto b = s->ListCandidates("run", task.name());
-    ASSERT_TRUE(a.ok() && b.ok());
-    ASSERT_EQ(a->size(), b->size());
-    for (size_t i = 0; i < a->size(); ++i) EXPECT_EQ((*a)[i].source_hash(), (*b)[i].source_hash()) << (*a)[i].id();
   }
 }
 
