@@ -214,8 +214,14 @@ bool Coordinator::MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, c
   exhausted_.push_back(space);
   archive_.MarkImmovable(members);
   islands_.MarkImmovable(members);
-  for (const auto& m : task_.mutators()) {
-    if (m.kind() != v1::MUTATOR_KIND_BUILTIN) return true;  // another mutator still has work
+  // Another mutator that gets plans (ChooseMutator: a positive weight, or the first when none has one)
+  // still has work.
+  bool any_weight = false;
+  for (const auto& m : task_.mutators()) any_weight |= m.weight() > 0;
+  for (int i = 0; i < task_.mutators_size(); ++i) {
+    const v1::MutatorSpec& m = task_.mutators(i);
+    const bool planned = any_weight ? m.weight() > 0 : i == 0;
+    if (planned && m.kind() != v1::MUTATOR_KIND_BUILTIN) return true;
   }
   bool movable_left = false;
   for (const auto& [cell, elite] : archive_.cells()) movable_left |= elite.movable_tunables() > 0;

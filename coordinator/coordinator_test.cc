@@ -221,13 +221,18 @@ TEST(CoordinatorTest, RestoreRefusesForeignStates) {
 }
 
 TEST(CoordinatorTest, ExhaustedSpacesStopBuiltinPlansAndThenTheSearch) {
-  struct Case { std::string name; bool with_llm; StopReason want; };
-  for (const Case& c : {Case{"built-in only", false, StopReason::kExhausted},
-                        Case{"an LLM mutator still has work", true, StopReason::kNone}}) {
+  struct Case { std::string name; bool with_llm; double llm_weight; StopReason want; };
+  for (const Case& c : {Case{"built-in only", false, 0, StopReason::kExhausted},
+                        Case{"an LLM mutator still has work", true, 1, StopReason::kNone},
+                        Case{"an LLM mutator of weight 0 gets no plans", true, 0, StopReason::kExhausted}}) {
     v1::Task task = MakeTask();
     if (c.with_llm) {
-      task.add_mutators()->set_kind(v1::MUTATOR_KIND_BUILTIN);
-      task.add_mutators()->set_kind(v1::MUTATOR_KIND_ANTHROPIC);
+      v1::MutatorSpec* builtin = task.add_mutators();
+      builtin->set_kind(v1::MUTATOR_KIND_BUILTIN);
+      builtin->set_weight(1);
+      v1::MutatorSpec* llm = task.add_mutators();
+      llm->set_kind(v1::MUTATOR_KIND_ANTHROPIC);
+      llm->set_weight(c.llm_weight);
     }
     auto coordinator = Coordinator::Create(task, {});
     ASSERT_TRUE(coordinator.ok());
@@ -249,7 +254,7 @@ TEST(CoordinatorTest, ExhaustedSpacesStopBuiltinPlansAndThenTheSearch) {
     EXPECT_FALSE(co.MarkSpaceExhausted(a, {"t.1", "t.2"})) << "reported twice";
     EXPECT_EQ(co.CheckStop(), StopReason::kNone) << c.name << ": seed b is left";
     // Built-in plans now only come from seed b.
-    for (int i = 0; i < 20 && !c.with_llm; ++i) {
+    for (int i = 0; i < 20 && c.llm_weight == 0; ++i) {
       auto plan = co.PlanMutation();
       ASSERT_TRUE(plan.ok()) << plan.status();
       EXPECT_EQ(plan->parent_id, "t.3");
