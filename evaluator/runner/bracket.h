@@ -51,10 +51,11 @@ struct BracketCalibration {
   double noise_ms = 0;       // the calibration's own spread (p90 - p10 of its brackets, the larger)
   // How far a bracket of `trials` trials may exceed fixed + trials x per_trial + Σ claims before the
   // claims are not believed: 4 x noise + 30 us + 0.5% of the flushes + 2% of the claims. What it lets
-  // through is the stated limit of the check. With 8 us of noise: a 5 us kernel, 200 trials a batch
-  // (problem_run_timing.cc sizes batches to about 2 ms of work, at most 200 trials), can hide about
-  // 12% of its time; at 20 trials a batch (a 100 us kernel), a 50 us one about 9%, a 1 ms one about
-  // 2.3% (candidate_host_test has the table).
+  // through is the stated limit of the check (with 8 us of noise; candidate_host_test has the table):
+  // about 9% of a 50 us kernel's time and 2.3% of a 1 ms one's at 20 trials a batch, about 30% of a
+  // 5 us one's at 50 (the most trials a batch holds, problem_run_timing.cc), on top of the
+  // calibration's own per-trial error (4% of the flush cost, 1.3 us, seen on the H200), which a
+  // forger also gains. Honest times are the host's events, as precise as in-process events.
   double Tolerance(int trials, double claimed_ms) const;
   double Explained(int trials, double claimed_ms) const { return fixed_ms + trials * per_trial_ms + claimed_ms; }
 };
