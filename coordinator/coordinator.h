@@ -112,9 +112,11 @@ class Coordinator {
   // The built-in mutator found every point of a tunable space proposed (mutators/builtin/tunable_space.h).
   // `members`: the candidates of that space the caller knows; they no longer parent built-in plans
   // (their movable_tunables become 0 in the archive and on the islands). Returns false, changing
-  // nothing, for a space reported before. When every mutator of the task is the built-in one and no
+  // nothing, for a space reported before. When every mutator that gets plans is the built-in one (or
+  // `llm_serves` is false: the loop has no LLM, so the built-in mutator serves every plan) and no
   // candidate it could use is left, CheckStop() says kExhausted ("every tunable space ... exhausted").
-  bool MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, const std::set<std::string>& members);
+  bool MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, const std::set<std::string>& members,
+                          bool llm_serves = true);
   const std::vector<coordinator::ExhaustedSpace>& exhausted_spaces() const { return exhausted_; }
 
   // The facts device-relative tunables resolve against; saved and restored with the state, so a

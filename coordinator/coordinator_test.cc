@@ -272,6 +272,12 @@ TEST(CoordinatorTest, ExhaustedSpacesStopBuiltinPlansAndThenTheSearch) {
     b.set_points(2);
     EXPECT_TRUE(co.MarkSpaceExhausted(b, {"t.3"}));
     EXPECT_EQ(co.CheckStop(), c.want) << c.name;
+    if (c.want == StopReason::kNone) {  // the same search without an LLM to serve its plans stops
+      coordinator::ExhaustedSpace again = b;
+      again.set_space_key("key-c");
+      EXPECT_TRUE(co.MarkSpaceExhausted(again, {}, /*llm_serves=*/false));
+      EXPECT_EQ(co.CheckStop(), StopReason::kExhausted);
+    }
     if (c.want == StopReason::kExhausted) {
       EXPECT_NE(co.ExplainStop().find("every tunable space"), std::string::npos) << co.ExplainStop();
     }

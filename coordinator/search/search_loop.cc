@@ -209,7 +209,8 @@ class Loop {
     absl::StatusOr<ExhaustedSpaceReport> report =
         DescribeExhaustedSpace(candidates_.at(parent_id), candidates_, mutator_options_.device, &space_keys_);
     if (!report.ok()) return report.status();
-    coordinator_->MarkSpaceExhausted(report->space, report->members);
+    coordinator_->MarkSpaceExhausted(report->space, report->members,
+                                     /*llm_serves=*/options_.llm != nullptr && options_.llm->Available());
     return absl::OkStatus();
   }
 
