@@ -97,6 +97,10 @@ int RunBench(const BenchOptions& o) {
                              due_before - tasks.size(), due_before, tasks.size());
     if (!all_rows.empty()) std::cout << FormatBenchTable(all_rows) << std::flush;
   }
+  if (absl::Status s = RequireSandboxLayers("bench"); !s.ok()) {
+    std::cerr << "sparseditto bench: " << s.message() << "\n";
+    return kExitFailure;
+  }
   EvaluatorOptions options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, o.min_trials);
   options.runner_options.set_correctness_trials(o.correctness_trials);
   options.runner_options.set_measure_device_limits(true);

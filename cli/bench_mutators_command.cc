@@ -58,6 +58,7 @@ int RunBenchMutators(const BenchMutatorsOptions& o) {
   if (!choice.ok()) return Fail(choice.status());
   auto seeds = LoadSeedLibrary(SeedLibraryDir());
   if (!seeds.ok()) return Fail(seeds.status());
+  if (absl::Status s = RequireSandboxLayers("bench-mutators"); !s.ok()) return Fail(s);
   const EvaluatorOptions evaluator_options =
       InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20);
   auto evaluator = Evaluator::Create(evaluator_options);

@@ -61,6 +61,10 @@ int RunEval(const EvalOptions& o) {
     std::cerr << "sparseditto eval: " << task.status().message() << "\n";
     return kExitFailure;
   }
+  if (absl::Status s = RequireSandboxLayers("eval"); !s.ok()) {
+    std::cerr << "sparseditto eval: " << s.message() << "\n";
+    return kExitFailure;
+  }
   EvaluatorOptions options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, o.min_trials);
   options.runner_options.set_skip_smoke(o.task_shapes_only);
   auto evaluator = Evaluator::Create(options);

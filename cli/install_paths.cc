@@ -1,7 +1,11 @@
 #include "cli/install_paths.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+
+#include "evaluator/sandbox/sandbox_probe.h"
+#include "fmt/format.h"
 
 namespace sparseditto {
 namespace {
@@ -64,6 +68,19 @@ EvaluatorOptions InstalledEvaluatorOptions(const std::string& cache_dir, double 
   options.runner_options.set_max_timing_seconds(timing_seconds_per_n);
   options.runner_options.set_min_trials(min_trials);
   return options;
+}
+
+absl::Status RequireSandboxLayers(const char* command) {
+  SandboxProbeOptions probe;
+  probe.runner_path = RunnerPath();
+  const std::vector<SandboxLayerStatus> layers = ProbeSandboxLayers(probe);
+  const bool allowed = MissingLayersAllowed();
+  if (absl::Status s = CheckNeededLayers(layers, allowed); !s.ok()) return s;
+  if (const std::string missing = DescribeMissingLayers(layers); !missing.empty()) {
+    fmt::print(stderr, "sparseditto {}: WARNING: untrusted candidates run without these sandbox layers "
+                       "(SPARSEDITTO_ALLOW_MISSING_LAYERS=1): {}\n", command, missing);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace sparseditto

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "absl/status/status.h"
+
 #include "evaluator/evaluator.h"
 
 namespace sparseditto {
@@ -31,5 +33,11 @@ std::string DefaultCacheDir();
 // the ABI header and runner found as above, and the command line's timing choices.
 EvaluatorOptions InstalledEvaluatorOptions(const std::string& cache_dir, double stage_timeout_seconds,
                                            double timing_seconds_per_n, int min_trials);
+
+// Before a command compiles or runs untrusted candidates (issue 23 item 6): probes the sandbox layers
+// (ProbeSandboxLayers, as `doctor` does, against RunnerPath()) and refuses with FailedPrecondition
+// naming every needed layer that is off, unless SPARSEDITTO_ALLOW_MISSING_LAYERS=1, when the missing
+// ones are named on stderr and the command goes on. Forks: call before the command starts threads.
+absl::Status RequireSandboxLayers(const char* command);
 
 }  // namespace sparseditto

@@ -74,6 +74,7 @@ int RunSearch(const SearchOptions& o) {
   store_options.create_if_missing = true;
   auto store = OpenRunStore(run_dir, store_options);
   if (!store.ok()) return Fail(store.status());
+  if (absl::Status s = RequireSandboxLayers("search"); !s.ok()) return Fail(s);
   const EvaluatorOptions evaluator_options =
       InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20);
   auto evaluator = Evaluator::Create(evaluator_options);

@@ -17,6 +17,7 @@
 #include "common/subprocess.h"
 #include "evaluator/sandbox/landlock.h"
 #include "evaluator/sandbox/sandbox_child.h"
+#include "evaluator/sandbox/sandbox_probe.h"
 #include "evaluator/compile/exported_symbols.h"
 #include "evaluator/compile/ptxas_report.h"
 #include "fmt/format.h"
@@ -76,7 +77,7 @@ struct ScratchFolder {
 SandboxPolicy DefaultNvccSandbox() {
   SandboxPolicy policy;
   policy.landlock = ToolchainLandlockRules("");
-  policy.require_all_layers = false;
+  policy.require_all_layers = !MissingLayersAllowed();  // issue 23 item 6: refuse unless opted out
   return policy;
 }
 

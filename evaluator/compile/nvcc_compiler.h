@@ -60,8 +60,9 @@ absl::StatusOr<std::vector<std::string>> NvccFlags(const CompileOptions& options
 
 // The sandbox nvcc runs in by default: every layer of SandboxPolicy's defaults, Landlock with
 // ToolchainLandlockRules (each compile adds its own folder read-write and the toolkit of Config::nvcc),
-// and require_all_layers = false: a layer this machine lacks is let go and named in the compile log
-// ("[sparseditto] nvcc ran without: ..."). Set require_all_layers = true to refuse such compiles.
+// and require_all_layers = true: a layer this machine lacks fails the compile naming it, unless
+// SPARSEDITTO_ALLOW_MISSING_LAYERS=1 (MissingLayersAllowed, sandbox_probe.h), when it is let go and
+// named in the compile log ("[sparseditto] nvcc ran without: ...").
 SandboxPolicy DefaultNvccSandbox();
 
 // Compiles candidates. Thread-safe: Compile may be called from many threads at once (CompilePool

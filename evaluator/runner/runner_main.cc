@@ -44,9 +44,12 @@ std::string HostBinaryBesideUs() {
   return path.substr(0, path.rfind('/') + 1) + "sparseditto-candidate-host";
 }
 
-struct Device {
+struct Device {  // read from cudaGetDeviceProperties, never typed in
   std::string name;
   std::string arch;
+  int64_t sm_count = 0;
+  int64_t shared_memory_per_block_optin = 0;  // bytes
+  int64_t shared_memory_per_sm = 0;           // bytes
 };
 
 class Runner {
@@ -88,6 +91,10 @@ class Runner {
     v1::SetupTaskReply reply;
     reply.set_gpu_name(device_.name);
     reply.set_arch(device_.arch);
+    // The facts the built-in mutator's device-relative tunables resolve against (kernel_abi/tunable_values.h).
+    reply.set_sm_count(device_.sm_count);
+    reply.set_shared_memory_per_block_optin(device_.shared_memory_per_block_optin);
+    reply.set_shared_memory_per_sm(device_.shared_memory_per_sm);
     auto context = ContextFor(request.task());
     if (!context.ok()) {
       reply.set_error(std::string(context.status().message()));
@@ -241,7 +248,10 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "sparseditto-runner: {}\n", flusher.status().message());
     return kExitNoCuda;
   }
-  Runner runner(in_fd, out_fd, {prop.name, fmt::format("sm_{}{}", prop.major, prop.minor)}, *std::move(flusher));
+  const Device device{prop.name, fmt::format("sm_{}{}", prop.major, prop.minor), prop.multiProcessorCount,
+                      static_cast<int64_t>(prop.sharedMemPerBlockOptin),
+                      static_cast<int64_t>(prop.sharedMemPerMultiprocessor)};
+  Runner runner(in_fd, out_fd, device, *std::move(flusher));
   return runner.Serve(one_request);
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 
@@ -219,6 +220,29 @@ bool AllNeededLayersOn(const std::vector<SandboxLayerStatus>& layers) {
     if (layer.needed && !layer.on) return false;
   }
   return true;
+}
+
+bool MissingLayersAllowed() {
+  const char* allowed = std::getenv("SPARSEDITTO_ALLOW_MISSING_LAYERS");
+  return allowed != nullptr && std::string(allowed) == "1";
+}
+
+std::string DescribeMissingLayers(const std::vector<SandboxLayerStatus>& layers) {
+  std::string out;
+  for (const SandboxLayerStatus& layer : layers) {
+    if (!layer.needed || layer.on) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{} ({})", layer.name, layer.reason);
+  }
+  return out;
+}
+
+absl::Status CheckNeededLayers(const std::vector<SandboxLayerStatus>& layers, bool allow_missing) {
+  if (allow_missing || AllNeededLayersOn(layers)) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format(
+      "sandbox layers missing on this machine: {}. Untrusted candidates are not compiled or run without them "
+      "(`sparseditto doctor` lists every layer); set SPARSEDITTO_ALLOW_MISSING_LAYERS=1 to accept that",
+      DescribeMissingLayers(layers)));
 }
 
 }  // namespace sparseditto

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace sparseditto {
 
 struct SandboxLayerStatus {
@@ -34,5 +36,17 @@ std::vector<SandboxLayerStatus> ProbeSandboxLayers(const SandboxProbeOptions& op
 
 // True when every layer with needed = true is on.
 bool AllNeededLayersOn(const std::vector<SandboxLayerStatus>& layers);
+
+// The explicit opt-out of issue 23 item 6: SPARSEDITTO_ALLOW_MISSING_LAYERS=1 in the environment lets
+// untrusted candidates be compiled and run where a needed layer is missing (nvcc then lets the layer go
+// and names it in the compile log). Anything else, or unset: refuse.
+bool MissingLayersAllowed();
+
+// OK when every needed layer is on, or when `allow_missing`. Otherwise FailedPrecondition naming each
+// missing layer with why it is off, and how to opt out. Pure; thread-safe.
+absl::Status CheckNeededLayers(const std::vector<SandboxLayerStatus>& layers, bool allow_missing);
+
+// The needed layers that are off, as "name (reason); ..."; empty when none.
+std::string DescribeMissingLayers(const std::vector<SandboxLayerStatus>& layers);
 
 }  // namespace sparseditto

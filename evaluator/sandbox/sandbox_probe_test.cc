@@ -1,5 +1,6 @@
 #include "evaluator/sandbox/sandbox_probe.h"
 
+#include <cstdlib>
 #include <set>
 
 #include "gtest/gtest.h"
@@ -32,6 +33,34 @@ TEST(SandboxProbeTest, AllNeededLayersOnLooksOnlyAtNeededOnes) {
       {{{"a", true, true, "r"}, {"b", false, true, "r"}}, false},
   };
   for (const auto& [layers, expected] : cases) EXPECT_EQ(AllNeededLayersOn(layers), expected);
+}
+
+TEST(SandboxProbeTest, CheckNeededLayersRefusesNamingTheMissingOnesUnlessAllowed) {
+  const std::vector<SandboxLayerStatus> missing = {
+      {"landlock", false, true, "landlock_create_ruleset: ENOSYS"}, {"cgroup", false, false, "no delegation"},
+      {"seccomp", true, true, "loads"}};
+  const absl::Status refused = CheckNeededLayers(missing, false);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  EXPECT_NE(refused.message().find("landlock (landlock_create_ruleset: ENOSYS)"), std::string::npos) << refused;
+  EXPECT_EQ(refused.message().find("cgroup"), std::string::npos) << "an optional layer is not a reason to refuse";
+  EXPECT_NE(refused.message().find("SPARSEDITTO_ALLOW_MISSING_LAYERS=1"), std::string::npos) << refused;
+  EXPECT_TRUE(CheckNeededLayers(missing, true).ok());
+  EXPECT_TRUE(CheckNeededLayers({{"seccomp", true, true, "loads"}}, false).ok());
+  EXPECT_EQ(DescribeMissingLayers({{"seccomp", true, true, "loads"}}), "");
+}
+
+TEST(SandboxProbeTest, MissingLayersAreAllowedOnlyByTheExactOptOut) {
+  const char* saved = std::getenv("SPARSEDITTO_ALLOW_MISSING_LAYERS");
+  const std::string before = saved != nullptr ? saved : "";
+  const std::vector<std::pair<const char*, bool>> cases = {{nullptr, false}, {"", false}, {"0", false},
+                                                           {"yes", false}, {"1", true}};
+  for (const auto& [value, allowed] : cases) {
+    if (value == nullptr) unsetenv("SPARSEDITTO_ALLOW_MISSING_LAYERS");
+    else setenv("SPARSEDITTO_ALLOW_MISSING_LAYERS", value, 1);
+    EXPECT_EQ(MissingLayersAllowed(), allowed) << (value ? value : "unset");
+  }
+  if (saved != nullptr) setenv("SPARSEDITTO_ALLOW_MISSING_LAYERS", before.c_str(), 1);
+  else unsetenv("SPARSEDITTO_ALLOW_MISSING_LAYERS");
 }
 
 }  // namespace
