@@ -150,9 +150,10 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
     for (int attempt = 0; attempt <= retries && !result.ok; ++attempt) {
       ++result.attempts;
       absl::StatusOr<SearchSummary> summary = absl::UnknownError("not run");
-      absl::StatusOr<std::unique_ptr<LlmMutation>> llm = std::unique_ptr<LlmMutation>();
+      absl::StatusOr<std::unique_ptr<Mutator>> llm = std::unique_ptr<Mutator>();
       if (options.make_llm && HasLlmMutators(task)) llm = options.make_llm(task);
-      loop.llm = llm.ok() ? llm->get() : nullptr;
+      loop.mutators = options.loop.mutators;
+      if (llm.ok() && *llm != nullptr) loop.mutators.push_back(llm->get());
       if (absl::Status s = BeginAttempt(store, run_id, task.name()); !s.ok()) {
         summary = s;
       } else if (!llm.ok()) {

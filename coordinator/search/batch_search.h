@@ -49,8 +49,9 @@ struct BatchSearchOptions {
   std::string project_revision;
   // Called after each committed evaluation (after its artifacts are written). May be empty.
   std::function<void(const SearchProgress&)> on_progress;
-  // Makes the LLM mutators of a task that lists some (HasLlmMutators), once per attempt; its error
-  // fails the attempt. Empty: LLM plans are served by the built-in mutator (loop.llm is ignored).
+  // Makes the LLM mutators of a task that lists some (HasLlmMutators), once per attempt, asked after
+  // loop.mutators; its error fails the attempt. Empty: LLM plans are served by loop.mutators or the
+  // built-in mutator.
   std::function<absl::StatusOr<std::unique_ptr<LlmMutation>>(const v1::Task&)> make_llm;
 };
 

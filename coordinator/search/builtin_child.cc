@@ -54,4 +54,23 @@ absl::StatusOr<ExhaustedSpaceReport> DescribeExhaustedSpace(const v1::Candidate&
   return report;
 }
 
+bool BuiltinSearchMutator::Made(const v1::Candidate& child) const {
+  return child.operator_() == v1::MUTATION_OPERATOR_TUNE || child.operator_() == v1::MUTATION_OPERATOR_TUNE_CROSSOVER;
+}
+
+absl::StatusOr<Proposal> BuiltinSearchMutator::Propose(const MutationPlan& plan, const MutationContext& context) {
+  absl::StatusOr<BuiltinOutcome> built = BuiltinChild(plan, context.candidates, options_, context.known);
+  if (!built.ok()) return built.status();
+  Proposal proposal;
+  proposal.child = std::move(built->child);
+  proposal.why = std::move(built->why);
+  if (built->exhausted) {
+    absl::StatusOr<ExhaustedSpaceReport> report =
+        DescribeExhaustedSpace(context.candidates.at(plan.parent_id), context.candidates, options_.device, &space_keys_);
+    if (!report.ok()) return report.status();
+    proposal.exhausted = *std::move(report);
+  }
+  return proposal;
+}
+
 }  // namespace sparseditto

@@ -1,6 +1,8 @@
 // The child the built-in mutator makes for a coordinator's plan (TUNE or TUNE_CROSSOVER): the parent's
 // (and mate's) declared tunables moved with the plan's own Rng seed, so a plan always makes the same
-// child given the same known sources. Pure function of its inputs; thread-safe when `known` is.
+// child given the same known sources. BuiltinChild and DescribeExhaustedSpace are pure functions of
+// their inputs (thread-safe when `known` is); BuiltinSearchMutator is them behind the search loop's
+// Mutator interface (mutator.h), not thread-safe (its cache of space keys).
 #pragma once
 
 #include <map>
@@ -11,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "candidate.pb.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/search/mutator.h"
 #include "mutators/builtin/builtin_mutator.h"
 
 namespace sparseditto {
@@ -33,13 +36,29 @@ absl::StatusOr<BuiltinOutcome> BuiltinChild(const MutationPlan& plan, const std:
 // (Coordinator::MarkSpaceExhausted): the space (TunableSpaceKey, seed, points) and the candidates of
 // `candidates` in it. `keys` caches TunableSpaceKey by candidate id between calls (candidates whose
 // declarations do not parse belong to no space). InvalidArgument when the parent's do not parse.
-struct ExhaustedSpaceReport {
-  coordinator::ExhaustedSpace space;
-  std::set<std::string> members;
-};
 absl::StatusOr<ExhaustedSpaceReport> DescribeExhaustedSpace(const v1::Candidate& parent,
                                                             const std::map<std::string, v1::Candidate>& candidates,
                                                             const DeviceFacts& device,
                                                             std::map<std::string, std::string>* keys);
+
+// The built-in mutator as the loop's Mutator: it serves plans of kind builtin (and, as a MutatorSet's
+// fallback, every plan no other mutator takes), made the children of operators TUNE and TUNE_CROSSOVER,
+// is replayable and keeps no state. A refusal because the parent's space is exhausted comes with the
+// space (Proposal::exhausted). Propose: Internal for a plan naming an unknown parent or mate,
+// InvalidArgument when the parent's declarations do not parse while its space is described.
+class BuiltinSearchMutator : public Mutator {
+ public:
+  // `options.device`: the run's device facts, as the search read them.
+  explicit BuiltinSearchMutator(BuiltinMutatorOptions options) : options_(std::move(options)) {}
+
+  bool Serves(v1::MutatorKind kind) const override { return kind == v1::MUTATOR_KIND_BUILTIN; }
+  bool Replayable() const override { return true; }
+  bool Made(const v1::Candidate& child) const override;
+  absl::StatusOr<Proposal> Propose(const MutationPlan& plan, const MutationContext& context) override;
+
+ private:
+  BuiltinMutatorOptions options_;
+  std::map<std::string, std::string> space_keys_;  // TunableSpaceKey by candidate id
+};
 
 }  // namespace sparseditto

@@ -103,9 +103,17 @@ bool LlmSearchMutator::Available() const {
   return std::any_of(models_.begin(), models_.end(), [&](const std::string& m) { return !mutator_->IsDisabled(m); });
 }
 
-LlmProposal LlmSearchMutator::Propose(const v1::Task& task, const MutationPlan& plan, const CandidateLookup& lookup) {
+absl::StatusOr<Proposal> LlmSearchMutator::Propose(const MutationPlan& plan, const MutationContext& context) {
+  // A stored candidate with its stored evaluation (empty when not evaluated), or nullopt when unknown.
+  auto lookup = [&](const std::string& id) -> std::optional<llm::EvaluatedCandidate> {
+    auto it = context.candidates.find(id);
+    if (it == context.candidates.end()) return std::nullopt;
+    llm::EvaluatedCandidate c{.candidate = it->second, .result = {}};
+    if (absl::StatusOr<v1::EvalResult> r = context.evaluation(id); r.ok()) c.result = *std::move(r);
+    return c;
+  };
   llm::MutationRequest request;
-  request.task = task;
+  request.task = context.task;
   request.op = plan.op;
   for (const std::string& id : {plan.parent_id, plan.mate_id}) {
     if (id.empty()) continue;
@@ -126,7 +134,7 @@ LlmProposal LlmSearchMutator::Propose(const v1::Task& task, const MutationPlan& 
   request.matrix_features_json = options_.matrix_features_json;
 
   const llm::MutationResult r = mutator_->Mutate(request);
-  LlmProposal proposal;
+  Proposal proposal;
   proposal.outcome = std::string(llm::MutationOutcomeName(r.outcome));
   proposal.model = r.model;
   proposal.tokens = r.prompt_tokens + r.completion_tokens;
@@ -147,7 +155,7 @@ LlmProposal LlmSearchMutator::Propose(const v1::Task& task, const MutationPlan& 
     proposal.child = std::move(child);
     return proposal;
   }
-  proposal.message = r.message;
+  proposal.why = r.message;
   coordinator::FailedMutation* failed = state_.add_failed();
   failed->set_step(plan.step);
   failed->set_parent_id(plan.parent_id);
@@ -167,13 +175,23 @@ LlmProposal LlmSearchMutator::Propose(const v1::Task& task, const MutationPlan& 
   return proposal;
 }
 
-void LlmSearchMutator::RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& parent,
-                                        const v1::EvalResult& result) {
+absl::Status LlmSearchMutator::RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& result,
+                                                const MutationContext& context) {
+  v1::EvalResult parent;
+  if (!child.parent_ids().empty()) {
+    absl::StatusOr<v1::EvalResult> stored = context.evaluation(child.parent_ids(0));
+    if (stored.ok()) {
+      parent = *std::move(stored);
+    } else if (!absl::IsNotFound(stored.status())) {
+      return stored.status();
+    }
+  }
   const double cost = TakePendingCost(child.source_hash());
   // NotFound only for a child of a model this task no longer names: nothing to reward.
   (void)mutator_->RecordReward(child.mutator(), llm::ImprovementReward(parent, result), cost);
-  if (child.parent_ids().empty()) return;
+  if (child.parent_ids().empty()) return absl::OkStatus();
   SetParentFailure(child.parent_ids(0), IsCorrect(result) ? "" : EvaluationFailure(result));
+  return absl::OkStatus();
 }
 
 void LlmSearchMutator::RecordDuplicate(const v1::Candidate& child, const std::string& earlier_id) {

@@ -1,5 +1,7 @@
-// LlmMutation (llm_mutation.h) over llm::LlmMutator: the task's LLM models (its `mutators:` of kinds
-// openai, anthropic, command) asked with the prompts of configs/prompts.
+// The LLM mutators as the search loop's Mutator (mutator.h) over llm::LlmMutator: the task's LLM models
+// (its `mutators:` of kinds openai, anthropic, command) asked with the prompts of configs/prompts. It
+// serves the LLM kinds while a model is enabled (Available), made the children of the LLM operators, is
+// not replayable (a model's answer is not drawn again) and keeps its state (below).
 //
 // Which model: with ModelChoice::kPlan (the default) the plan's mutator names it (the coordinator drew
 // it by the mutators' weights); a disabled model's plans go to the mutator's weighted choice among the
@@ -50,16 +52,22 @@ struct LlmSearchMutatorOptions {
   bool analyze_task_matrix = true;
 };
 
-class LlmSearchMutator : public LlmMutation {
+class LlmSearchMutator : public Mutator {
  public:
   static absl::StatusOr<std::unique_ptr<LlmSearchMutator>> Create(const v1::Task& task,
                                                                   LlmSearchMutatorOptions options);
 
+  bool Serves(v1::MutatorKind kind) const override { return IsLlmKind(kind); }
   bool Available() const override;
-  LlmProposal Propose(const v1::Task& task, const MutationPlan& plan, const CandidateLookup& lookup) override;
-  void RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& parent,
-                        const v1::EvalResult& result) override;
+  bool Replayable() const override { return false; }
+  bool Made(const v1::Candidate& child) const override { return IsLlmOperator(child.operator_()); }
+  // Never an error: a failed mutation is a proposal without a child (outcome, message in `why`).
+  absl::StatusOr<Proposal> Propose(const MutationPlan& plan, const MutationContext& context) override;
+  // Rewards the child's model with ImprovementReward(its first parent's stored result, `result`).
+  absl::Status RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& result,
+                                const MutationContext& context) override;
   void RecordDuplicate(const v1::Candidate& child, const std::string& earlier_id) override;
+  bool KeepsState() const override { return true; }
   std::string SaveState() const override;
   absl::Status RestoreState(const std::string& state) override;
 

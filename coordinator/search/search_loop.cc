@@ -72,8 +72,25 @@ class Loop {
   }
 
  private:
-  // Candidates compiled together (SearchLoopOptions::compile_ahead; 1 with an LLM seam).
-  int64_t BatchSize() const { return options_.llm != nullptr ? 1 : std::max(options_.compile_ahead, 1); }
+  // Candidates compiled together (SearchLoopOptions::compile_ahead; 1 with a mutator that is not replayable).
+  int64_t BatchSize() const { return mutators_->Replayable() ? std::max(options_.compile_ahead, 1) : 1; }
+
+  // The built-in mutator with the run's device facts (mutator_options_.device), then the set over it
+  // and options.mutators.
+  absl::Status MakeMutators() {
+    builtin_.emplace(mutator_options_);
+    absl::StatusOr<MutatorSet> set = MutatorSet::Create(&*builtin_, options_.mutators);
+    if (!set.ok()) return set.status();
+    mutators_.emplace(*std::move(set));
+    return absl::OkStatus();
+  }
+
+  MutationContext Context() const {
+    return {.task = task_,
+            .candidates = candidates_,
+            .known = [this](const std::string& hash) { return coordinator_->KnowsSource(hash); },
+            .evaluation = [this](const std::string& id) { return store_.GetEvaluation(run_id_, id); }};
+  }
 
   absl::StatusOr<SearchSummary> Finish() {
     // Not once the finalist stage is over (a run finished before plans existed keeps its finalists).
@@ -143,8 +160,8 @@ class Loop {
   }
 
   // The mutation loop: per step up to K new children (K = compile_ahead, at most the evaluations left;
-  // 1 with an LLM seam, whose failures and duplicates are stored the moment they happen, which a
-  // half-planned batch cannot be), stored in one write with all of them in flight, prefetched
+  // 1 with a mutator that is not replayable, whose failures and duplicates are stored the moment they
+  // happen, which a half-planned batch cannot be), stored in one write with all of them in flight, prefetched
   // together when K > 1, then evaluated and committed one by one.
   absl::StatusOr<SearchSummary> RunMutations() {
     const int64_t batch_size = BatchSize();
@@ -160,32 +177,22 @@ class Loop {
         absl::StatusOr<MutationPlan> plan = coordinator_->PlanMutation();
         if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
         if (!plan.ok()) return plan.status();
-        const bool by_llm = options_.llm != nullptr && IsLlmKind(plan->mutator_kind) && options_.llm->Available();
-        absl::StatusOr<std::optional<v1::Candidate>> child = std::nullopt;
-        if (by_llm) {
-          child = MutateWithLlm(*plan);
-        } else {
-          const KnownSourcePredicate known = [this](const std::string& hash) { return coordinator_->KnowsSource(hash); };
-          absl::StatusOr<BuiltinOutcome> built = BuiltinChild(*plan, candidates_, mutator_options_, known);
-          if (!built.ok()) return built.status();
-          if (built->exhausted) {
-            if (absl::Status s = MarkExhausted(plan->parent_id); !s.ok()) return s;
-          }
-          child = std::move(built->child);
-        }
-        if (!child.ok()) return child.status();
-        if (!child->has_value()) {
+        Mutator& mutator = mutators_->For(plan->mutator_kind);
+        absl::StatusOr<Proposal> proposal = Propose(mutator, *plan);
+        if (!proposal.ok()) return proposal.status();
+        if (!proposal->child.has_value()) {
           coordinator_->RecordFailedMutation();
-          // An LLM's answer is not replayed like the built-in mutator's: its failure is stored now.
-          if (by_llm) {
+          // An answer that is not replayed (a model's) is lost unless its failure is stored now.
+          if (!mutator.Replayable()) {
             if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
           }
           continue;
         }
-        coordinator_->StampChild(*plan, &**child);
-        absl::StatusOr<bool> is_new = RegisterOrReuse(**child, batch);
+        v1::Candidate& child = *proposal->child;
+        coordinator_->StampChild(*plan, &child);
+        absl::StatusOr<bool> is_new = RegisterOrReuse(child, batch);
         if (!is_new.ok()) return is_new.status();
-        if (*is_new) batch.push_back(**std::move(child));
+        if (*is_new) batch.push_back(std::move(child));
       }
       if (batch.empty()) continue;
       for (const v1::Candidate& c : batch) candidates_[c.id()] = c;
@@ -203,19 +210,26 @@ class Loop {
     return Finish();
   }
 
-  // The parent's tunable space is exhausted: the coordinator learns it with every candidate of that
-  // space, which stop being parents of built-in plans.
-  absl::Status MarkExhausted(const std::string& parent_id) {
-    absl::StatusOr<ExhaustedSpaceReport> report =
-        DescribeExhaustedSpace(candidates_.at(parent_id), candidates_, mutator_options_.device, &space_keys_);
-    if (!report.ok()) return report.status();
-    coordinator_->MarkSpaceExhausted(report->space, report->members,
-                                     /*llm_serves=*/options_.llm != nullptr && options_.llm->Available());
-    return absl::OkStatus();
+  // Asks `mutator` for the child of `plan`; its tokens, cost and the wall time since the last charge go
+  // to the budget, and a tunable space it found exhausted to the coordinator, whose candidates stop
+  // being parents of built-in plans.
+  absl::StatusOr<Proposal> Propose(Mutator& mutator, const MutationPlan& plan) {
+    absl::StatusOr<Proposal> proposal = mutator.Propose(plan, Context());
+    if (!proposal.ok()) return proposal.status();
+    const SteadyClock::time_point now = SteadyClock::now();
+    coordinator_->AddCost({.wall_seconds = std::chrono::duration<double>(now - last_report_).count(),
+                           .tokens = proposal->tokens,
+                           .money_usd = proposal->cost_usd});
+    last_report_ = now;
+    if (proposal->exhausted.has_value()) {
+      coordinator_->MarkSpaceExhausted(proposal->exhausted->space, proposal->exhausted->members,
+                                       /*llm_serves=*/mutators_->OthersServe());
+    }
+    return proposal;
   }
 
   // Registers a new candidate: true when it is new (to be evaluated), false for a duplicate, which
-  // reuses the stored result (and, for an LLM's child, tells the seam and stores the state).
+  // reuses the stored result (and tells the child's maker; one not replayable has its state stored).
   // `pending`: new candidates of the current batch, not evaluated yet; a duplicate of one of them
   // needs no stored result.
   absl::StatusOr<bool> RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending = {}) {
@@ -229,9 +243,11 @@ class Loop {
       return absl::InternalError(fmt::format("duplicate {} of {} has no stored result: {}", candidate.id(),
                                              **earlier, reused.status().message()));
     }
-    if (options_.llm != nullptr && IsLlmOperator(candidate.operator_())) {
-      options_.llm->RecordDuplicate(candidate, **earlier);
-      if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+    if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
+      maker->RecordDuplicate(candidate, **earlier);
+      if (!maker->Replayable()) {
+        if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+      }
     }
     return false;
   }
@@ -263,6 +279,7 @@ class Loop {
     const DeviceFacts facts = options_.mutator.device == DeviceFacts{} ? evaluator_.Device() : options_.mutator.device;
     coordinator_->SetDeviceFacts(facts);
     mutator_options_.device = facts;
+    if (absl::Status s = MakeMutators(); !s.ok()) return s;
     absl::StatusOr<std::vector<v1::Candidate>> seeded = SeedCandidates(task_, seeds, mutator_options_);
     if (!seeded.ok()) return seeded.status();
     if (seeded->empty()) {
@@ -301,8 +318,9 @@ class Loop {
     if (!restored.ok()) return restored.status();
     coordinator_.emplace(*std::move(restored));
     mutator_options_.device = coordinator_->device_facts();  // as the first attempt read them
-    if (options_.llm != nullptr && !stored.mutator_state().empty()) {
-      if (absl::Status s = options_.llm->RestoreState(stored.mutator_state()); !s.ok()) {
+    if (absl::Status s = MakeMutators(); !s.ok()) return s;
+    {
+      if (absl::Status s = mutators_->RestoreState(stored.mutator_state()); !s.ok()) {
         return absl::Status(s.code(), fmt::format("task {}: {}", task_.name(), s.message()));
       }
     }
@@ -339,25 +357,6 @@ class Loop {
     return absl::OkStatus();
   }
 
-  // The child of an LLM plan (prompt and response on it), or nullopt when the mutation failed (the seam
-  // recorded why). Tokens, cost and the wall time since the last report are charged either way.
-  absl::StatusOr<std::optional<v1::Candidate>> MutateWithLlm(const MutationPlan& plan) {
-    const CandidateLookup lookup = [this](const std::string& id) -> std::optional<llm::EvaluatedCandidate> {
-      auto it = candidates_.find(id);
-      if (it == candidates_.end()) return std::nullopt;
-      llm::EvaluatedCandidate c{.candidate = it->second, .result = {}};
-      if (absl::StatusOr<v1::EvalResult> r = store_.GetEvaluation(run_id_, id); r.ok()) c.result = *std::move(r);
-      return c;
-    };
-    LlmProposal proposal = options_.llm->Propose(task_, plan, lookup);
-    const SteadyClock::time_point now = SteadyClock::now();
-    coordinator_->AddCost({.wall_seconds = std::chrono::duration<double>(now - last_report_).count(),
-                           .tokens = proposal.tokens,
-                           .money_usd = proposal.cost_usd});
-    last_report_ = now;
-    return std::move(proposal.child);
-  }
-
   // Registers a stored seed, records it as in flight, then evaluates and commits it; a duplicate
   // reuses the stored result. False when the evaluation due is past options.stop_after_evaluations
   // (interrupted).
@@ -388,17 +387,8 @@ class Loop {
     last_report_ = now;
     absl::StatusOr<ReportOutcome> outcome = coordinator_->ReportResult(candidate, result, cost);
     if (!outcome.ok()) return outcome.status();
-    if (options_.llm != nullptr && IsLlmOperator(candidate.operator_())) {
-      v1::EvalResult parent;
-      if (!candidate.parent_ids().empty()) {
-        absl::StatusOr<v1::EvalResult> stored = store_.GetEvaluation(run_id_, candidate.parent_ids(0));
-        if (stored.ok()) {
-          parent = *std::move(stored);
-        } else if (!absl::IsNotFound(stored.status())) {
-          return stored.status();
-        }
-      }
-      options_.llm->RecordEvaluation(candidate, parent, result);
+    if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
+      if (absl::Status s = maker->RecordEvaluation(candidate, result, Context()); !s.ok()) return s;
     }
     const store::RunState after = still_due.empty()
                                       ? State("")
@@ -429,7 +419,7 @@ class Loop {
     state.set_status(StatusOf(coordinator_->CheckStop()));
     state.set_search_state(coordinator_->SaveState().SerializeAsString());
     state.set_in_flight_candidate_id(in_flight);
-    if (options_.llm != nullptr) state.set_mutator_state(options_.llm->SaveState());
+    state.set_mutator_state(mutators_->SaveState());
     state.set_attempts(attempts_);
     state.set_updated_unix_ms(NowUnixMs());
     *state.mutable_finalist_attempts() = finalist_attempts_;
@@ -473,8 +463,9 @@ class Loop {
   CandidateEvaluator& evaluator_;
   const SearchLoopOptions& options_;
   BuiltinMutatorOptions mutator_options_;  // options.mutator with the run's device facts
-  std::map<std::string, std::string> space_keys_;  // TunableSpaceKey by candidate id
   std::optional<Coordinator> coordinator_;
+  std::optional<BuiltinSearchMutator> builtin_;  // made once the device facts are known
+  std::optional<MutatorSet> mutators_;           // builtin_ and options.mutators
   std::map<std::string, v1::Candidate> candidates_;
   std::string in_flight_;  // as stored when this call began
   std::vector<std::string> in_flight_queue_;  // the rest of its batch, as stored

@@ -21,16 +21,19 @@
 // uninterrupted one. Duplicates (RegisterCandidate names an earlier id) reuse the stored evaluation and
 // never reach the evaluator; they are not stored.
 //
-// LLM mutators (SearchLoopOptions::llm, the seam of llm_mutation.h): a plan of an LLM kind goes to it
-// (to the built-in mutator when it is null or has no model left). Its tokens, cost and wall time are
-// charged to the budget (a run stops cleanly at max_tokens / max_money_usd: CheckStop before the next
-// plan). A failed LLM mutation is recorded (the coordinator's failed-mutation count, the seam's
-// FailedMutation with its reason) and the state is stored at once, nothing evaluated. A child carries
-// its prompt and response into the store (run_artifacts.h writes prompt.md / response.md); its model is
-// rewarded after its evaluation, in the same write. The seam's state is stored in every RunState
-// written (RunState.mutator_state) and restored on resume.
+// Mutators (mutator.h): the loop holds the built-in mutator (made from SearchLoopOptions::mutator, the
+// fallback that serves every plan no other takes) and SearchLoopOptions::mutators in a MutatorSet, and
+// treats them all alike: a plan goes to the mutator of its kind; a proposal's tokens, cost and the wall
+// time since the last charge are charged to the budget (a run stops cleanly at max_tokens /
+// max_money_usd: CheckStop before the next plan). A failed mutation is recorded (the coordinator's
+// failed-mutation count; an LLM's FailedMutation with its reason) and, for a mutator that is not
+// replayable, the state is stored at once, nothing evaluated. A child carries its prompt and response
+// (a model's) into the store (run_artifacts.h writes prompt.md / response.md); its maker is told of its
+// evaluation, in the same write. The set's state is stored in every RunState written
+// (RunState.mutator_state) and restored on resume.
 //
-// Errors: absl::Status from the store, the coordinator or the mutator's seeding; InvalidArgument when the
+// Errors: absl::Status from the store, the coordinator or the mutator's seeding; InvalidArgument for
+// two mutators that keep state (MutatorSet::Create), or when the
 // run holds a task of this name with other content (SameTaskContent, population_store.h: a moved task file is the
 // same task); FailedPrecondition when no seed applies to the task, or none is correct.
 // Thread-safety: none; one thread per task.
@@ -44,7 +47,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/search/candidate_evaluator.h"
-#include "coordinator/search/llm_mutation.h"
+#include "coordinator/search/mutator.h"
 #include "kernels/seed_library.h"
 #include "mutators/builtin/builtin_mutator.h"
 #include "population_store/population_store.h"
@@ -81,16 +84,17 @@ struct SearchLoopOptions {
   // is due; the candidate due is committed already, in flight, and is evaluated first by the next call.
   // 0: no limit. A test seam for an interruption (a crash or a kill during an evaluation).
   int64_t stop_after_evaluations = 0;
-  // Serves the plans of LLM kinds; not owned, outlives the call. Null: the built-in mutator serves
-  // every plan (the behaviour of a task without LLM mutators).
-  LlmMutation* llm = nullptr;
+  // Mutators asked before the built-in one for the plans of the kinds they serve (mutator.h: the LLM
+  // mutators); not owned, non-null, outlive the call; at most one KeepsState(). Empty: the built-in
+  // mutator serves every plan (the behaviour of a task without LLM mutators).
+  std::vector<Mutator*> mutators;
   // Children planned, stored and handed to CandidateEvaluator::Prefetch together per step (their
   // compiles overlap). 1: one child at a time (plan, evaluate, report, plan ...). With k > 1 the k
   // plans of a step are drawn before any of their results is reported (so the choices differ from
   // k = 1, deterministically), at most the evaluations left in the budget; the batch is stored in
   // one write, its candidates still due recorded in flight in order (RunState.in_flight_queue), and a
-  // resumed search evaluates those first, once each. With an LLM seam (`llm` set) children go one at
-  // a time whatever this says.
+  // resumed search evaluates those first, once each. With a mutator that is not Replayable() (an LLM
+  // mutator) children go one at a time whatever this says.
   int compile_ahead = 1;
   // Once the search stops, its best correct candidates (highest fitness first) get the finalist checks
   // until one passes or this many were tried (coordinator/search/finalist_stage.h). 0: no finalist stage.
