@@ -36,6 +36,12 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code);
 // Exit 1 when a file cannot be read, the evaluator cannot start, or a model's run failed.
 void RegisterBenchMutatorsCommand(CLI::App& app, int* exit_code);
 
+// `sparseditto bench-search TASKFILE|SUITE [--budget-evaluations N] [--repetitions R] [--out DIR]`: each
+// task searched by five strategies at an equal budget (coordinator/search/search_bench.h), the table
+// printed and written with anytime curves (CSV, SVG) under DIR. Exit 1 when a file cannot be read, the
+// evaluator cannot start, or a strategy's run failed.
+void RegisterBenchSearchCommand(CLI::App& app, int* exit_code);
+
 // `sparseditto status RUN`: per task of a run, from its store (read-only, alongside a running search):
 // state, attempts, evaluations against the budget, outcomes by category, spent, best. Exit 1 when the
 // run cannot be found or read.

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   RegisterBenchCommand(app, &exit_code);
   RegisterSearchCommand(app, &exit_code);
   RegisterBenchMutatorsCommand(app, &exit_code);
+  RegisterBenchSearchCommand(app, &exit_code);
   RegisterStatusCommand(app, &exit_code);
   RegisterExportCommand(app, &exit_code);
   RegisterDoctorCommand(app, &exit_code);

@@ -4,8 +4,10 @@
 // command resume a run, and runs/<run>/ holds the artifacts (coordinator/search/run_artifacts.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -16,6 +18,7 @@
 #include "common/shared_gpu.h"
 #include "common/status_format.h"
 #include "coordinator/search/batch_search.h"
+#include "coordinator/search/confirmation.h"
 #include "coordinator/search/gpu_candidate_evaluator.h"
 #include "coordinator/search/run_artifacts.h"
 #include "coordinator/search/search_progress.h"
@@ -42,11 +45,34 @@ struct SearchOptions {
   double log_interval_seconds = 30;
   int compile_ahead = 1;
   int finalists = SearchLoopOptions().max_finalists;
+  int confirm_rounds = ConfirmationOptions().rounds;
 };
 
 int Fail(const absl::Status& status) {
   std::cerr << "sparseditto search: " << status.message() << "\n";
   return kExitFailure;
+}
+
+// The confirmation stage of one finished task (coordinator/search/confirmation.h): its best and its
+// best seed re-timed in rounds behind fresh baselines; printed and kept as <run>/<task>.confirmation.txt.
+void ConfirmTask(const PopulationStore& store, const std::string& run, const std::string& run_dir,
+                 const std::vector<v1::Task>& tasks, const std::string& task_name, CandidateEvaluator& evaluator,
+                 int rounds) {
+  const auto task = std::find_if(tasks.begin(), tasks.end(), [&](const v1::Task& x) { return x.name() == task_name; });
+  if (task == tasks.end()) return;
+  std::cerr << fmt::format("{}: confirming over {} rounds (the result, the best seed and the baselines re-timed)\n",
+                           task_name, rounds);
+  auto subjects = ConfirmationSubjects(store, run, task_name);
+  absl::StatusOr<Confirmation> confirmed =
+      subjects.ok() ? ConfirmSubjects(evaluator, *task, *subjects, {.rounds = rounds}, task->seed() + 1000)
+                    : absl::StatusOr<Confirmation>(subjects.status());
+  if (!confirmed.ok()) {
+    std::cout << fmt::format("{}: not confirmed: {}\n", task_name, confirmed.status().message());
+    return;
+  }
+  const std::string text = DescribeConfirmation(*confirmed);
+  std::cout << fmt::format("{}: {}\n", task_name, text);
+  std::ofstream(std::filesystem::path(run_dir) / (task_name + ".confirmation.txt")) << text << "\n";
 }
 
 int RunSearch(const SearchOptions& o) {
@@ -128,6 +154,9 @@ int RunSearch(const SearchOptions& o) {
     // "seed X: all N points of its tunable space proposed; no more built-in children of it"
     for (const std::string& line : s.exhausted_spaces) std::cout << fmt::format("{}: {}\n", t.task_name, line);
     if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
+    if (o.confirm_rounds > 0 && !s.best_candidate_id.empty()) {
+      ConfirmTask(**store, run, run_dir, tasks, t.task_name, gpu, o.confirm_rounds);
+    }
     if (s.shared_gpu_evaluations_this_call > 0) {
       std::cout << fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "
                                "(median idle trial {}): their fitness is not comparable with a quiet GPU's\n",
@@ -171,6 +200,12 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
                   "When a task's search stops, its best candidates get the finalist checks (sanitizers, about a "
                   "minute or two each on a GPU) until one passes or this many were tried; 0: none")
       ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd->add_option("--confirm-rounds", o->confirm_rounds,
+                  "When a task's search stops, its best candidate and its best seed are timed again this many "
+                  "rounds, each behind freshly timed baselines; the confirmed fitness (median and range) is what "
+                  "to read; 0: none")
+      ->check(CLI::Range(0, 20))
       ->capture_default_str();
   cmd->add_option("--log-interval", o->log_interval_seconds,
                   "Seconds between progress lines when stderr is not a terminal")

@@ -46,10 +46,11 @@ Evaluator::Evaluator(EvaluatorOptions options, std::unique_ptr<NvccCompiler> com
       }()),
       runner_(options_.runner) {}
 
-absl::StatusOr<v1::SetupTaskReply> Evaluator::SetupTask(const v1::Task& task) {
+absl::StatusOr<v1::SetupTaskReply> Evaluator::SetupTask(const v1::Task& task, bool fresh_baselines) {
   v1::SetupTaskRequest request;
   *request.mutable_task() = task;
   *request.mutable_options() = options_.runner_options;
+  if (fresh_baselines) request.mutable_options()->clear_baseline_cache_dir();
   auto reply = baseline_runner_.SetupTask(request);
   gpu_unavailable_ = absl::IsUnavailable(reply.status()) ? std::string(reply.status().message()) : "";
   if (reply.ok()) {

@@ -49,7 +49,9 @@ class Evaluator {
   // Materialises the task in the runner and times the baselines (cached for later Evaluate calls).
   // Errors: the runner's (Unavailable: no GPU or the child died; FailedPrecondition: bad task).
   // After Unavailable, Evaluate still runs the CPU stages and ends at INTERNAL ("GPU stages not run").
-  absl::StatusOr<v1::SetupTaskReply> SetupTask(const v1::Task& task);
+  // `fresh_baselines`: the baselines are timed again with no cache (the runner that times them is a
+  // new process each time: the confirmation stage's rounds).
+  absl::StatusOr<v1::SetupTaskReply> SetupTask(const v1::Task& task, bool fresh_baselines = false);
 
   // Stage 1 (the static screen, static_screen.h) and the compile options for stage 2; the compile
   // itself can then run anywhere (compiler(), or a CompilePool over it). The screen reads the

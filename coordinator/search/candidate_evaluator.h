@@ -25,6 +25,10 @@ class CandidateEvaluator {
     (void)task;
     return absl::OkStatus();
   }
+  // Times the baselines of `task` again, so that the next Evaluate calls are judged against fresh ones
+  // (the confirmation stage, confirmation.h). The GPU evaluator times them in a new process with no
+  // cache; the default sets the task up again.
+  virtual absl::Status RetimeBaselines(const v1::Task& task) { return SetUp(task); }
   // The facts of the device candidates are evaluated on, as read from it (after SetUp): what
   // device-relative tunables resolve against (kernel_abi/tunable_values.h). The default knows none, so
   // such tunables stay at their current values.

@@ -13,11 +13,15 @@ GpuCandidateEvaluator::GpuCandidateEvaluator(Evaluator* evaluator,
     : evaluator_(evaluator),
       missing_driver_(missing_driver ? std::move(missing_driver) : [] { return gpu::MissingNvidiaDriver(); }) {}
 
-absl::Status GpuCandidateEvaluator::SetUp(const v1::Task& task) {
+absl::Status GpuCandidateEvaluator::SetUp(const v1::Task& task) { return SetUpWith(task, false); }
+
+absl::Status GpuCandidateEvaluator::RetimeBaselines(const v1::Task& task) { return SetUpWith(task, true); }
+
+absl::Status GpuCandidateEvaluator::SetUpWith(const v1::Task& task, bool fresh_baselines) {
   if (std::optional<std::string> missing = missing_driver_()) {
     return NonRetryable(absl::FailedPreconditionError(*missing));
   }
-  absl::StatusOr<v1::SetupTaskReply> reply = evaluator_->SetupTask(task);
+  absl::StatusOr<v1::SetupTaskReply> reply = evaluator_->SetupTask(task, fresh_baselines);
   const absl::Status status = reply.status();
   if (reply.ok()) device_ = DeviceFactsFromSetup(*reply);
   if (absl::IsFailedPrecondition(status) || absl::IsInvalidArgument(status)) return NonRetryable(status);

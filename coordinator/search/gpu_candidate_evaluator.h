@@ -30,6 +30,9 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   // driver on this machine (checked first, naming what was looked for), or a task the runner refuses
   // (FailedPrecondition, InvalidArgument). Unavailable (the runner child died) stays retryable.
   absl::Status SetUp(const v1::Task& task) override;
+  // The baselines timed again in a new runner process, with no baseline cache (Evaluator::SetupTask
+  // with fresh_baselines); errors as SetUp's.
+  absl::Status RetimeBaselines(const v1::Task& task) override;
 
   // Candidates the static screen refuses are not compiled (Evaluate refuses them). A compile the pool
   // could not run is left to Evaluate.
@@ -44,6 +47,7 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   }
 
  private:
+  absl::Status SetUpWith(const v1::Task& task, bool fresh_baselines);
   Evaluator* evaluator_;              // not owned; outlives this object
   std::function<std::optional<std::string>()> missing_driver_;
   std::unique_ptr<CompilePool> pool_;  // made by the first Prefetch

@@ -1,0 +1,60 @@
+// What `sparseditto bench-search` prints and writes from its runs (search_bench.h).
+//
+// Per task and strategy: the best fitness of each repetition, the ratio to the best seed (the seeds
+// strategy's best of the same repetition) as a geometric mean over repetitions with a 95% Student t
+// interval on the mean log-ratio (exponentiated; needs two repetitions), and wins: the repetitions in
+// which the strategy's best is the highest of all strategies' (within a relative 1e-9; a tie is a win
+// for each tied strategy). Runs that failed, or found nothing correct, have no ratio and are counted
+// apart. Fitness is as evaluated, not re-confirmed; the header says so.
+//
+// Files (WriteSearchBench): <out>/bench-search.txt (the tables), <out>/bench-search-anytime.csv (one row
+// per task, strategy, repetition and evaluation: seconds, fitness, best so far), and per task
+// <out>/<task>/anytime.svg: a self-contained SVG of best fitness so far against evaluations (left) and
+// against wall seconds (right), one line per run, coloured by strategy.
+// Pure functions but WriteSearchBench; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "coordinator/search/search_bench.h"
+
+namespace sparseditto {
+
+struct RatioInterval {
+  int samples = 0;        // positive ratios used
+  int excluded = 0;       // ratios that were not positive (nothing correct), left out
+  double geomean = 0;     // exp(mean log ratio); 0 without samples
+  bool has_interval = false;  // samples >= 2
+  double low = 0;         // exp(mean -/+ t(0.975, samples-1) * sd / sqrt(samples))
+  double high = 0;
+};
+
+// The two-sided 97.5% quantile of Student's t with `df` >= 1 degrees of freedom (a table to 30, then a
+// Cornish-Fisher expansion; within 1e-3 of the exact value).
+double StudentT975(int df);
+
+// The geometric mean of `ratios` with its 95% t interval on the log scale.
+RatioInterval LogRatioInterval(const std::vector<double>& ratios);
+
+struct StrategySummary {
+  BenchStrategy strategy = BenchStrategy::kSeeds;
+  std::vector<double> best;        // per repetition; -1 where the run failed
+  int64_t max_evaluations = 0;     // the most any of its runs made
+  RatioInterval ratio;             // best / the seeds' best, over repetitions
+  int wins = 0;
+  int failed = 0;
+};
+
+// One summary per strategy, in kAllBenchStrategies order.
+std::vector<StrategySummary> SummariseTask(const TaskBench& bench);
+
+std::string SearchBenchText(const std::vector<TaskBench>& benches);
+std::string AnytimeCsv(const std::vector<TaskBench>& benches);
+std::string AnytimeSvg(const TaskBench& bench);
+
+// The files above, each written atomically; Unavailable naming the file.
+absl::Status WriteSearchBench(const std::vector<TaskBench>& benches, const std::string& out_dir);
+
+}  // namespace sparseditto

@@ -1,0 +1,337 @@
+// bench-search over the fake evaluator: equal budgets per strategy, one evaluator and folder per run, the
+// anytime CSV (its rows and monotone best so far), a plan of seeds that beats the seeds alone where
+// different seeds win different n, the t interval, and an SVG that is well-formed XML.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "coordinator/search/search_bench.h"
+#include "coordinator/search/search_bench_report.h"
+#include "coordinator/testing/search_fixture.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
+
+namespace sparseditto {
+namespace {
+
+constexpr int64_t kBudget = 24;
+constexpr int kReps = 3;
+
+// Every evaluator the bench makes, with its calls by source hash, kept after the bench drops it.
+struct Made {
+  std::vector<std::shared_ptr<std::map<std::string, int>>> calls;
+};
+
+class SharedCountEvaluator : public CandidateEvaluator {
+ public:
+  SharedCountEvaluator(testing::FakeLandscape l, std::shared_ptr<std::map<std::string, int>> calls)
+      : fake_(std::move(l)), calls_(std::move(calls)) {}
+  v1::EvalResult Evaluate(const v1::Task&, const v1::Candidate& c, uint64_t) override {
+    ++(*calls_)[c.source_hash()];
+    return fake_.Evaluate(c);
+  }
+
+ private:
+  testing::FakeEvaluator fake_;
+  std::shared_ptr<std::map<std::string, int>> calls_;
+};
+
+// As plan_search_test: csr_warp_per_row (peak 3) wins n 16 and 128, another seed n 2048, the rest none.
+struct World {
+  v1::Task task;
+  std::vector<SeedKernel> seeds;
+  testing::FakeLandscape landscape;
+};
+
+World MakeWorld() {
+  World w;
+  w.task = testing::SmallTask(kBudget, "split");
+  for (int64_t n : {16, 128, 2048}) w.task.add_n(n);
+  absl::StatusOr<std::vector<SeedKernel>> seeds = LoadSeedLibrary(SPARSEDITTO_SOURCE_DIR "/kernels/seeds");
+  EXPECT_TRUE(seeds.ok()) << seeds.status();
+  if (seeds.ok()) w.seeds = *seeds;
+  w.landscape = testing::Landscape(w.task, w.seeds);
+  w.landscape.n_values = {16, 128, 2048};
+  std::string other;
+  for (const auto& [seed, peak] : w.landscape.peak) {
+    if (seed != "csr_warp_per_row" && other.empty()) other = seed;
+  }
+  for (const auto& [seed, peak] : w.landscape.peak) {
+    if (seed != "csr_warp_per_row" && seed != other) w.landscape.speed_at_n[seed] = {{16, 0.1}, {128, 0.1}, {2048, 0.1}};
+  }
+  w.landscape.optimum.erase("csr_warp_per_row");
+  w.landscape.optimum.erase(other);
+  w.landscape.speed_at_n["csr_warp_per_row"] = {{2048, 0.2}};
+  w.landscape.speed_at_n[other] = {{16, 0.3}, {128, 0.3}, {2048, 4.0}};
+  return w;
+}
+
+SearchBenchOptions Options(const World& w, const std::filesystem::path& out, Made* made) {
+  SearchBenchOptions o;
+  o.out_dir = out.string();
+  o.repetitions = kReps;
+  o.loop = testing::TestLoopOptions();
+  o.make_evaluator = [landscape = w.landscape, made]() -> absl::StatusOr<std::unique_ptr<CandidateEvaluator>> {
+    made->calls.push_back(std::make_shared<std::map<std::string, int>>());
+    return std::make_unique<SharedCountEvaluator>(landscape, made->calls.back());
+  };
+  return o;
+}
+
+// A strict check that `text` is well-formed XML (prolog, one root, balanced tags, quoted attributes
+// without '<', entity references only of the five predefined or numeric ones); "" when it is.
+std::string XmlProblem(const std::string& text) {
+  size_t i = 0;
+  std::vector<std::string> open;
+  int roots = 0;
+  auto entity_ok = [&](size_t at) {
+    const size_t end = text.find(';', at);
+    if (end == std::string::npos) return false;
+    const std::string name = text.substr(at + 1, end - at - 1);
+    static const std::set<std::string> named = {"amp", "lt", "gt", "quot", "apos"};
+    return named.contains(name) || (name.size() > 1 && name[0] == '#');
+  };
+  auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '-' || c == '.'; };
+  if (text.rfind("<?xml", 0) == 0) i = text.find("?>") + 2;
+  while (i < text.size()) {
+    if (text[i] != '<') {
+      if (text[i] == '&' && !entity_ok(i)) return "bad entity at " + std::to_string(i);
+      if (open.empty() && !std::isspace(static_cast<unsigned char>(text[i]))) return "text outside the root";
+      ++i;
+      continue;
+    }
+    if (text.compare(i, 4, "<!--") == 0) {
+      i = text.find("-->", i);
+      if (i == std::string::npos) return "unclosed comment";
+      i += 3;
+      continue;
+    }
+    const bool closing = text[i + 1] == '/';
+    size_t j = i + (closing ? 2 : 1);
+    const size_t name_start = j;
+    while (j < text.size() && is_name(text[j])) ++j;
+    const std::string name = text.substr(name_start, j - name_start);
+    if (name.empty()) return "a tag without a name at " + std::to_string(i);
+    std::set<std::string> attributes;
+    while (j < text.size() && text[j] != '>' && text[j] != '/') {
+      while (std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+      if (text[j] == '>' || text[j] == '/') break;
+      if (closing) return "attributes on a closing tag";
+      const size_t a = j;
+      while (j < text.size() && is_name(text[j])) ++j;
+      const std::string attribute = text.substr(a, j - a);
+      if (attribute.empty() || text[j] != '=' || (text[j + 1] != '"' && text[j + 1] != '\'')) {
+        return "malformed attribute at " + std::to_string(a);
+      }
+      if (!attributes.insert(attribute).second) return "attribute " + attribute + " twice";
+      const char quote = text[j + 1];
+      const size_t end = text.find(quote, j + 2);
+      if (end == std::string::npos) return "unclosed attribute value";
+      for (size_t k = j + 2; k < end; ++k) {
+        if (text[k] == '<') return "'<' in an attribute value";
+        if (text[k] == '&' && !entity_ok(k)) return "bad entity in an attribute value";
+      }
+      j = end + 1;
+    }
+    const bool empty = j < text.size() && text[j] == '/';
+    if (empty) ++j;
+    if (j >= text.size() || text[j] != '>') return "unclosed tag " + name;
+    if (closing) {
+      if (open.empty() || open.back() != name) return "</" + name + "> does not close the open element";
+      open.pop_back();
+    } else {
+      if (open.empty() && ++roots > 1) return "more than one root";
+      if (!empty) open.push_back(name);
+    }
+    i = j + 1;
+  }
+  if (!open.empty()) return "unclosed element " + open.back();
+  return roots == 1 ? "" : "no root element";
+}
+
+class SearchBenchTest : public ::testing::Test {
+ protected:
+  testing_support::TempFolder folder_{"search_bench_test"};
+};
+
+TEST_F(SearchBenchTest, EqualBudgetsOwnFoldersMonotoneCurvesAndAPlanOfSeedsThatBeatsTheSeeds) {
+  const World w = MakeWorld();
+  Made made;
+  const std::filesystem::path out = folder_.path() / "bench";
+  absl::StatusOr<std::vector<TaskBench>> benches = RunSearchBench({w.task}, w.seeds, Options(w, out, &made));
+  ASSERT_TRUE(benches.ok()) << benches.status();
+  ASSERT_EQ(benches->size(), 1u);
+  const TaskBench& bench = benches->front();
+  ASSERT_EQ(bench.runs.size(), kAllBenchStrategies.size() * kReps);
+  ASSERT_EQ(made.calls.size(), bench.runs.size()) << "one evaluator per run";
+  EXPECT_EQ(bench.budget_evaluations, kBudget);
+  ASSERT_GT(bench.seed_count, 1);
+
+  std::set<std::string> dirs;
+  std::set<uint64_t> rep_seeds;
+  for (size_t i = 0; i < bench.runs.size(); ++i) {
+    const StrategyRun& run = bench.runs[i];
+    SCOPED_TRACE(fmt::format("{} rep{}", BenchStrategyName(run.strategy), run.repetition));
+    ASSERT_TRUE(run.ok) << run.error;
+    rep_seeds.insert(run.seed);
+    EXPECT_TRUE(dirs.insert(run.run_dir).second);
+    EXPECT_TRUE(std::filesystem::exists(run.run_dir));
+    int64_t calls = 0;
+    for (const auto& [hash, n] : *made.calls[i]) {
+      calls += n;
+      EXPECT_EQ(n, 1) << "a source evaluated twice in one run";
+    }
+    EXPECT_EQ(calls, run.evaluations) << "the run's evaluations are its evaluator's calls";
+    EXPECT_LE(run.evaluations, kBudget);
+    switch (run.strategy) {
+      case BenchStrategy::kSeeds: EXPECT_EQ(run.evaluations, bench.seed_count); break;
+      case BenchStrategy::kSeedPlan: EXPECT_EQ(run.evaluations, bench.seed_count + 1) << run.stop; break;
+      case BenchStrategy::kRandom:
+      case BenchStrategy::kEvolution: EXPECT_EQ(run.evaluations, kBudget) << run.stop; break;
+      case BenchStrategy::kEvolutionPlan: EXPECT_EQ(run.evaluations, kBudget) << "N - 1 and the plan: " << run.stop; break;
+    }
+    ASSERT_EQ(static_cast<int64_t>(run.curve.size()), run.evaluations);
+    for (size_t k = 0; k < run.curve.size(); ++k) {
+      EXPECT_EQ(run.curve[k].evaluation, static_cast<int64_t>(k) + 1);
+      EXPECT_GE(run.curve[k].best, run.curve[k].fitness);
+      if (k > 0) {
+        EXPECT_GE(run.curve[k].best, run.curve[k - 1].best);
+        EXPECT_GE(run.curve[k].seconds, run.curve[k - 1].seconds);
+      }
+    }
+    EXPECT_DOUBLE_EQ(run.best_fitness, run.curve.back().best);
+    if (run.strategy == BenchStrategy::kRandom) {
+      std::ifstream jsonl(std::filesystem::path(run.run_dir) / "evaluations.jsonl");
+      int64_t lines = 0;
+      for (std::string line; std::getline(jsonl, line);) ++lines;
+      EXPECT_EQ(lines, run.evaluations);
+    } else {
+      EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(run.run_dir) / "store"));
+    }
+  }
+  EXPECT_EQ(rep_seeds.size(), static_cast<size_t>(kReps)) << "each repetition its own task seed";
+  EXPECT_TRUE(rep_seeds.contains(w.task.seed())) << "repetition 0 keeps the task's seed";
+
+  const std::vector<StrategySummary> summaries = SummariseTask(bench);
+  const StrategySummary& seeds = summaries[static_cast<size_t>(BenchStrategy::kSeeds)];
+  const StrategySummary& plan = summaries[static_cast<size_t>(BenchStrategy::kSeedPlan)];
+  EXPECT_DOUBLE_EQ(seeds.ratio.geomean, 1.0);
+  ASSERT_TRUE(seeds.ratio.has_interval);
+  EXPECT_NEAR(seeds.ratio.low, 1.0, 1e-12);
+  EXPECT_NEAR(seeds.ratio.high, 1.0, 1e-12);
+  for (int r = 0; r < kReps; ++r) EXPECT_GT(plan.best[r], seeds.best[r] * 1.5) << "rep " << r;
+  EXPECT_GT(plan.ratio.low, 1.5);
+  EXPECT_EQ(seeds.wins, 0);
+  int wins = 0;
+  for (const StrategySummary& s : summaries) wins += s.wins;
+  EXPECT_GE(wins, kReps);
+
+  ASSERT_TRUE(WriteSearchBench(*benches, out.string()).ok());
+  std::ifstream csv(out / "bench-search-anytime.csv");
+  std::string line;
+  ASSERT_TRUE(std::getline(csv, line));
+  EXPECT_EQ(line, "task,strategy,repetition,seed,evaluation,seconds,fitness,best_so_far");
+  std::map<std::string, std::vector<double>> best_by_run;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 8u) << line;
+    std::vector<double>& best = best_by_run[f[1] + "/" + f[2]];
+    EXPECT_EQ(std::stoll(f[4]), static_cast<int64_t>(best.size()) + 1) << line;
+    if (!best.empty()) {
+      EXPECT_GE(std::stod(f[7]), best.back()) << line;
+    }
+    best.push_back(std::stod(f[7]));
+  }
+  ASSERT_EQ(best_by_run.size(), bench.runs.size());
+  for (const StrategyRun& run : bench.runs) {
+    EXPECT_EQ(static_cast<int64_t>(best_by_run[fmt::format("{}/{}", BenchStrategyName(run.strategy), run.repetition)].size()),
+              run.evaluations);
+  }
+  std::ifstream svg_file(out / "split" / "anytime.svg");
+  const std::string svg((std::istreambuf_iterator<char>(svg_file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(XmlProblem(svg), "");
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
+    EXPECT_EQ(std::system(fmt::format("xmllint --noout '{}'", (out / "split" / "anytime.svg").string()).c_str()), 0);
+  }
+  const std::string text = SearchBenchText(*benches);
+  EXPECT_NE(text.find("NOT re-confirmed"), std::string::npos) << text;
+  EXPECT_NE(text.find("seed_plan"), std::string::npos) << text;
+
+  absl::StatusOr<std::vector<TaskBench>> again = RunSearchBench({w.task}, w.seeds, Options(w, out, &made));
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition) << "nothing is resumed or overwritten";
+}
+
+TEST_F(SearchBenchTest, AWallBudgetStopsEveryRunAndABudgetNotAboveTheSeedsIsRefused) {
+  const World w = MakeWorld();
+  Made made;
+  SearchBenchOptions o = Options(w, folder_.path() / "wall", &made);
+  o.repetitions = 1;
+  o.budget_wall_seconds = 1e-9;
+  absl::StatusOr<std::vector<TaskBench>> benches = RunSearchBench({w.task}, w.seeds, o);
+  ASSERT_TRUE(benches.ok()) << benches.status();
+  for (const StrategyRun& run : benches->front().runs) {
+    ASSERT_TRUE(run.ok) << run.error;
+    EXPECT_LT(run.evaluations, kBudget / 2) << BenchStrategyName(run.strategy) << ": " << run.stop;
+    if (run.strategy == BenchStrategy::kRandom) {
+      EXPECT_NE(run.stop.find("max_wall_seconds"), std::string::npos) << run.stop;
+    }
+  }
+  EXPECT_EQ(XmlProblem(AnytimeSvg(benches->front())), "");
+
+  SearchBenchOptions tight = Options(w, folder_.path() / "tight", &made);
+  tight.budget_evaluations = 2;
+  EXPECT_EQ(RunSearchBench({w.task}, w.seeds, tight).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(LogRatioIntervalTest, GeometricMeanWithAStudentTIntervalOnTheLogs) {
+  const RatioInterval same = LogRatioInterval({1.2, 1.2, 1.2});
+  EXPECT_NEAR(same.geomean, 1.2, 1e-12);
+  EXPECT_NEAR(same.low, 1.2, 1e-12);
+  EXPECT_NEAR(same.high, 1.2, 1e-12);
+
+  // logs 0.1, 0.2, 0.3: mean 0.2, sd 0.1, half width t(0.975, 2) 4.303 * 0.1 / sqrt(3).
+  const RatioInterval spread = LogRatioInterval({std::exp(0.1), std::exp(0.2), std::exp(0.3), 0.0});
+  EXPECT_EQ(spread.samples, 3);
+  EXPECT_EQ(spread.excluded, 1);
+  ASSERT_TRUE(spread.has_interval);
+  const double half = 4.303 * 0.1 / std::sqrt(3.0);
+  EXPECT_NEAR(spread.geomean, std::exp(0.2), 1e-12);
+  EXPECT_NEAR(spread.low, std::exp(0.2 - half), 1e-9);
+  EXPECT_NEAR(spread.high, std::exp(0.2 + half), 1e-9);
+  EXPECT_LT(spread.low, 1.0) << "three noisy repetitions do not exclude a tie here";
+
+  const RatioInterval one = LogRatioInterval({2.0});
+  EXPECT_EQ(one.samples, 1);
+  EXPECT_FALSE(one.has_interval);
+  EXPECT_DOUBLE_EQ(one.geomean, 2.0);
+  EXPECT_EQ(LogRatioInterval({}).samples, 0);
+
+  EXPECT_DOUBLE_EQ(StudentT975(1), 12.706);
+  EXPECT_DOUBLE_EQ(StudentT975(30), 2.042);
+  EXPECT_NEAR(StudentT975(40), 2.021, 1e-3);
+  EXPECT_NEAR(StudentT975(120), 1.980, 1e-3);
+  EXPECT_NEAR(StudentT975(100000), 1.960, 1e-3);
+}
+
+TEST(XmlProblemTest, TheCheckerRefusesWhatIsNotWellFormed) {
+  EXPECT_EQ(XmlProblem("<svg a=\"1\"><g/></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg><g></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg a=1></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg>&nbsp;</svg>"), "");
+  EXPECT_NE(XmlProblem("<svg></svg><svg></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg a=\"<\"></svg>"), "");
+}
+
+}  // namespace
+}  // namespace sparseditto
