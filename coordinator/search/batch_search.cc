@@ -8,17 +8,16 @@
 #include "common/status_format.h"
 #include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/run_artifacts.h"
-#include "coordinator/search/stored_search.h"
-#include "coordinator/search/wall_clock.h"
+#include "coordinator/search/run_records.h"
 #include "fmt/format.h"
 #include "task/run_paths.h"
 
 namespace sparseditto {
 namespace {
 
-// The run record (kept as first stored when the run exists) and every task, checked before any search.
-absl::Status PrepareRun(PopulationStore& store, const std::string& run_id, const std::vector<v1::Task>& tasks,
-                        const BatchSearchOptions& options) {
+// The batch's tasks checked (names), then the run record (kept as first stored when the run exists) and
+// every task (all checked before any is stored).
+absl::Status PrepareRun(RunRecords& records, const std::vector<v1::Task>& tasks, const BatchSearchOptions& options) {
   std::set<std::string> names;
   for (const v1::Task& task : tasks) {
     if (!names.insert(task.name()).second) {
@@ -27,86 +26,8 @@ absl::Status PrepareRun(PopulationStore& store, const std::string& run_id, const
     // Its name names its folder in the run (task/run_paths.h); the loader refuses such names already.
     if (absl::Status s = CheckTaskName(task.name()); !s.ok()) return s;
   }
-  absl::StatusOr<store::RunRecord> run = store.GetRun(run_id);
-  if (absl::IsNotFound(run.status())) {
-    store::RunRecord record;
-    record.set_run_id(run_id);
-    record.set_created_unix_ms(NowUnixMs());
-    record.set_project_revision(options.project_revision);
-    record.set_provenance_json(options.provenance_json);
-    if (absl::Status s = store.CreateRun(record); !s.ok()) return s;
-  } else if (!run.ok()) {
-    return run.status();
-  }
-  for (const v1::Task& task : tasks) {  // every task checked before any is stored
-    absl::StatusOr<v1::Task> stored = store.GetTask(run_id, task.name());
-    if (absl::IsNotFound(stored.status())) continue;
-    if (!stored.ok()) return stored.status();
-    if (!SameTaskContent(*stored, task)) {
-      return absl::InvalidArgumentError(fmt::format(
-          "run {} holds task {} with other content than {}:{}; start a new run (--run NAME)", run_id,
-          task.name(), task.source_file(), task.source_line()));
-    }
-  }
-  for (const v1::Task& task : tasks) {
-    if (absl::Status s = store.PutTask(run_id, task); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-// The stored state with one more attempt begun (a fresh PENDING state when there is none).
-absl::Status BeginAttempt(PopulationStore& store, const std::string& run_id, const std::string& task_name) {
-  absl::StatusOr<store::RunState> state = store.GetRunState(run_id, task_name);
-  if (!state.ok() && !absl::IsNotFound(state.status())) return state.status();
-  store::RunState next;
-  if (state.ok()) {
-    next = *state;
-  } else {
-    next.set_task_name(task_name);
-    next.set_status(store::TASK_RUN_STATUS_PENDING);
-  }
-  next.set_attempts(next.attempts() + 1);
-  next.set_updated_unix_ms(NowUnixMs());
-  return store.PutRunState(run_id, next);
-}
-
-// Records the task FAILED with `why`, keeping the coordinator state (a later run resumes from it).
-absl::Status MarkFailed(PopulationStore& store, const std::string& run_id, const std::string& task_name,
-                        const std::string& why) {
-  absl::StatusOr<store::RunState> state = store.GetRunState(run_id, task_name);
-  if (!state.ok()) return state.status();
-  state->set_status(store::TASK_RUN_STATUS_FAILED);
-  state->set_status_detail(why);
-  state->set_updated_unix_ms(NowUnixMs());
-  return store.PutRunState(run_id, *state);
-}
-
-// The summary of a task whose search ended in an earlier call (DONE or BUDGET_EXHAUSTED: final, as a
-// stored task cannot change) and, when `finalists` is set, finished its finalist stage; or nullopt when
-// it is still to run.
-absl::StatusOr<std::optional<SearchSummary>> FinishedEarlier(const PopulationStore& store, const std::string& run_id,
-                                                             const std::string& task_name, bool finalists) {
-  absl::StatusOr<StoredSearch> stored = ReadStoredSearch(store, run_id, task_name);
-  if (!stored.ok()) return stored.status();
-  if (!stored->state || (stored->state->status() != store::TASK_RUN_STATUS_DONE &&
-                         stored->state->status() != store::TASK_RUN_STATUS_BUDGET_EXHAUSTED) ||
-      (finalists && !stored->state->finalist_done())) {
-    return std::nullopt;
-  }
-  SearchSummary summary;
-  summary.best_candidate_id = stored->search.best_candidate_id();
-  summary.best_fitness = stored->search.best_fitness();
-  summary.evaluations = stored->search.spent().evaluations();
-  summary.duplicates = stored->search.spent().duplicates();
-  summary.stop_reason = "finished earlier";
-  summary.stop_detail = stored->state->status_detail();
-  summary.resumed = true;
-  const FinalistAttempts& attempts = stored->state->finalist_attempts();
-  if (const store::FinalistAttempt* passed = PassedAttempt(attempts); passed != nullptr) {
-    summary.finalist_candidate_id = passed->candidate_id();
-  }
-  summary.finalists = DescribeFinalists(attempts);
-  return summary;
+  if (absl::Status s = records.EnsureRun(options.project_revision, options.provenance_json); !s.ok()) return s;
+  return records.PutTasks(tasks);
 }
 
 }  // namespace
@@ -121,7 +42,8 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
                                             const std::vector<v1::Task>& tasks,
                                             const std::vector<SeedKernel>& seeds, CandidateEvaluator& evaluator,
                                             const BatchSearchOptions& options) {
-  if (absl::Status s = PrepareRun(store, run_id, tasks, options); !s.ok()) return s;
+  RunRecords records(store, run_id);
+  if (absl::Status s = PrepareRun(records, tasks, options); !s.ok()) return s;
   BatchOutcome outcome;
   if (!options.run_dir.empty()) {
     if (absl::Status s = WriteProvenance(store, run_id, options.run_dir); !s.ok()) return s;
@@ -140,8 +62,8 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
       }
       if (options.on_progress) options.on_progress(progress);
     };
-    absl::StatusOr<std::optional<SearchSummary>> finished =
-        FinishedEarlier(store, run_id, task.name(), options.loop.max_finalists > 0);
+    TaskRecords task_records(store, run_id, task.name());
+    absl::StatusOr<std::optional<SearchSummary>> finished = task_records.FinishedEarlier(options.loop.max_finalists > 0);
     if (finished.ok() && finished->has_value()) {
       result.ok = true;
       result.summary = **finished;
@@ -154,7 +76,7 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
       if (options.make_llm && HasLlmMutators(task)) llm = options.make_llm(task);
       loop.mutators = options.loop.mutators;
       if (llm.ok() && *llm != nullptr) loop.mutators.push_back(llm->get());
-      if (absl::Status s = BeginAttempt(store, run_id, task.name()); !s.ok()) {
+      if (absl::Status s = task_records.BeginAttempt(); !s.ok()) {
         summary = s;
       } else if (!llm.ok()) {
         summary = absl::Status(llm.status().code(), fmt::format("LLM mutators: {}", llm.status().message()));
@@ -176,8 +98,7 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
     }
     if (!result.ok) {
       // Best effort: a store that failed may refuse this too; the outcome reports the task either way.
-      (void)MarkFailed(store, run_id, task.name(),
-                       fmt::format("failed after {} attempts: {}", result.attempts, result.errors.back()));
+      (void)task_records.MarkFailed(fmt::format("failed after {} attempts: {}", result.attempts, result.errors.back()));
     }
     if (!options.run_dir.empty()) note_artifact_error(WriteTaskArtifacts(store, run_id, task.name(), options.run_dir));
   }

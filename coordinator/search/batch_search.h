@@ -1,6 +1,7 @@
 // A batch: every task of a task file searched one after another in one run of one store, each with its
 // own budget and time limit (its Budget: max_evaluations, max_wall_seconds, ...), with the run's files
-// (run_artifacts.h) kept up to date from the store.
+// (run_artifacts.h) kept up to date from the store. The run record, the tasks and each task's state are
+// written through RunRecords / TaskRecords (run_records.h), as the task loop writes them.
 //
 // A task whose search ended in an earlier call (done, or its budget spent) is final: it is reported
 // from the store (stop_reason "finished earlier") without setting up the evaluator or an attempt.

@@ -12,6 +12,7 @@
 #include "coordinator/search/builtin_child.h"
 #include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/plan_stage.h"
+#include "coordinator/search/run_records.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
 
@@ -34,15 +35,16 @@ class Loop {
  public:
   Loop(PopulationStore& store, const std::string& run_id, const v1::Task& task, CandidateEvaluator& evaluator,
        const SearchLoopOptions& options)
-      : store_(store), run_id_(run_id), task_(task), evaluator_(evaluator), options_(options),
-        mutator_options_(options.mutator) {}
+      : run_(store, run_id), records_(store, run_id, task.name()), task_(task), evaluator_(evaluator),
+        options_(options), mutator_options_(options.mutator) {}
 
   absl::StatusOr<SearchSummary> Run(const std::vector<SeedKernel>& seeds) {
-    absl::StatusOr<store::RunState> stored = store_.GetRunState(run_id_, task_.name());
-    if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
+    absl::StatusOr<std::optional<store::RunState>> read = records_.State();
+    if (!read.ok()) return read.status();
+    const std::optional<store::RunState>& stored = *read;
     // A state without a coordinator state was written before the search began (a failed first attempt).
     std::vector<v1::Candidate> pending_seeds;
-    if (stored.ok() && !stored->search_state().empty()) {
+    if (stored.has_value() && !stored->search_state().empty()) {
       attempts_ = std::max(stored->attempts(), 1);
       if (absl::Status s = Resume(*stored, &pending_seeds); !s.ok()) return s;
       if (!in_flight_.empty()) {
@@ -54,7 +56,7 @@ class Loop {
         }
       }
     } else {
-      attempts_ = stored.ok() ? std::max(stored->attempts(), 1) : 1;
+      attempts_ = stored.has_value() ? std::max(stored->attempts(), 1) : 1;
       if (absl::Status s = Start(seeds, &pending_seeds); !s.ok()) return s;
     }
     if (BatchSize() > 1) evaluator_.Prefetch(task_, pending_seeds);
@@ -89,7 +91,7 @@ class Loop {
     return {.task = task_,
             .candidates = candidates_,
             .known = [this](const std::string& hash) { return coordinator_->KnowsSource(hash); },
-            .evaluation = [this](const std::string& id) { return store_.GetEvaluation(run_id_, id); }};
+            .evaluation = [this](const std::string& id) { return records_.Evaluation(id); }};
   }
 
   absl::StatusOr<SearchSummary> Finish() {
@@ -109,14 +111,14 @@ class Loop {
         }
         return EvaluateFinalistById(evaluator_, task_, candidates_, id);
       };
-      auto store_attempts = [this] { return store_.PutRunState(run_id_, State("")); };
+      auto store_attempts = [this] { return records_.Write(State("")); };
       const std::vector<std::string> order = FinalistOrder(coordinator_->archive(), options_.max_finalists);
       if (absl::Status s = RunFinalistStage(order, evaluate, store_attempts, &finalist_attempts_); !s.ok()) return s;
       finalist_done_ = true;
     }
     store::RunState final_state = State("");
     final_state.set_status_detail(coordinator_->ExplainStop());
-    if (absl::Status s = store_.PutRunState(run_id_, final_state); !s.ok()) return s;
+    if (absl::Status s = records_.Write(final_state); !s.ok()) return s;
     return Summary(std::string(StopReasonName(coordinator_->CheckStop())));
   }
 
@@ -127,7 +129,7 @@ class Loop {
     plan_done_ = true;
     std::vector<v1::EvalResult> results;
     for (const auto& [id, candidate] : candidates_) {
-      absl::StatusOr<v1::EvalResult> r = store_.GetEvaluation(run_id_, id);
+      absl::StatusOr<v1::EvalResult> r = records_.Evaluation(id);
       if (r.ok()) {
         results.push_back(*std::move(r));
       } else if (!absl::IsNotFound(r.status())) {
@@ -147,7 +149,7 @@ class Loop {
       if (!is_new.ok()) return is_new.status();
       if (*is_new) {
         candidates_[plan.id()] = plan;
-        if (absl::Status s = store_.CommitCandidates(run_id_, {plan}, State(plan.id())); !s.ok()) return s;
+        if (absl::Status s = records_.CommitCandidates({plan}, State(plan.id())); !s.ok()) return s;
         if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
           return false;
         }
@@ -155,7 +157,7 @@ class Loop {
         return true;
       }
     }
-    if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+    if (absl::Status s = records_.Write(State("")); !s.ok()) return s;
     return true;
   }
 
@@ -184,7 +186,7 @@ class Loop {
           coordinator_->RecordFailedMutation();
           // An answer that is not replayed (a model's) is lost unless its failure is stored now.
           if (!mutator.Replayable()) {
-            if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+            if (absl::Status s = records_.Write(State("")); !s.ok()) return s;
           }
           continue;
         }
@@ -196,7 +198,7 @@ class Loop {
       }
       if (batch.empty()) continue;
       for (const v1::Candidate& c : batch) candidates_[c.id()] = c;
-      if (absl::Status s = store_.CommitCandidates(run_id_, batch, State(batch[0].id(), Rest(batch, 1))); !s.ok()) {
+      if (absl::Status s = records_.CommitCandidates(batch, State(batch[0].id(), Rest(batch, 1))); !s.ok()) {
         return s;
       }
       if (batch_size > 1) evaluator_.Prefetch(task_, batch);
@@ -238,7 +240,7 @@ class Loop {
     if (!earlier->has_value()) return true;
     const bool of_pending = std::any_of(pending.begin(), pending.end(),
                                         [&](const v1::Candidate& p) { return p.id() == **earlier; });
-    absl::StatusOr<v1::EvalResult> reused = store_.GetEvaluation(run_id_, **earlier);
+    absl::StatusOr<v1::EvalResult> reused = records_.Evaluation(**earlier);
     if (!reused.ok() && !(of_pending && absl::IsNotFound(reused.status()))) {
       return absl::InternalError(fmt::format("duplicate {} of {} has no stored result: {}", candidate.id(),
                                              **earlier, reused.status().message()));
@@ -246,7 +248,7 @@ class Loop {
     if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
       maker->RecordDuplicate(candidate, **earlier);
       if (!maker->Replayable()) {
-        if (absl::Status s = store_.PutRunState(run_id_, State("")); !s.ok()) return s;
+        if (absl::Status s = records_.Write(State("")); !s.ok()) return s;
       }
     }
     return false;
@@ -262,16 +264,8 @@ class Loop {
   // A fresh run: the run record (when absent) and the task, then the stamped seeds in one write with
   // the coordinator's state after stamping.
   absl::Status Start(const std::vector<SeedKernel>& seeds, std::vector<v1::Candidate>* pending) {
-    absl::StatusOr<store::RunRecord> run = store_.GetRun(run_id_);
-    if (absl::IsNotFound(run.status())) {
-      store::RunRecord record;
-      record.set_run_id(run_id_);
-      record.set_created_unix_ms(NowUnixMs());
-      if (absl::Status s = store_.CreateRun(record); !s.ok()) return s;
-    } else if (!run.ok()) {
-      return run.status();
-    }
-    if (absl::Status s = PutTask(); !s.ok()) return s;
+    if (absl::Status s = run_.EnsureRun(); !s.ok()) return s;
+    if (absl::Status s = run_.PutTasks({task_}); !s.ok()) return s;
     absl::StatusOr<Coordinator> created = Coordinator::Create(task_, options_.coordinator);
     if (!created.ok()) return created.status();
     coordinator_.emplace(*std::move(created));
@@ -291,27 +285,16 @@ class Loop {
     }
     store::RunState state = State("");
     state.set_status(store::TASK_RUN_STATUS_PENDING);
-    if (absl::Status s = store_.CommitCandidates(run_id_, *seeded, state); !s.ok()) return s;
+    if (absl::Status s = records_.CommitCandidates(*seeded, state); !s.ok()) return s;
     *pending = *std::move(seeded);
     return absl::OkStatus();
-  }
-
-  // Stores the task, or checks the stored one asks for the same search.
-  absl::Status PutTask() {
-    absl::Status s = store_.PutTask(run_id_, task_);
-    if (absl::IsAlreadyExists(s)) {
-      return absl::InvalidArgumentError(fmt::format(
-          "run {} holds task {} with other content; start a new run (--run NAME) or use the task as it was",
-          run_id_, task_.name()));
-    }
-    return s;
   }
 
   // A stored run: the coordinator as of the last write, every stored candidate (parents of the plans to
   // come), the candidate in flight, and the seeds after the last one evaluated or in flight.
   absl::Status Resume(const store::RunState& stored, std::vector<v1::Candidate>* pending) {
     summary_resumed_ = true;
-    if (absl::Status s = PutTask(); !s.ok()) return s;
+    if (absl::Status s = run_.PutTasks({task_}); !s.ok()) return s;
     absl::StatusOr<coordinator::SearchState> state = ParseSearchState(stored.search_state());
     if (!state.ok()) return state.status();
     absl::StatusOr<Coordinator> restored = Coordinator::Restore(task_, options_.coordinator, *state);
@@ -329,7 +312,7 @@ class Loop {
     finalist_done_ = stored.finalist_done();
     plan_done_ = stored.plan_done();
     in_flight_queue_.assign(stored.in_flight_queue().begin(), stored.in_flight_queue().end());
-    absl::StatusOr<std::vector<v1::Candidate>> all = store_.ListCandidates(run_id_, task_.name());
+    absl::StatusOr<std::vector<v1::Candidate>> all = records_.Candidates();
     if (!all.ok()) return all.status();
     std::vector<v1::Candidate> seeds;
     size_t next_seed = 0;
@@ -337,7 +320,7 @@ class Loop {
       candidates_[c.id()] = c;
       if (c.operator_() != v1::MUTATION_OPERATOR_SEED) continue;
       seeds.push_back(c);
-      absl::StatusOr<v1::EvalResult> result = store_.GetEvaluation(run_id_, c.id());
+      absl::StatusOr<v1::EvalResult> result = records_.Evaluation(c.id());
       if (result.ok() || c.id() == in_flight_) {
         next_seed = seeds.size();
       } else if (!absl::IsNotFound(result.status())) {
@@ -364,7 +347,7 @@ class Loop {
     absl::StatusOr<bool> unseen = RegisterOrReuse(seed);
     if (!unseen.ok()) return unseen.status();
     if (!*unseen) return true;
-    if (absl::Status s = store_.PutRunState(run_id_, State(seed.id())); !s.ok()) return s;
+    if (absl::Status s = records_.Write(State(seed.id())); !s.ok()) return s;
     if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
       return false;
     }
@@ -393,7 +376,7 @@ class Loop {
     const store::RunState after = still_due.empty()
                                       ? State("")
                                       : State(still_due[0], std::vector<std::string>(still_due.begin() + 1, still_due.end()));
-    if (absl::Status s = store_.CommitEvaluation(run_id_, result, after); !s.ok()) return s;
+    if (absl::Status s = records_.CommitEvaluation(result, after); !s.ok()) return s;
     if (options_.on_evaluation) {
       SearchProgress progress;
       progress.task_name = task_.name();
@@ -415,13 +398,11 @@ class Loop {
   store::RunState State(const std::string& in_flight, const std::vector<std::string>& queue = {}) const {
     store::RunState state;
     for (const std::string& id : queue) state.add_in_flight_queue(id);
-    state.set_task_name(task_.name());
     state.set_status(StatusOf(coordinator_->CheckStop()));
     state.set_search_state(coordinator_->SaveState().SerializeAsString());
     state.set_in_flight_candidate_id(in_flight);
     state.set_mutator_state(mutators_->SaveState());
     state.set_attempts(attempts_);
-    state.set_updated_unix_ms(NowUnixMs());
     *state.mutable_finalist_attempts() = finalist_attempts_;
     state.set_finalist_done(finalist_done_);
     state.set_plan_done(plan_done_);
@@ -429,36 +410,24 @@ class Loop {
   }
 
   SearchSummary Summary(std::string stop_reason) const {
-    SearchSummary s;
-    if (const coordinator::Elite* best = coordinator_->archive().best(); best != nullptr) {
-      s.best_candidate_id = best->candidate_id();
-      s.best_fitness = best->fitness();
-    }
-    s.evaluations = coordinator_->spent().evaluations();
+    store::RunState recorded;
+    *recorded.mutable_finalist_attempts() = finalist_attempts_;
+    SearchSummary s = RecordedSummary(coordinator_->SaveState(), recorded);
     s.evaluations_this_call = evaluations_this_call_;
     s.shared_gpu_evaluations_this_call = shared_gpu_evaluations_this_call_;
-    s.duplicates = coordinator_->spent().duplicates();
     s.stop_reason = std::move(stop_reason);
     s.stop_detail = coordinator_->ExplainStop();
     s.resumed = summary_resumed_;
-    if (const store::FinalistAttempt* passed = PassedAttempt(finalist_attempts_); passed != nullptr) {
-      s.finalist_candidate_id = passed->candidate_id();
-    }
-    s.finalists = DescribeFinalists(finalist_attempts_);
     s.reevaluated_in_flight = summary_in_flight_;
     for (const auto& [id, c] : candidates_) {
       if (c.operator_() == v1::MUTATION_OPERATOR_PLAN) s.plan_candidate_id = id;
     }
     s.plan = plan_detail_;
-    for (const coordinator::ExhaustedSpace& space : coordinator_->exhausted_spaces()) {
-      s.exhausted_spaces.push_back(fmt::format("seed {}: all {} points of its tunable space proposed; no more built-in "
-                                               "children of it", space.seed_name(), space.points()));
-    }
     return s;
   }
 
-  PopulationStore& store_;
-  const std::string& run_id_;
+  RunRecords run_;
+  TaskRecords records_;  // the only writer of the task's records
   const v1::Task& task_;
   CandidateEvaluator& evaluator_;
   const SearchLoopOptions& options_;

@@ -8,7 +8,8 @@
 // (Budget.max_wall_seconds) is measured around this call's work and added at each report; time between
 // the last commit and a crash is not counted.
 //
-// Durability and resume: the coordinator's serialised SearchState, the one record of what the search
+// Durability and resume: every record is written through TaskRecords (run_records.h). The coordinator's
+// serialised SearchState, the one record of what the search
 // has spent, its best and its RNG position, is stored in RunState.search_state. Before a candidate is
 // evaluated it is recorded as IN FLIGHT (RunState.in_flight_candidate_id, written together with the
 // coordinator state after registering it, in the same write as a new child); the commit of its

@@ -1,0 +1,207 @@
+// The one writer of a run's records (run_records.h) over a real store: the run record made once, a
+// batch of tasks stored all or none, attempts and failures, every state stamped with its task, and the
+// summary of a task that finished earlier; and the mutator set (mutator.h): plans routed by kind with
+// the built-in fallback, makers, replayability and the one state.
+#include "coordinator/search/run_records.h"
+
+#include "coordinator/search/builtin_child.h"
+#include "coordinator/search/mutator.h"
+#include "coordinator/testing/store_test.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::SmallTask;
+
+class RunRecordsTest : public testing::StoreTest {
+ protected:
+  RunRecordsTest() : StoreTest("run_records_test") {}
+};
+
+TEST_F(RunRecordsTest, TheRunRecordIsMadeOnceAndKept) {
+  auto store = OpenStore("s");
+  RunRecords run(*store, "run");
+  ASSERT_TRUE(run.EnsureRun("rev1", R"({"a":1})").ok());
+  ASSERT_TRUE(run.EnsureRun("rev2", R"({"b":2})").ok());
+  absl::StatusOr<store::RunRecord> record = store->GetRun("run");
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->project_revision(), "rev1");
+  EXPECT_EQ(record->provenance_json(), R"({"a":1})");
+  EXPECT_GT(record->created_unix_ms(), 0);
+}
+
+TEST_F(RunRecordsTest, TasksAreStoredAllOrNone) {
+  auto store = OpenStore("s");
+  RunRecords run(*store, "run");
+  ASSERT_TRUE(run.EnsureRun().ok());
+  ASSERT_TRUE(run.PutTasks({SmallTask(3, "kept")}).ok());
+  ASSERT_TRUE(run.PutTasks({SmallTask(3, "kept")}).ok()) << "the same task again";
+  v1::Task changed = SmallTask(4, "kept");
+  changed.set_source_file("tasks.yaml");
+  changed.set_source_line(7);
+  absl::Status s = run.PutTasks({SmallTask(3, "new"), changed});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("run run holds task kept with other content than tasks.yaml:7"));
+  EXPECT_TRUE(absl::IsNotFound(store->GetTask("run", "new").status())) << "nothing stored before the check";
+}
+
+TEST_F(RunRecordsTest, AttemptsFailuresAndStamps) {
+  auto store = OpenStore("s");
+  RunRecords run(*store, "run");
+  ASSERT_TRUE(run.EnsureRun().ok());
+  ASSERT_TRUE(run.PutTasks({SmallTask(3, "t")}).ok());
+  TaskRecords task(*store, "run", "t");
+  absl::StatusOr<std::optional<store::RunState>> none = task.State();
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  EXPECT_TRUE(absl::IsNotFound(task.MarkFailed("why")));
+
+  ASSERT_TRUE(task.BeginAttempt().ok());
+  absl::StatusOr<std::optional<store::RunState>> first = task.State();
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ((*first)->status(), store::TASK_RUN_STATUS_PENDING);
+  EXPECT_EQ((*first)->attempts(), 1);
+  EXPECT_EQ((*first)->task_name(), "t");
+
+  store::RunState written;  // no task name, no time: the writer stamps both
+  written.set_status(store::TASK_RUN_STATUS_RUNNING);
+  written.set_attempts(1);
+  written.set_search_state("coordinator bytes");
+  ASSERT_TRUE(task.Write(written).ok());
+  ASSERT_TRUE(task.BeginAttempt().ok());
+  ASSERT_TRUE(task.MarkFailed("failed after 2 attempts: boom").ok());
+  absl::StatusOr<std::optional<store::RunState>> failed = task.State();
+  ASSERT_TRUE(failed.ok() && failed->has_value());
+  EXPECT_EQ((*failed)->task_name(), "t");
+  EXPECT_GT((*failed)->updated_unix_ms(), 0);
+  EXPECT_EQ((*failed)->attempts(), 2);
+  EXPECT_EQ((*failed)->status(), store::TASK_RUN_STATUS_FAILED);
+  EXPECT_EQ((*failed)->status_detail(), "failed after 2 attempts: boom");
+  EXPECT_EQ((*failed)->search_state(), "coordinator bytes") << "kept for a later resume";
+}
+
+TEST_F(RunRecordsTest, ATaskFinishedEarlierIsSummarisedFromItsRecords) {
+  auto store = OpenStore("s");
+  RunRecords run(*store, "run");
+  ASSERT_TRUE(run.EnsureRun().ok());
+  ASSERT_TRUE(run.PutTasks({SmallTask(3, "t")}).ok());
+  TaskRecords task(*store, "run", "t");
+  coordinator::SearchState search;
+  search.set_best_candidate_id("t.3");
+  search.set_best_fitness(1.25);
+  search.mutable_spent()->set_evaluations(3);
+  search.mutable_spent()->set_duplicates(2);
+  coordinator::ExhaustedSpace* space = search.add_exhausted_spaces();
+  space->set_seed_name("dense_stream");
+  space->set_points(3);
+  store::RunState state;
+  state.set_status(store::TASK_RUN_STATUS_RUNNING);
+  state.set_search_state(search.SerializeAsString());
+  state.set_status_detail("max_evaluations 3 reached");
+  ASSERT_TRUE(task.Write(state).ok());
+  absl::StatusOr<std::optional<SearchSummary>> running = task.FinishedEarlier(false);
+  ASSERT_TRUE(running.ok()) << running.status();
+  EXPECT_FALSE(running->has_value()) << "still to run";
+
+  state.set_status(store::TASK_RUN_STATUS_BUDGET_EXHAUSTED);
+  ASSERT_TRUE(task.Write(state).ok());
+  absl::StatusOr<std::optional<SearchSummary>> without_finalists = task.FinishedEarlier(true);
+  ASSERT_TRUE(without_finalists.ok());
+  EXPECT_FALSE(without_finalists->has_value()) << "its finalist stage is still to run";
+  absl::StatusOr<std::optional<SearchSummary>> done = task.FinishedEarlier(false);
+  ASSERT_TRUE(done.ok() && done->has_value());
+  const SearchSummary& s = **done;
+  EXPECT_EQ(s.stop_reason, "finished earlier");
+  EXPECT_EQ(s.stop_detail, "max_evaluations 3 reached");
+  EXPECT_TRUE(s.resumed);
+  EXPECT_EQ(s.best_candidate_id, "t.3");
+  EXPECT_EQ(s.best_fitness, 1.25);
+  EXPECT_EQ(s.evaluations, 3);
+  EXPECT_EQ(s.duplicates, 2);
+  EXPECT_EQ(s.evaluations_this_call, 0);
+  ASSERT_EQ(s.exhausted_spaces.size(), 1u);
+  EXPECT_THAT(s.exhausted_spaces[0], HasSubstr("seed dense_stream: all 3 points"));
+}
+
+// A mutator serving `kind`, making children of `op`.
+class FakeMutator : public Mutator {
+ public:
+  FakeMutator(v1::MutatorKind kind, v1::MutationOperator op, bool replayable, bool keeps_state)
+      : kind_(kind), op_(op), replayable_(replayable), keeps_state_(keeps_state) {}
+  bool Serves(v1::MutatorKind kind) const override { return kind == kind_; }
+  bool Available() const override { return available; }
+  bool Replayable() const override { return replayable_; }
+  bool Made(const v1::Candidate& child) const override { return child.operator_() == op_; }
+  absl::StatusOr<Proposal> Propose(const MutationPlan&, const MutationContext&) override { return Proposal(); }
+  bool KeepsState() const override { return keeps_state_; }
+  std::string SaveState() const override { return state; }
+  absl::Status RestoreState(const std::string& s) override {
+    state = s;
+    return absl::OkStatus();
+  }
+  bool available = true;
+  std::string state = "fake state";
+
+ private:
+  v1::MutatorKind kind_;
+  v1::MutationOperator op_;
+  bool replayable_;
+  bool keeps_state_;
+};
+
+v1::Candidate Of(v1::MutationOperator op) {
+  v1::Candidate c;
+  c.set_operator_(op);
+  return c;
+}
+
+TEST(MutatorSetTest, PlansGoByKindToTheFirstAvailableElseTheFallback) {
+  BuiltinSearchMutator builtin({});
+  FakeMutator llm(v1::MUTATOR_KIND_ANTHROPIC, v1::MUTATION_OPERATOR_LLM_DIFF, /*replayable=*/false, true);
+  absl::StatusOr<MutatorSet> set = MutatorSet::Create(&builtin, {&llm});
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(&set->For(v1::MUTATOR_KIND_ANTHROPIC), &llm);
+  EXPECT_EQ(&set->For(v1::MUTATOR_KIND_BUILTIN), &builtin);
+  EXPECT_EQ(&set->For(v1::MUTATOR_KIND_OPENAI_COMPATIBLE), &builtin) << "a kind nobody serves";
+  EXPECT_EQ(set->MakerOf(Of(v1::MUTATION_OPERATOR_LLM_DIFF)), &llm);
+  EXPECT_EQ(set->MakerOf(Of(v1::MUTATION_OPERATOR_TUNE_CROSSOVER)), &builtin);
+  EXPECT_EQ(set->MakerOf(Of(v1::MUTATION_OPERATOR_SEED)), nullptr);
+  EXPECT_EQ(set->MakerOf(Of(v1::MUTATION_OPERATOR_PLAN)), nullptr);
+  EXPECT_FALSE(set->Replayable());
+  EXPECT_TRUE(set->OthersServe());
+  EXPECT_EQ(set->SaveState(), "fake state");
+  ASSERT_TRUE(set->RestoreState("").ok());
+  EXPECT_EQ(llm.state, "fake state") << "a run stored without a state leaves it";
+  ASSERT_TRUE(set->RestoreState("stored").ok());
+  EXPECT_EQ(llm.state, "stored");
+
+  llm.available = false;  // every model disabled
+  EXPECT_EQ(&set->For(v1::MUTATOR_KIND_ANTHROPIC), &builtin);
+  EXPECT_FALSE(set->OthersServe());
+  EXPECT_EQ(set->MakerOf(Of(v1::MUTATION_OPERATOR_LLM_DIFF)), &llm) << "its children stay its own";
+}
+
+TEST(MutatorSetTest, TheBuiltinAloneIsReplayableWithoutState) {
+  BuiltinSearchMutator builtin({});
+  absl::StatusOr<MutatorSet> set = MutatorSet::Create(&builtin, {});
+  ASSERT_TRUE(set.ok());
+  EXPECT_TRUE(set->Replayable());
+  EXPECT_FALSE(set->OthersServe());
+  EXPECT_EQ(set->SaveState(), "");
+  EXPECT_EQ(&set->For(v1::MUTATOR_KIND_ANTHROPIC), &builtin);
+}
+
+TEST(MutatorSetTest, RefusesTwoStatesAndNull) {
+  BuiltinSearchMutator builtin({});
+  FakeMutator a(v1::MUTATOR_KIND_ANTHROPIC, v1::MUTATION_OPERATOR_LLM_DIFF, false, true);
+  FakeMutator b(v1::MUTATOR_KIND_COMMAND, v1::MUTATION_OPERATOR_LLM_REWRITE, false, true);
+  EXPECT_EQ(MutatorSet::Create(&builtin, {&a, &b}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MutatorSet::Create(nullptr, {&a}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MutatorSet::Create(&builtin, {nullptr}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace sparseditto
