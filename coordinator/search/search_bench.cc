@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/eval_outcome.h"
+#include "common/non_retryable.h"
 #include "common/rng.h"
 #include "coordinator/search/run_artifacts.h"
 #include "fmt/format.h"
@@ -250,6 +251,7 @@ absl::StatusOr<std::vector<TaskBench>> RunSearchBench(const std::vector<v1::Task
   }
   for (size_t i = 0; i < tasks.size(); ++i) {
     TaskBench& bench = benches[i];
+    absl::Status fatal;  // a set-up no retry can help (no GPU, a task the runner refuses): the task's other runs are not tried
     for (int r = 0; r < options.repetitions; ++r) {
       for (BenchStrategy strategy : kAllBenchStrategies) {
         StrategyRun& run = bench.runs.emplace_back();
@@ -263,7 +265,7 @@ absl::StatusOr<std::vector<TaskBench>> RunSearchBench(const std::vector<v1::Task
                                : strategy == BenchStrategy::kEvolutionPlan ? bench.budget_evaluations - 1
                                                                            : bench.budget_evaluations;
         const v1::Task task = RunTask(tasks[i], r, budget, bench.budget_wall_seconds);
-        absl::Status status = [&]() -> absl::Status {
+        absl::Status status = !fatal.ok() ? fatal : [&]() -> absl::Status {
           absl::StatusOr<std::string> dir = RunDir(options.out_dir, bench.task, strategy, r);
           if (!dir.ok()) return dir.status();
           run.run_dir = *dir;
@@ -272,7 +274,10 @@ absl::StatusOr<std::vector<TaskBench>> RunSearchBench(const std::vector<v1::Task
           if (error) return absl::UnavailableError(fmt::format("{}: {}", run.run_dir, error.message()));
           absl::StatusOr<std::unique_ptr<CandidateEvaluator>> evaluator = options.make_evaluator();
           if (!evaluator.ok()) return evaluator.status();
-          if (absl::Status s = (*evaluator)->SetUp(task); !s.ok()) return s;
+          if (absl::Status s = (*evaluator)->SetUp(task); !s.ok()) {
+            if (IsNonRetryable(s)) fatal = s;
+            return s;
+          }
           if (strategy == BenchStrategy::kRandom) {
             return RunRandom(task, seeds, **evaluator, options.loop.compile_ahead, run);
           }

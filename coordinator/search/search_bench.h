@@ -25,7 +25,8 @@
 // per evaluation) for random; and its own evaluator (make_evaluator, SetUp for the repetition's task).
 // Errors: InvalidArgument (no out_dir, no make_evaluator, repetitions < 1, a budget not above the seed
 // count, no seed applies); FailedPrecondition when a run folder exists already (nothing is resumed). A run
-// that fails is recorded (ok false, its error) and the bench goes on.
+// that fails is recorded (ok false, its error) and the bench goes on; after a set-up error marked
+// NonRetryable (common/non_retryable.h: no GPU) the task's remaining runs are recorded with it, untried.
 // Thread-safety: none.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/non_retryable.h"
 #include "coordinator/search/search_bench.h"
 #include "coordinator/search/search_bench_report.h"
 #include "coordinator/testing/search_fixture.h"
@@ -228,6 +229,10 @@ TEST_F(SearchBenchTest, EqualBudgetsOwnFoldersMonotoneCurvesAndAPlanOfSeedsThatB
   EXPECT_NEAR(seeds.ratio.low, 1.0, 1e-12);
   EXPECT_NEAR(seeds.ratio.high, 1.0, 1e-12);
   for (int r = 0; r < kReps; ++r) EXPECT_GT(plan.best[r], seeds.best[r] * 1.5) << "rep " << r;
+  for (const StrategySummary& s : summaries) {
+    if (s.strategy == BenchStrategy::kRandom) continue;  // the only one that need not evaluate the seeds
+    for (int r = 0; r < kReps; ++r) EXPECT_GE(s.best[r], seeds.best[r]) << BenchStrategyName(s.strategy);
+  }
   EXPECT_GT(plan.ratio.low, 1.5);
   EXPECT_EQ(seeds.wins, 0);
   int wins = 0;
@@ -292,6 +297,36 @@ TEST_F(SearchBenchTest, AWallBudgetStopsEveryRunAndABudgetNotAboveTheSeedsIsRefu
   SearchBenchOptions tight = Options(w, folder_.path() / "tight", &made);
   tight.budget_evaluations = 2;
   EXPECT_EQ(RunSearchBench({w.task}, w.seeds, tight).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+class NoGpuEvaluator : public CandidateEvaluator {
+ public:
+  absl::Status SetUp(const v1::Task&) override { return NonRetryable(absl::FailedPreconditionError("no GPU here")); }
+  v1::EvalResult Evaluate(const v1::Task&, const v1::Candidate&, uint64_t) override { return {}; }
+};
+
+TEST_F(SearchBenchTest, ASetUpNoRetryCanHelpFailsTheTasksRunsWithoutTryingEachAgain) {
+  const World w = MakeWorld();
+  int made = 0;
+  SearchBenchOptions o;
+  o.out_dir = (folder_.path() / "nogpu").string();
+  o.repetitions = 2;
+  o.make_evaluator = [&made]() -> absl::StatusOr<std::unique_ptr<CandidateEvaluator>> {
+    ++made;
+    return std::make_unique<NoGpuEvaluator>();
+  };
+  absl::StatusOr<std::vector<TaskBench>> benches = RunSearchBench({w.task}, w.seeds, o);
+  ASSERT_TRUE(benches.ok()) << benches.status();
+  EXPECT_EQ(made, 1);
+  ASSERT_EQ(benches->front().runs.size(), kAllBenchStrategies.size() * 2);
+  for (const StrategyRun& run : benches->front().runs) {
+    EXPECT_FALSE(run.ok);
+    EXPECT_EQ(run.error, "no GPU here");
+    EXPECT_EQ(run.evaluations, 0);
+  }
+  const std::string text = SearchBenchText(*benches);
+  EXPECT_NE(text.find("FAILED"), std::string::npos) << text;
+  EXPECT_EQ(XmlProblem(AnytimeSvg(benches->front())), "") << "an SVG without a curve is still well-formed";
 }
 
 TEST(LogRatioIntervalTest, GeometricMeanWithAStudentTIntervalOnTheLogs) {
