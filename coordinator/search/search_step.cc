@@ -1,0 +1,131 @@
+// One step of the search loop (task_loop.h): plan -> mutate -> dedup -> commit -> evaluate -> report.
+#include <algorithm>
+#include <utility>
+
+#include "common/shared_gpu.h"
+#include "common/status_format.h"
+#include "coordinator/search/task_loop.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+
+absl::StatusOr<SearchSummary> TaskLoop::RunMutations() {
+  const int64_t batch_size = BatchSize();
+  int64_t step = 0;
+  while (coordinator_->CheckStop() == StopReason::kNone) {
+    const int64_t left = coordinator_->max_evaluations() - coordinator_->spent().evaluations();
+    const int64_t want = std::min<int64_t>(batch_size, std::max<int64_t>(left, 1));
+    std::vector<v1::Candidate> batch;
+    while (static_cast<int64_t>(batch.size()) < want && coordinator_->CheckStop() == StopReason::kNone) {
+      if (step++ >= options_.max_steps) {
+        return absl::InternalError(fmt::format("task {}: no stop after {} steps", task_.name(), step - 1));
+      }
+      absl::StatusOr<MutationPlan> plan = coordinator_->PlanMutation();
+      if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
+      if (!plan.ok()) return plan.status();
+      Mutator& mutator = mutators_->For(plan->mutator_kind);
+      absl::StatusOr<Proposal> proposal = Propose(mutator, *plan);
+      if (!proposal.ok()) return proposal.status();
+      if (!proposal->child.has_value()) {
+        coordinator_->RecordFailedMutation();
+        // An answer that is not replayed (a model's) is lost unless its failure is stored now.
+        if (!mutator.Replayable()) {
+          if (absl::Status s = records_.Write(State("")); !s.ok()) return s;
+        }
+        continue;
+      }
+      v1::Candidate& child = *proposal->child;
+      coordinator_->StampChild(*plan, &child);
+      absl::StatusOr<bool> is_new = RegisterOrReuse(child, batch);
+      if (!is_new.ok()) return is_new.status();
+      if (*is_new) batch.push_back(std::move(child));
+    }
+    if (batch.empty()) continue;
+    for (const v1::Candidate& c : batch) candidates_[c.id()] = c;
+    if (absl::Status s = records_.CommitCandidates(batch, State(batch[0].id(), Rest(batch, 1))); !s.ok()) {
+      return s;
+    }
+    if (batch_size > 1) evaluator_.Prefetch(task_, batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
+        return Summary("interrupted");  // batch[i] and the rest are in flight as committed last
+      }
+      if (absl::Status s = EvaluateAndCommit(batch[i], Rest(batch, i + 1)); !s.ok()) return s;
+    }
+  }
+  return Finish();
+}
+
+absl::StatusOr<Proposal> TaskLoop::Propose(Mutator& mutator, const MutationPlan& plan) {
+  absl::StatusOr<Proposal> proposal = mutator.Propose(plan, Context());
+  if (!proposal.ok()) return proposal.status();
+  const SteadyClock::time_point now = SteadyClock::now();
+  coordinator_->AddCost({.wall_seconds = std::chrono::duration<double>(now - last_report_).count(),
+                         .tokens = proposal->tokens,
+                         .money_usd = proposal->cost_usd});
+  last_report_ = now;
+  if (proposal->exhausted.has_value()) {
+    coordinator_->MarkSpaceExhausted(proposal->exhausted->space, proposal->exhausted->members,
+                                     /*llm_serves=*/mutators_->OthersServe());
+  }
+  return proposal;
+}
+
+absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending) {
+  absl::StatusOr<std::optional<std::string>> earlier = coordinator_->RegisterCandidate(candidate);
+  if (!earlier.ok()) return earlier.status();
+  if (!earlier->has_value()) return true;
+  const bool of_pending = std::any_of(pending.begin(), pending.end(),
+                                      [&](const v1::Candidate& p) { return p.id() == **earlier; });
+  absl::StatusOr<v1::EvalResult> reused = records_.Evaluation(**earlier);
+  if (!reused.ok() && !(of_pending && absl::IsNotFound(reused.status()))) {
+    return absl::InternalError(fmt::format("duplicate {} of {} has no stored result: {}", candidate.id(),
+                                           **earlier, reused.status().message()));
+  }
+  if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
+    maker->RecordDuplicate(candidate, **earlier);
+    if (!maker->Replayable()) {
+      if (absl::Status s = records_.Write(State("")); !s.ok()) return s;
+    }
+  }
+  return false;
+}
+
+absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const std::vector<std::string>& still_due) {
+  v1::EvalResult result = evaluator_.Evaluate(task_, candidate, task_.seed());
+  ++evaluations_this_call_;
+  if (SharedGpuIdleTrialMs(result) > 0) ++shared_gpu_evaluations_this_call_;
+  result.set_candidate_id(candidate.id());
+  result.set_task_name(task_.name());
+  const SteadyClock::time_point now = SteadyClock::now();
+  Cost cost;
+  cost.wall_seconds = std::chrono::duration<double>(now - last_report_).count();
+  last_report_ = now;
+  absl::StatusOr<ReportOutcome> outcome = coordinator_->ReportResult(candidate, result, cost);
+  if (!outcome.ok()) return outcome.status();
+  if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
+    if (absl::Status s = maker->RecordEvaluation(candidate, result, Context()); !s.ok()) return s;
+  }
+  const store::RunState after = still_due.empty()
+                                    ? State("")
+                                    : State(still_due[0], std::vector<std::string>(still_due.begin() + 1, still_due.end()));
+  if (absl::Status s = records_.CommitEvaluation(result, after); !s.ok()) return s;
+  if (options_.on_evaluation) {
+    SearchProgress progress;
+    progress.task_name = task_.name();
+    progress.candidate_id = candidate.id();
+    progress.evaluations = coordinator_->spent().evaluations();
+    progress.max_evaluations = coordinator_->max_evaluations();
+    progress.evaluations_this_call = evaluations_this_call_;
+    progress.seconds_this_call = std::chrono::duration<double>(now - started_).count();
+    progress.exhausted_spaces = static_cast<int64_t>(coordinator_->exhausted_spaces().size());
+    if (const coordinator::Elite* best = coordinator_->archive().best(); best != nullptr) {
+      progress.best_candidate_id = best->candidate_id();
+      progress.best_fitness = best->fitness();
+    }
+    options_.on_evaluation(progress);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sparseditto

@@ -1,0 +1,132 @@
+// Internal to the search loop (search_loop.h), not for use elsewhere: the loop of one task as a class
+// whose parts live in three files: search_loop.cc (start or resume from the records, the seeds, the
+// RunState and summary it writes), search_step.cc (one step: plan -> mutate -> dedup -> commit ->
+// evaluate -> report) and search_finish.cc (the plan stage, the finalists, the final state). The
+// contract (budget, durability, resume, mutators, errors) is search_loop.h's.
+// Thread-safety: none; one thread per task. Every reference member outlives the loop.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/search/builtin_child.h"
+#include "coordinator/search/finalist_stage.h"
+#include "coordinator/search/mutator.h"
+#include "coordinator/search/run_records.h"
+#include "coordinator/search/search_loop.h"
+
+namespace sparseditto {
+
+class TaskLoop {
+ public:
+  TaskLoop(PopulationStore& store, const std::string& run_id, const v1::Task& task, CandidateEvaluator& evaluator,
+           const SearchLoopOptions& options)
+      : run_(store, run_id), records_(store, run_id, task.name()), task_(task), evaluator_(evaluator),
+        options_(options), mutator_options_(options.mutator) {}
+
+  absl::StatusOr<SearchSummary> Run(const std::vector<SeedKernel>& seeds);
+
+ private:
+  using SteadyClock = std::chrono::steady_clock;
+
+  // Candidates compiled together (SearchLoopOptions::compile_ahead; 1 with a mutator that is not replayable).
+  int64_t BatchSize() const { return mutators_->Replayable() ? std::max(options_.compile_ahead, 1) : 1; }
+
+  static std::vector<std::string> Rest(const std::vector<v1::Candidate>& batch, size_t from) {
+    std::vector<std::string> ids;
+    for (size_t i = from; i < batch.size(); ++i) ids.push_back(batch[i].id());
+    return ids;
+  }
+
+  // The built-in mutator with the run's device facts (mutator_options_.device), then the set over it
+  // and options.mutators.
+  absl::Status MakeMutators();
+
+  // What a mutator may read (mutator.h): the task, the known candidates, the duplicate index and the
+  // stored evaluations; valid while the loop is.
+  MutationContext Context() const;
+
+  // A fresh run: the run record (when absent) and the task, then the stamped seeds in one write with
+  // the coordinator's state after stamping.
+  absl::Status Start(const std::vector<SeedKernel>& seeds, std::vector<v1::Candidate>* pending);
+
+  // A stored run: the coordinator as of the last write, every stored candidate (parents of the plans to
+  // come), the candidate in flight, and the seeds after the last one evaluated or in flight.
+  absl::Status Resume(const store::RunState& stored, std::vector<v1::Candidate>* pending);
+
+  // Registers a stored seed, records it as in flight, then evaluates and commits it; a duplicate
+  // reuses the stored result. False when the evaluation due is past options.stop_after_evaluations
+  // (interrupted).
+  absl::StatusOr<bool> OfferSeed(const v1::Candidate& seed);
+
+  // The task's RunState as of now: the coordinator's and the mutators' state, `in_flight` and the rest
+  // of its batch (`queue`), the attempts and the finalist and plan stages' records.
+  store::RunState State(const std::string& in_flight, const std::vector<std::string>& queue = {}) const;
+
+  // This call's summary (RecordedSummary, run_records.h, with this call's counters and findings).
+  SearchSummary Summary(std::string stop_reason) const;
+
+  // The mutation loop: per step up to K new children (K = compile_ahead, at most the evaluations left;
+  // 1 with a mutator that is not replayable, whose failures and duplicates are stored the moment they
+  // happen, which a half-planned batch cannot be), stored in one write with all of them in flight,
+  // prefetched together when K > 1, then evaluated and committed one by one.
+  absl::StatusOr<SearchSummary> RunMutations();
+
+  // Asks `mutator` for the child of `plan`; its tokens, cost and the wall time since the last charge go
+  // to the budget, and a tunable space it found exhausted to the coordinator, whose candidates stop
+  // being parents of built-in plans.
+  absl::StatusOr<Proposal> Propose(Mutator& mutator, const MutationPlan& plan);
+
+  // Registers a new candidate: true when it is new (to be evaluated), false for a duplicate, which
+  // reuses the stored result (and tells the child's maker; one not replayable has its state stored).
+  // `pending`: new candidates of the current batch, not evaluated yet; a duplicate of one of them
+  // needs no stored result.
+  absl::StatusOr<bool> RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending = {});
+
+  // Evaluates a registered candidate, reports it and commits the result with the state (in flight:
+  // `still_due`, the rest of its batch, first one first; nothing for a batch of one), then tells
+  // options.on_evaluation.
+  absl::Status EvaluateAndCommit(const v1::Candidate& candidate, const std::vector<std::string>& still_due = {});
+
+  // Once the search stopped: the plan stage (once), the finalist stage (until done), then the final
+  // state with the coordinator's reason.
+  absl::StatusOr<SearchSummary> Finish();
+
+  // The plan stage (plan_stage.h): the plan, when one beats the best single candidate, stored in flight
+  // with plan_done in one write, then evaluated and committed like a child. False: interrupted before
+  // its evaluation (stop_after_evaluations).
+  absl::StatusOr<bool> RunPlanStage();
+
+  RunRecords run_;
+  TaskRecords records_;  // the only writer of the task's records
+  const v1::Task& task_;
+  CandidateEvaluator& evaluator_;
+  const SearchLoopOptions& options_;
+  BuiltinMutatorOptions mutator_options_;  // options.mutator with the run's device facts
+  std::optional<Coordinator> coordinator_;
+  std::optional<BuiltinSearchMutator> builtin_;  // made once the device facts are known
+  std::optional<MutatorSet> mutators_;           // builtin_ and options.mutators
+  std::map<std::string, v1::Candidate> candidates_;
+  std::string in_flight_;  // as stored when this call began
+  std::vector<std::string> in_flight_queue_;  // the rest of its batch, as stored
+  int32_t attempts_ = 1;
+  int64_t evaluations_this_call_ = 0;
+  int64_t shared_gpu_evaluations_this_call_ = 0;
+  FinalistAttempts finalist_attempts_;  // as stored, then this call's
+  bool finalist_done_ = false;
+  bool plan_done_ = false;
+  std::string plan_detail_;        // what this call's plan stage found
+  bool summary_resumed_ = false;
+  std::string summary_in_flight_;
+  const SteadyClock::time_point started_ = SteadyClock::now();
+  SteadyClock::time_point last_report_ = started_;
+};
+
+}  // namespace sparseditto
