@@ -208,7 +208,7 @@ absl::StatusOr<std::optional<std::string>> Coordinator::RegisterCandidate(const 
 void Coordinator::RecordFailedMutation() { budget_.RecordWasted(/*duplicate=*/false); }
 
 bool Coordinator::MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, const std::set<std::string>& members,
-                                     bool llm_serves) {
+                                     const KindServedElsewhere& served_elsewhere) {
   for (const auto& known : exhausted_) {
     if (known.space_key() == space.space_key()) return false;
   }
@@ -222,7 +222,9 @@ bool Coordinator::MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, c
   for (int i = 0; i < task_.mutators_size(); ++i) {
     const v1::MutatorSpec& m = task_.mutators(i);
     const bool planned = any_weight ? m.weight() > 0 : i == 0;
-    if (llm_serves && planned && m.kind() != v1::MUTATOR_KIND_BUILTIN) return true;
+    if (planned && m.kind() != v1::MUTATOR_KIND_BUILTIN && (!served_elsewhere || served_elsewhere(m.kind()))) {
+      return true;
+    }
   }
   bool movable_left = false;
   for (const auto& [cell, elite] : archive_.cells()) movable_left |= elite.movable_tunables() > 0;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -112,11 +113,14 @@ class Coordinator {
   // The built-in mutator found every point of a tunable space proposed (mutators/builtin/tunable_space.h).
   // `members`: the candidates of that space the caller knows; they no longer parent built-in plans
   // (their movable_tunables become 0 in the archive and on the islands). Returns false, changing
-  // nothing, for a space reported before. When every mutator that gets plans is the built-in one (or
-  // `llm_serves` is false: the loop has no LLM, so the built-in mutator serves every plan) and no
-  // candidate it could use is left, CheckStop() says kExhausted ("every tunable space ... exhausted").
+  // nothing, for a space reported before. When every mutator that gets plans is served by the built-in
+  // one (its kind is builtin, or `served_elsewhere` says false for its kind: no other mutator takes its
+  // plans, so the built-in mutator does) and no candidate it could use is left, CheckStop() says
+  // kExhausted ("every tunable space ... exhausted"). `served_elsewhere` empty: every kind but builtin
+  // is served by another mutator.
+  using KindServedElsewhere = std::function<bool(v1::MutatorKind kind)>;
   bool MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, const std::set<std::string>& members,
-                          bool llm_serves = true);
+                          const KindServedElsewhere& served_elsewhere = {});
   const std::vector<coordinator::ExhaustedSpace>& exhausted_spaces() const { return exhausted_; }
 
   // The facts device-relative tunables resolve against; saved and restored with the state, so a

@@ -275,7 +275,7 @@ TEST(CoordinatorTest, ExhaustedSpacesStopBuiltinPlansAndThenTheSearch) {
     if (c.want == StopReason::kNone) {  // the same search without an LLM to serve its plans stops
       coordinator::ExhaustedSpace again = b;
       again.set_space_key("key-c");
-      EXPECT_TRUE(co.MarkSpaceExhausted(again, {}, /*llm_serves=*/false));
+      EXPECT_TRUE(co.MarkSpaceExhausted(again, {}, [](v1::MutatorKind) { return false; }));
       EXPECT_EQ(co.CheckStop(), StopReason::kExhausted);
     }
     if (c.want == StopReason::kExhausted) {

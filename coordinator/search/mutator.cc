@@ -42,10 +42,6 @@ bool MutatorSet::Replayable() const {
   return std::all_of(all.begin(), all.end(), [](const Mutator* m) { return m->Replayable(); });
 }
 
-bool MutatorSet::OthersServe() const {
-  return std::any_of(others_.begin(), others_.end(), [](const Mutator* m) { return m->Available(); });
-}
-
 std::string MutatorSet::SaveState() const {
   for (const Mutator* m : All()) {
     if (m->KeepsState()) return m->SaveState();

@@ -123,9 +123,9 @@ class MutatorSet {
   Mutator* MakerOf(const v1::Candidate& candidate) const;
   // True when every mutator is Replayable().
   bool Replayable() const;
-  // True when a mutator other than the fallback is Available() (the plans of its kinds are not the
-  // fallback's: Coordinator::MarkSpaceExhausted's `llm_serves`).
-  bool OthersServe() const;
+  // True when the plans of `kind` go to a mutator other than the fallback now
+  // (Coordinator::MarkSpaceExhausted's `served_elsewhere`).
+  bool ServedElsewhere(v1::MutatorKind kind) const { return &For(kind) != fallback_; }
 
   // The state of the mutator that KeepsState(); "" when none does.
   std::string SaveState() const;

@@ -171,7 +171,8 @@ TEST(MutatorSetTest, PlansGoByKindToTheFirstAvailableElseTheFallback) {
   EXPECT_EQ(set->MakerOf(Of(v1::MUTATION_OPERATOR_SEED)), nullptr);
   EXPECT_EQ(set->MakerOf(Of(v1::MUTATION_OPERATOR_PLAN)), nullptr);
   EXPECT_FALSE(set->Replayable());
-  EXPECT_TRUE(set->OthersServe());
+  EXPECT_TRUE(set->ServedElsewhere(v1::MUTATOR_KIND_ANTHROPIC));
+  EXPECT_FALSE(set->ServedElsewhere(v1::MUTATOR_KIND_COMMAND)) << "a kind nobody serves goes to the fallback";
   EXPECT_EQ(set->SaveState(), "fake state");
   ASSERT_TRUE(set->RestoreState("").ok());
   EXPECT_EQ(llm.state, "fake state") << "a run stored without a state leaves it";
@@ -180,7 +181,7 @@ TEST(MutatorSetTest, PlansGoByKindToTheFirstAvailableElseTheFallback) {
 
   llm.available = false;  // every model disabled
   EXPECT_EQ(&set->For(v1::MUTATOR_KIND_ANTHROPIC), &builtin);
-  EXPECT_FALSE(set->OthersServe());
+  EXPECT_FALSE(set->ServedElsewhere(v1::MUTATOR_KIND_ANTHROPIC));
   EXPECT_EQ(set->MakerOf(Of(v1::MUTATION_OPERATOR_LLM_DIFF)), &llm) << "its children stay its own";
 }
 
@@ -189,7 +190,7 @@ TEST(MutatorSetTest, TheBuiltinAloneIsReplayableWithoutState) {
   absl::StatusOr<MutatorSet> set = MutatorSet::Create(&builtin, {});
   ASSERT_TRUE(set.ok());
   EXPECT_TRUE(set->Replayable());
-  EXPECT_FALSE(set->OthersServe());
+  EXPECT_FALSE(set->ServedElsewhere(v1::MUTATOR_KIND_ANTHROPIC));
   EXPECT_EQ(set->SaveState(), "");
   EXPECT_EQ(&set->For(v1::MUTATOR_KIND_ANTHROPIC), &builtin);
 }

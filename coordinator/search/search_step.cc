@@ -66,7 +66,7 @@ absl::StatusOr<Proposal> TaskLoop::Propose(Mutator& mutator, const MutationPlan&
   last_report_ = now;
   if (proposal->exhausted.has_value()) {
     coordinator_->MarkSpaceExhausted(proposal->exhausted->space, proposal->exhausted->members,
-                                     /*llm_serves=*/mutators_->OthersServe());
+                                     [this](v1::MutatorKind kind) { return mutators_->ServedElsewhere(kind); });
   }
   return proposal;
 }
