@@ -1,5 +1,5 @@
 // `sparseditto bench-search TASKFILE|SUITE [--name T] [--budget-evaluations N] [--budget-wall S]
-// [--repetitions R] [--out DIR]`: each task of the file searched by five strategies at an equal budget
+// [--repetitions R] [--confirm-rounds K] [--out DIR]`: each task of the file searched by five strategies at an equal budget
 // over R repetitions (coordinator/search/search_bench.h: seeds only, a plan of seeds, random search over
 // the seeds' tunables, the evolutionary search without and with plans), the table printed and written
 // with the anytime CSV and one SVG per task (search_bench_report.h) under DIR. Built-in mutator only.
@@ -24,6 +24,7 @@ struct BenchSearchOptions {
   int64_t budget_evaluations = 0;
   double budget_wall_seconds = 0;
   int repetitions = 3;
+  int confirm_rounds = 3;
   int compile_ahead = 1;
   std::string out_dir;
   std::string cache_dir;
@@ -60,6 +61,7 @@ int RunBenchSearch(const BenchSearchOptions& o) {
   options.budget_evaluations = o.budget_evaluations;
   options.budget_wall_seconds = o.budget_wall_seconds;
   options.repetitions = o.repetitions;
+  options.confirm_rounds = o.confirm_rounds;
   options.loop.compile_ahead = o.compile_ahead;
   // A fresh seam per run (its compile pool and prefetched compiles, kept by candidate id, are the run's).
   options.make_evaluator = [shared]() -> absl::StatusOr<std::unique_ptr<CandidateEvaluator>> {
@@ -101,6 +103,11 @@ void RegisterBenchSearchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--repetitions", o->repetitions, "Repetitions, each with its own search seed")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--confirm-rounds", o->confirm_rounds,
+                  "After each run, its best and the best seed re-timed in this many rounds behind fresh baselines; "
+                  "the table shows those (0: fitness as evaluated, not re-confirmed)")
+      ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--compile-ahead", o->compile_ahead, "As for search: children compiled together per step")
       ->check(CLI::Range(1, 256))

@@ -4,11 +4,13 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "common/eval_outcome.h"
 #include "common/non_retryable.h"
 #include "common/rng.h"
+#include "coordinator/search/confirmation.h"
 #include "coordinator/search/run_artifacts.h"
 #include "fmt/format.h"
 #include "kernel_abi/tunables.h"
@@ -67,7 +69,7 @@ absl::StatusOr<int64_t> DistinctSeedSources(const v1::Task& task, const std::vec
 
 // A RunTaskSearch strategy: the loop over the run's own store, its curve read back from the store.
 absl::Status RunLoop(const v1::Task& task, const std::vector<SeedKernel>& seeds, CandidateEvaluator& evaluator,
-                     SearchLoopOptions loop, StrategyRun& run) {
+                     SearchLoopOptions loop, StrategyRun& run, v1::Candidate* best) {
   PopulationStoreOptions store_options;
   store_options.create_if_missing = true;
   absl::StatusOr<std::unique_ptr<PopulationStore>> store = OpenRunStore(run.run_dir, store_options);
@@ -87,6 +89,9 @@ absl::Status RunLoop(const v1::Task& task, const std::vector<SeedKernel>& seeds,
   run.evaluations = summary->evaluations_this_call;
   run.stop = summary->stop_detail.empty() ? summary->stop_reason : summary->stop_detail;
   if (!summary->plan.empty()) run.stop += "; " + summary->plan;
+  absl::StatusOr<std::vector<ConfirmationSubject>> subjects = ConfirmationSubjects(**store, run_id, task.name());
+  if (!subjects.ok()) return subjects.status();
+  if (!subjects->empty()) *best = subjects->front().candidate;
   return absl::OkStatus();
 }
 
@@ -121,7 +126,7 @@ nlohmann::ordered_json EvaluationJson(const v1::Candidate& c, const v1::EvalResu
 
 // The random strategy: draws until the budget (evaluations or wall) is spent or no unseen point turns up.
 absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seeds, CandidateEvaluator& evaluator,
-                       int compile_ahead, StrategyRun& run) {
+                       int compile_ahead, StrategyRun& run, v1::Candidate* best) {
   const DeviceFacts device = evaluator.Device();
   absl::StatusOr<std::vector<v1::Candidate>> origins = Seeds(task, seeds, device);
   if (!origins.ok()) return origins.status();
@@ -162,6 +167,7 @@ absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seed
       const v1::EvalResult result = evaluator.Evaluate(task, c, task.seed());
       ++run.evaluations;
       Record(c.id(), result, Since(started), run);
+      if (run.best_candidate_id == c.id()) *best = c;
       lines += EvaluationJson(c, result, run.curve.back()).dump() + "\n";
     }
     if (out_of_time) {
@@ -171,6 +177,37 @@ absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seed
   }
   run.wall_seconds = Since(started);
   return WriteFileAtomically((std::filesystem::path(run.run_dir) / "evaluations.jsonl").string(), lines);
+}
+
+// Re-times the run's best beside the repetition's best seed (none: the run's best is that seed, or there is
+// none); the outcome goes into the run, a failure into run.confirmation only.
+void Confirm(CandidateEvaluator& evaluator, const v1::Task& task, const v1::Candidate& best,
+             const std::optional<v1::Candidate>& best_seed, int rounds, StrategyRun& run) {
+  if (best.id().empty()) {
+    run.confirmation = "nothing correct to confirm";
+    return;
+  }
+  std::vector<ConfirmationSubject> subjects = {{"result", best}};
+  if (best_seed.has_value() && best_seed->source_hash() != best.source_hash()) {
+    subjects.push_back({"best seed", *best_seed});
+  }
+  absl::StatusOr<Confirmation> c = ConfirmSubjects(evaluator, task, subjects, {.rounds = rounds}, task.seed());
+  if (!c.ok()) {
+    run.confirmation = "confirmation failed: " + std::string(c.status().message());
+    return;
+  }
+  run.confirmation = DescribeConfirmation(*c);
+  const ConfirmedCandidate& result = c->subjects.front();
+  if (result.rounds_correct == 0) return;
+  run.confirmed = true;
+  run.confirmed_fitness = result.fitness_median;
+  run.confirmed_low = result.fitness_low;
+  run.confirmed_high = result.fitness_high;
+  if (subjects.size() == 1) {
+    run.confirmed_ratio = best_seed.has_value() ? 1.0 : 0.0;
+  } else {
+    run.confirmed_ratio = c->ratio_rounds > 0 ? c->ratio_median : 0.0;
+  }
 }
 
 // The repetition's task with the strategy's budget: its search seed varied, its matrix kept.
@@ -238,6 +275,7 @@ absl::StatusOr<std::vector<TaskBench>> RunSearchBench(const std::vector<v1::Task
     bench.budget_evaluations = options.budget_evaluations > 0          ? options.budget_evaluations
                                : task.budget().max_evaluations() > 0 ? task.budget().max_evaluations()
                                                                        : kDefaultMaxEvaluations;
+    bench.confirm_rounds = options.confirm_rounds;
     bench.budget_wall_seconds =
         options.budget_wall_seconds > 0 ? options.budget_wall_seconds : task.budget().max_wall_seconds();
     absl::StatusOr<int64_t> seed_count = DistinctSeedSources(task, seeds);
@@ -253,6 +291,7 @@ absl::StatusOr<std::vector<TaskBench>> RunSearchBench(const std::vector<v1::Task
     TaskBench& bench = benches[i];
     absl::Status fatal;  // a set-up no retry can help (no GPU, a task the runner refuses): the task's other runs are not tried
     for (int r = 0; r < options.repetitions; ++r) {
+      std::optional<v1::Candidate> best_seed;  // the seeds run's best, for the confirmations of this repetition
       for (BenchStrategy strategy : kAllBenchStrategies) {
         StrategyRun& run = bench.runs.emplace_back();
         run.task = bench.task;
@@ -278,13 +317,23 @@ absl::StatusOr<std::vector<TaskBench>> RunSearchBench(const std::vector<v1::Task
             if (IsNonRetryable(s)) fatal = s;
             return s;
           }
+          v1::Candidate best;
+          absl::Status ran;
           if (strategy == BenchStrategy::kRandom) {
-            return RunRandom(task, seeds, **evaluator, options.loop.compile_ahead, run);
+            ran = RunRandom(task, seeds, **evaluator, options.loop.compile_ahead, run, &best);
+          } else {
+            SearchLoopOptions loop = options.loop;
+            loop.max_finalists = 0;  // what is compared is the search
+            loop.plan_stage = strategy == BenchStrategy::kSeedPlan || strategy == BenchStrategy::kEvolutionPlan;
+            ran = RunLoop(task, seeds, **evaluator, loop, run, &best);
           }
-          SearchLoopOptions loop = options.loop;
-          loop.max_finalists = 0;  // what is compared is the search
-          loop.plan_stage = strategy == BenchStrategy::kSeedPlan || strategy == BenchStrategy::kEvolutionPlan;
-          return RunLoop(task, seeds, **evaluator, loop, run);
+          if (!ran.ok()) return ran;
+          if (strategy == BenchStrategy::kSeeds && !best.id().empty()) {
+            best_seed = best;
+            best_seed->set_id("bestseed." + best.id());  // not confused with a candidate of another run's store
+          }
+          if (options.confirm_rounds > 0) Confirm(**evaluator, task, best, best_seed, options.confirm_rounds, run);
+          return absl::OkStatus();
         }();
         run.ok = status.ok();
         if (!status.ok()) run.error = std::string(status.message());

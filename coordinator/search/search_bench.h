@@ -17,8 +17,12 @@
 // task's stagnation limit or an exhausted space stops them; seeds and seed_plan make as many as the seeds
 // need (N must exceed the distinct seed count). The wall budget (budget_wall_seconds, else the task's
 // budget.max_wall_seconds; 0: none) bounds each run's search; the plan stage runs after it, as in a search.
-// No finalist stage. Fitness is each evaluation's own (correct results; 0 otherwise), NOT re-confirmed
-// (re-timed at the end): that is the confirmation stage's, separate work.
+// No finalist stage. The anytime curves hold each evaluation's own fitness (correct results; 0 otherwise).
+// Confirmation (confirm_rounds > 0; confirmation.h): after each run, with the run's evaluator, its best
+// candidate and the repetition's best seed (the seeds run's best) are re-timed in confirm_rounds rounds
+// behind fresh baselines; the run's confirmed fitness is its best's median over the rounds and its
+// confirmed ratio the median per-round ratio to that seed (1 for the seeds run, whose best is that
+// seed). Not counted in the budget. confirm_rounds 0: nothing is re-confirmed and the report says so.
 //
 // Every run has its own folder, <out_dir>/<task>/<strategy>/rep<r>/: a run of `sparseditto search`
 // (store/, run id = the strategy's name) for the RunTaskSearch strategies, evaluations.jsonl (one object
@@ -61,6 +65,7 @@ struct SearchBenchOptions {
   int64_t budget_evaluations = 0;    // > 0: N for every task (else each task's budget.max_evaluations)
   double budget_wall_seconds = 0;    // > 0: each run's wall budget (else the task's)
   int repetitions = 3;
+  int confirm_rounds = 0;            // > 0: each run's best and the best seed re-timed in this many rounds
   SearchLoopOptions loop;            // for the RunTaskSearch strategies; plan_stage and max_finalists are set per strategy
   // A fresh evaluator per run (nothing shared between runs); required.
   std::function<absl::StatusOr<std::unique_ptr<CandidateEvaluator>>()> make_evaluator;
@@ -89,6 +94,13 @@ struct StrategyRun {
   std::string stop;            // why it stopped
   std::string run_dir;
   std::vector<AnytimePoint> curve;  // one point per evaluation, in order
+  // Confirmation (SearchBenchOptions::confirm_rounds > 0); confirmed false when it did not run or failed.
+  bool confirmed = false;
+  double confirmed_fitness = 0;  // the best's median over the rounds (low, high: its range)
+  double confirmed_low = 0;
+  double confirmed_high = 0;
+  double confirmed_ratio = 0;    // median per-round ratio to the best seed; 0 when none could be taken
+  std::string confirmation;      // DescribeConfirmation, or why there is none
 };
 
 struct TaskBench {
@@ -96,6 +108,7 @@ struct TaskBench {
   int64_t budget_evaluations = 0;  // N
   double budget_wall_seconds = 0;  // 0: none
   int64_t seed_count = 0;          // distinct applicable seed sources
+  int confirm_rounds = 0;          // SearchBenchOptions::confirm_rounds
   std::vector<StrategyRun> runs;   // repetition-major, strategies in kAllBenchStrategies order
 };
 

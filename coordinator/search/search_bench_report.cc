@@ -50,11 +50,19 @@ int Repetitions(const TaskBench& bench) {
   return reps;
 }
 
-std::string Header() {
-  return "bench-search: fitness as each evaluation measured it, NOT re-confirmed (no confirmation stage re-times "
-         "the results yet);\n  ratio = best / the seeds' best of the same repetition, geometric mean over "
-         "repetitions, 95% CI: Student t interval on the mean log-ratio;\n  wins = repetitions with the highest best "
-         "of all strategies (a tie is a win for each tied strategy).\n";
+std::string Header(int confirm_rounds) {
+  const std::string fitness =
+      confirm_rounds > 0
+          ? fmt::format("bench-search: CONFIRMED fitness: each run's best re-timed in {} rounds beside the "
+                        "repetition's best seed, each round behind fresh baselines (median over rounds);\n  ratio = the "
+                        "median per-round ratio of the run's best to that seed; ",
+                        confirm_rounds)
+          : std::string("bench-search: fitness as each evaluation measured it, NOT re-confirmed (--confirm-rounds 0);\n"
+                        "  ratio = best / the seeds' best of the same repetition; ");
+  return fitness +
+         "geometric mean over repetitions, 95% CI: Student t interval on the mean log-ratio;\n  wins = repetitions "
+         "with the highest best of all strategies (a tie is a win for each tied strategy); anytime curves: each "
+         "evaluation's own fitness.\n";
 }
 
 }  // namespace
@@ -102,7 +110,11 @@ std::vector<StrategySummary> SummariseTask(const TaskBench& bench) {
   }
   for (const StrategyRun& run : bench.runs) {
     StrategySummary& summary = out[static_cast<size_t>(run.strategy)];
-    summary.best[run.repetition] = run.ok ? run.best_fitness : -1;
+    if (bench.confirm_rounds > 0) {
+      summary.best[run.repetition] = run.ok && run.confirmed ? run.confirmed_fitness : -1;
+    } else {
+      summary.best[run.repetition] = run.ok ? run.best_fitness : -1;
+    }
     summary.max_evaluations = std::max(summary.max_evaluations, run.evaluations);
     if (!run.ok) ++summary.failed;
   }
@@ -114,16 +126,25 @@ std::vector<StrategySummary> SummariseTask(const TaskBench& bench) {
       if (top > 0 && s.best[r] >= top * (1 - kTieTolerance)) ++s.wins;
     }
   }
-  for (StrategySummary& s : out) {
-    std::vector<double> ratios;
-    for (int r = 0; r < reps; ++r) ratios.push_back(seeds[r] > 0 && s.best[r] >= 0 ? s.best[r] / seeds[r] : 0);
-    s.ratio = LogRatioInterval(ratios);
+  std::vector<std::vector<double>> ratios(out.size(), std::vector<double>(reps, 0));
+  for (const StrategyRun& run : bench.runs) {
+    const StrategySummary& s = out[static_cast<size_t>(run.strategy)];
+    const double seed = seeds[run.repetition], best = s.best[run.repetition];
+    double& ratio = ratios[static_cast<size_t>(run.strategy)][run.repetition];
+    if (bench.confirm_rounds > 0) {
+      ratio = run.ok && run.confirmed ? run.confirmed_ratio : 0;
+    } else {
+      ratio = seed > 0 && best >= 0 ? best / seed : 0;
+    }
   }
+  for (size_t i = 0; i < out.size(); ++i) out[i].ratio = LogRatioInterval(ratios[i]);
   return out;
 }
 
 std::string SearchBenchText(const std::vector<TaskBench>& benches) {
-  std::string out = Header();
+  int confirm_rounds = 0;
+  for (const TaskBench& bench : benches) confirm_rounds = std::max(confirm_rounds, bench.confirm_rounds);
+  std::string out = Header(confirm_rounds);
   for (const TaskBench& bench : benches) {
     const int reps = Repetitions(bench);
     out += fmt::format("\ntask {}: budget {} evaluations, wall {}, {} repetitions, {} seed sources\n", bench.task,
@@ -145,7 +166,12 @@ std::string SearchBenchText(const std::vector<TaskBench>& benches) {
       out += "\n";
     }
     for (const StrategyRun& run : bench.runs) {
-      if (!run.ok) out += fmt::format("  {} rep{} failed: {}\n", BenchStrategyName(run.strategy), run.repetition, run.error);
+      if (!run.ok) {
+        out += fmt::format("  {} rep{} failed: {}\n", BenchStrategyName(run.strategy), run.repetition, run.error);
+      } else if (bench.confirm_rounds > 0 && !run.confirmed) {
+        out += fmt::format("  {} rep{} not confirmed: {}\n", BenchStrategyName(run.strategy), run.repetition,
+                           run.confirmation);
+      }
     }
   }
   return out;

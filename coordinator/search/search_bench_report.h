@@ -5,7 +5,8 @@
 // interval on the mean log-ratio (exponentiated; needs two repetitions), and wins: the repetitions in
 // which the strategy's best is the highest of all strategies' (within a relative 1e-9; a tie is a win
 // for each tied strategy). Runs that failed, or found nothing correct, have no ratio and are counted
-// apart. Fitness is as evaluated, not re-confirmed; the header says so.
+// apart. With TaskBench::confirm_rounds > 0 the best and the ratio are the confirmed ones (a run not
+// confirmed has neither); otherwise they are as evaluated, and the header says they are not re-confirmed.
 //
 // Files (WriteSearchBench): <out>/bench-search.txt (the tables), <out>/bench-search-anytime.csv (one row
 // per task, strategy, repetition and evaluation: seconds, fitness, best so far), and per task
@@ -40,7 +41,7 @@ RatioInterval LogRatioInterval(const std::vector<double>& ratios);
 
 struct StrategySummary {
   BenchStrategy strategy = BenchStrategy::kSeeds;
-  std::vector<double> best;        // per repetition; -1 where the run failed
+  std::vector<double> best;        // per repetition (confirmed when confirm_rounds > 0); -1: failed or unconfirmed
   int64_t max_evaluations = 0;     // the most any of its runs made
   RatioInterval ratio;             // best / the seeds' best, over repetitions
   int wins = 0;

@@ -299,6 +299,43 @@ TEST_F(SearchBenchTest, AWallBudgetStopsEveryRunAndABudgetNotAboveTheSeedsIsRefu
   EXPECT_EQ(RunSearchBench({w.task}, w.seeds, tight).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(SearchBenchTest, ConfirmedRunsReTimeTheirBestBesideTheBestSeedOutsideTheBudget) {
+  const World w = MakeWorld();
+  Made made;
+  SearchBenchOptions o = Options(w, folder_.path() / "confirmed", &made);
+  o.repetitions = 2;
+  o.confirm_rounds = 2;
+  absl::StatusOr<std::vector<TaskBench>> benches = RunSearchBench({w.task}, w.seeds, o);
+  ASSERT_TRUE(benches.ok()) << benches.status();
+  const TaskBench& bench = benches->front();
+  double seeds_best = 0;
+  for (size_t i = 0; i < bench.runs.size(); ++i) {
+    const StrategyRun& run = bench.runs[i];
+    SCOPED_TRACE(fmt::format("{} rep{}", BenchStrategyName(run.strategy), run.repetition));
+    ASSERT_TRUE(run.ok) << run.error;
+    ASSERT_TRUE(run.confirmed) << run.confirmation;
+    EXPECT_LE(run.evaluations, kBudget) << "the confirmation is not in the budget";
+    int64_t calls = 0;
+    for (const auto& [hash, n] : *made.calls[i]) calls += n;
+    // Two rounds of the best alone (it is the best seed's source) or of the best and the best seed.
+    EXPECT_TRUE(calls == run.evaluations + 2 || calls == run.evaluations + 4) << calls << " " << run.evaluations;
+    EXPECT_NEAR(run.confirmed_fitness, run.best_fitness, 1e-12) << "the fake times alike every round";
+    EXPECT_NEAR(run.confirmed_low, run.confirmed_high, 1e-12);
+    if (run.strategy == BenchStrategy::kSeeds) {
+      seeds_best = run.best_fitness;
+      EXPECT_EQ(calls, run.evaluations + 2);
+      EXPECT_DOUBLE_EQ(run.confirmed_ratio, 1.0);
+    } else {
+      EXPECT_NEAR(run.confirmed_ratio, run.best_fitness / seeds_best, 1e-9) << run.confirmation;
+    }
+  }
+  const std::vector<StrategySummary> summaries = SummariseTask(bench);
+  EXPECT_GT(summaries[static_cast<size_t>(BenchStrategy::kSeedPlan)].ratio.geomean, 1.5);
+  const std::string text = SearchBenchText(*benches);
+  EXPECT_NE(text.find("CONFIRMED"), std::string::npos) << text;
+  EXPECT_EQ(text.find("NOT re-confirmed"), std::string::npos) << text;
+}
+
 class NoGpuEvaluator : public CandidateEvaluator {
  public:
   absl::Status SetUp(const v1::Task&) override { return NonRetryable(absl::FailedPreconditionError("no GPU here")); }
