@@ -1,11 +1,14 @@
 // The one writer of a run's records (run_records.h) over a real store: the run record made once, a
 // batch of tasks stored all or none, attempts and failures, every state stamped with its task, and the
 // summary of a task that finished earlier; and the mutator set (mutator.h): plans routed by kind with
-// the built-in fallback, makers, replayability and the one state.
+// the built-in fallback, makers, replayability and the one state, and a mutator that is neither the
+// built-in nor an LLM one driven by the loop through that interface alone.
 #include "coordinator/search/run_records.h"
 
 #include "coordinator/search/builtin_child.h"
 #include "coordinator/search/mutator.h"
+#include "coordinator/search/search_loop.h"
+#include "mutators/builtin/builtin_mutator.h"
 #include "coordinator/testing/store_test.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -202,6 +205,130 @@ TEST(MutatorSetTest, RefusesTwoStatesAndNull) {
   EXPECT_EQ(MutatorSet::Create(&builtin, {&a, &b}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MutatorSet::Create(nullptr, {&a}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MutatorSet::Create(&builtin, {nullptr}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A mutator of kind command that is neither built in nor a model: the built-in tunable move under
+// operator LLM_REWRITE, counting what the loop tells it; its state is that count.
+class CommandMutator : public Mutator {
+ public:
+  explicit CommandMutator(bool replayable) : replayable_(replayable) {}
+  bool Serves(v1::MutatorKind kind) const override { return kind == v1::MUTATOR_KIND_COMMAND; }
+  bool Replayable() const override { return replayable_; }
+  bool Made(const v1::Candidate& child) const override {
+    return child.operator_() == v1::MUTATION_OPERATOR_LLM_REWRITE;
+  }
+  absl::StatusOr<Proposal> Propose(const MutationPlan& plan, const MutationContext& context) override {
+    ++proposed;
+    Rng rng(plan.mutator_seed);
+    BuiltinMutatorOptions options;
+    options.mutator_name = plan.mutator;
+    Proposal proposal;
+    absl::StatusOr<v1::Candidate> child = MutateTunables(context.candidates.at(plan.parent_id), rng, options, context.known);
+    if (!child.ok()) {
+      proposal.why = std::string(child.status().message());
+      return proposal;
+    }
+    child->set_operator_(v1::MUTATION_OPERATOR_LLM_REWRITE);
+    proposal.child = *std::move(child);
+    proposal.tokens = 10;
+    return proposal;
+  }
+  absl::Status RecordEvaluation(const v1::Candidate& child, const v1::EvalResult&, const MutationContext& context) override {
+    EXPECT_TRUE(context.candidates.contains(child.id())) << "the child is stored before its evaluation is told";
+    ++evaluated;
+    return absl::OkStatus();
+  }
+  bool KeepsState() const override { return true; }
+  std::string SaveState() const override { return std::to_string(evaluated); }
+  absl::Status RestoreState(const std::string& state) override {
+    restored = state;
+    evaluated = std::stoi(state);
+    return absl::OkStatus();
+  }
+  int proposed = 0;
+  int evaluated = 0;
+  std::string restored;
+
+ private:
+  bool replayable_;
+};
+
+class ThirdMutatorTest : public testing::StoreTest {
+ protected:
+  ThirdMutatorTest() : StoreTest("third_mutator_test") {}
+  void SetUp() override {
+    StoreTest::SetUp();
+    auto seeds = LoadSeedLibrary(std::string(SPARSEDITTO_SOURCE_DIR) + "/kernels/seeds");
+    ASSERT_TRUE(seeds.ok()) << seeds.status();
+    seeds_ = *std::move(seeds);
+    task_ = SmallTask(30, "third");
+    for (auto [name, kind] : {std::pair{"builtin", v1::MUTATOR_KIND_BUILTIN}, {"cmd", v1::MUTATOR_KIND_COMMAND}}) {
+      v1::MutatorSpec* m = task_.add_mutators();
+      m->set_name(name);
+      m->set_kind(kind);
+      m->set_weight(1);
+    }
+  }
+  int Children(PopulationStore& store, v1::MutationOperator op) {
+    auto all = store.ListCandidates("run", task_.name());
+    EXPECT_TRUE(all.ok()) << all.status();
+    return all.ok() ? static_cast<int>(std::count_if(all->begin(), all->end(),
+                                                     [&](const v1::Candidate& c) { return c.operator_() == op; }))
+                    : 0;
+  }
+  std::vector<SeedKernel> seeds_;
+  v1::Task task_;
+};
+
+TEST_F(ThirdMutatorTest, PlansOfItsKindGoToItAndItsStateIsKeptAcrossAResume) {
+  auto store = OpenStore("s");
+  testing::CountingEvaluator evaluator(testing::Landscape(task_, seeds_));
+  CommandMutator first(/*replayable=*/false);
+  SearchLoopOptions options = testing::TestLoopOptions();
+  options.compile_ahead = 4;  // not replayable: one child at a time all the same
+  options.mutators = {&first};
+  options.stop_after_evaluations = 15;
+  absl::StatusOr<SearchSummary> interrupted = RunTaskSearch(*store, "run", task_, seeds_, evaluator, options);
+  ASSERT_TRUE(interrupted.ok()) << interrupted.status();
+  ASSERT_EQ(interrupted->stop_reason, "interrupted");
+  EXPECT_GT(first.proposed, 0);
+  EXPECT_GT(first.evaluated, 0);
+  EXPECT_TRUE(evaluator.prefetched.empty()) << "children one at a time with a mutator that is not replayable";
+  absl::StatusOr<store::RunState> state = store->GetRunState("run", task_.name());
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(state->mutator_state(), std::to_string(first.evaluated));
+
+  CommandMutator second(/*replayable=*/false);
+  options.mutators = {&second};
+  options.stop_after_evaluations = 0;
+  absl::StatusOr<SearchSummary> resumed = RunTaskSearch(*store, "run", task_, seeds_, evaluator, options);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_TRUE(resumed->resumed);
+  EXPECT_EQ(second.restored, std::to_string(first.evaluated));
+  EXPECT_EQ(resumed->evaluations, 30 + (resumed->plan_candidate_id.empty() ? 0 : 1));
+  const int its_children = Children(*store, v1::MUTATION_OPERATOR_LLM_REWRITE);
+  EXPECT_GT(its_children, 0);
+  EXPECT_GT(Children(*store, v1::MUTATION_OPERATOR_TUNE) + Children(*store, v1::MUTATION_OPERATOR_TUNE_CROSSOVER), 0)
+      << "the built-in mutator keeps its own plans";
+  EXPECT_EQ(second.evaluated, its_children) << "every child of it evaluated once and told to it once (no duplicates: "
+                                               "it proposes no known source)";
+  absl::StatusOr<store::RunState> end = store->GetRunState("run", task_.name());
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(end->mutator_state(), std::to_string(its_children));
+}
+
+TEST_F(ThirdMutatorTest, AReplayableOneKeepsTheCompileAheadBatches) {
+  auto store = OpenStore("s");
+  testing::CountingEvaluator evaluator(testing::Landscape(task_, seeds_));
+  CommandMutator replayable(/*replayable=*/true);
+  SearchLoopOptions options = testing::TestLoopOptions();
+  options.compile_ahead = 4;
+  options.mutators = {&replayable};
+  absl::StatusOr<SearchSummary> summary = RunTaskSearch(*store, "run", task_, seeds_, evaluator, options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(std::any_of(evaluator.prefetched.begin(), evaluator.prefetched.end(),
+                          [](const std::vector<std::string>& b) { return b.size() > 1; }));
+  EXPECT_GT(Children(*store, v1::MUTATION_OPERATOR_LLM_REWRITE), 0);
 }
 
 }  // namespace
