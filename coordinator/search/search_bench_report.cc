@@ -192,6 +192,33 @@ std::string AnytimeCsv(const std::vector<TaskBench>& benches) {
 
 namespace {
 
+std::string CsvQuoted(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string RunsCsv(const std::vector<TaskBench>& benches) {
+  std::string out =
+      "task,strategy,repetition,seed,ok,evaluations,wall_seconds,best_fitness,best_candidate_id,confirmed,"
+      "confirmed_fitness,confirmed_low,confirmed_high,confirmed_ratio,run_dir,stop,error\n";
+  for (const TaskBench& bench : benches) {
+    for (const StrategyRun& r : bench.runs) {
+      out += fmt::format("{},{},{},{},{},{},{:.3f},{:.9g},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", r.task,
+                         BenchStrategyName(r.strategy), r.repetition, r.seed, r.ok, r.evaluations, r.wall_seconds,
+                         r.best_fitness, CsvQuoted(r.best_candidate_id), r.confirmed, r.confirmed_fitness,
+                         r.confirmed_low, r.confirmed_high, r.confirmed_ratio, CsvQuoted(r.run_dir), CsvQuoted(r.stop),
+                         CsvQuoted(r.error));
+    }
+  }
+  return out;
+}
+
+namespace {
+
 struct Panel {
   double left, top, width, height;
   double x_max, y_lo, y_hi;
@@ -286,6 +313,9 @@ absl::Status WriteSearchBench(const std::vector<TaskBench>& benches, const std::
     }
   }
   if (absl::Status s = WriteFileAtomically((dir / "bench-search.txt").string(), SearchBenchText(benches)); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = WriteFileAtomically((dir / "bench-search-runs.csv").string(), RunsCsv(benches)); !s.ok()) {
     return s;
   }
   return WriteFileAtomically((dir / "bench-search-anytime.csv").string(), AnytimeCsv(benches));

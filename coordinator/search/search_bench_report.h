@@ -9,7 +9,8 @@
 // confirmed has neither); otherwise they are as evaluated, and the header says they are not re-confirmed.
 //
 // Files (WriteSearchBench): <out>/bench-search.txt (the tables), <out>/bench-search-anytime.csv (one row
-// per task, strategy, repetition and evaluation: seconds, fitness, best so far), and per task
+// per task, strategy, repetition and evaluation: seconds, fitness, best so far), <out>/bench-search-runs.csv
+// (one row per run: evaluations, wall seconds, best, the confirmed figures, stop, error), and per task
 // <out>/<task>/anytime.svg: a self-contained SVG of best fitness so far against evaluations (left) and
 // against wall seconds (right), one line per run, coloured by strategy.
 // Pure functions but WriteSearchBench; thread-safe.
@@ -53,6 +54,7 @@ std::vector<StrategySummary> SummariseTask(const TaskBench& bench);
 
 std::string SearchBenchText(const std::vector<TaskBench>& benches);
 std::string AnytimeCsv(const std::vector<TaskBench>& benches);
+std::string RunsCsv(const std::vector<TaskBench>& benches);
 std::string AnytimeSvg(const TaskBench& bench);
 
 // The files above, each written atomically; Unavailable naming the file.

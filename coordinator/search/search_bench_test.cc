@@ -262,6 +262,10 @@ TEST_F(SearchBenchTest, EqualBudgetsOwnFoldersMonotoneCurvesAndAPlanOfSeedsThatB
     EXPECT_EQ(static_cast<int64_t>(best_by_run[fmt::format("{}/{}", BenchStrategyName(run.strategy), run.repetition)].size()),
               run.evaluations);
   }
+  std::ifstream runs_csv(out / "bench-search-runs.csv");
+  int64_t run_rows = -1;  // the header
+  for (std::string row; std::getline(runs_csv, row);) ++run_rows;
+  EXPECT_EQ(run_rows, static_cast<int64_t>(bench.runs.size())) << "one row per run";
   std::ifstream svg_file(out / "split" / "anytime.svg");
   const std::string svg((std::istreambuf_iterator<char>(svg_file)), std::istreambuf_iterator<char>());
   EXPECT_EQ(XmlProblem(svg), "");
