@@ -272,6 +272,37 @@ TEST_F(SearchBenchTest, ConfirmedRunsReTimeTheirBestBesideTheBestSeedOutsideTheB
   EXPECT_EQ(text.find("NOT re-confirmed"), std::string::npos) << text;
 }
 
+std::vector<double> Fitnesses(const StrategyRun& run) {
+  std::vector<double> out;
+  for (const AnytimePoint& p : run.curve) out.push_back(p.fitness);
+  return out;
+}
+
+TEST_F(SearchBenchTest, TheSameBenchGivesTheSameRunsAndRepetitionsSearchDifferently) {
+  const World w = MakeWorld();
+  Made made_a, made_b;
+  SearchBenchOptions a = Options(w, folder_.path() / "a", &made_a);
+  SearchBenchOptions b = Options(w, folder_.path() / "b", &made_b);
+  a.repetitions = b.repetitions = 2;
+  absl::StatusOr<std::vector<TaskBench>> first = RunSearchBench({w.task}, w.seeds, a);
+  absl::StatusOr<std::vector<TaskBench>> second = RunSearchBench({w.task}, w.seeds, b);
+  ASSERT_TRUE(first.ok() && second.ok()) << first.status() << second.status();
+  const std::vector<StrategyRun>& x = first->front().runs;
+  const std::vector<StrategyRun>& y = second->front().runs;
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(x[i].seed, y[i].seed);
+    EXPECT_EQ(x[i].evaluations, y[i].evaluations);
+    EXPECT_EQ(x[i].best_candidate_id, y[i].best_candidate_id);
+    EXPECT_EQ(Fitnesses(x[i]), Fitnesses(y[i])) << BenchStrategyName(x[i].strategy) << " rep" << x[i].repetition;
+  }
+  const size_t per_rep = kAllBenchStrategies.size();
+  for (BenchStrategy s : {BenchStrategy::kRandom, BenchStrategy::kEvolution}) {
+    const size_t at = static_cast<size_t>(s);
+    EXPECT_NE(Fitnesses(x[at]), Fitnesses(x[per_rep + at])) << BenchStrategyName(s) << ": the repetitions' seeds differ";
+  }
+}
+
 class NoGpuEvaluator : public CandidateEvaluator {
  public:
   absl::Status SetUp(const v1::Task&) override { return NonRetryable(absl::FailedPreconditionError("no GPU here")); }
