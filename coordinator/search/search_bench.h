@@ -66,7 +66,7 @@ struct SearchBenchOptions {
   double budget_wall_seconds = 0;    // > 0: each run's wall budget (else the task's)
   int repetitions = 3;
   int confirm_rounds = 0;            // > 0: each run's best and the best seed re-timed in this many rounds
-  SearchLoopOptions loop;            // for the RunTaskSearch strategies; plan_stage and max_finalists are set per strategy
+  SearchLoopOptions loop;            // for the RunTaskSearch strategies; plan_stage, max_finalists and on_evaluation are set per run
   // A fresh evaluator per run (nothing shared between runs); required.
   std::function<absl::StatusOr<std::unique_ptr<CandidateEvaluator>>()> make_evaluator;
   std::function<void(const std::string& task, BenchStrategy, int repetition)> on_run_start;  // may be empty
