@@ -30,14 +30,13 @@ absl::Status GpuCandidateEvaluator::SetUpWith(const v1::Task& task, bool fresh_b
 
 void GpuCandidateEvaluator::Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {
   if (pool_ == nullptr) pool_ = std::make_unique<CompilePool>(&evaluator_->compiler());
-  std::vector<std::pair<std::string, std::future<absl::StatusOr<CompileResult>>>> jobs;
   for (const v1::Candidate& c : candidates) {
-    if (compiled_.contains(c.id()) || !evaluator_->Screen(c, task).ok()) continue;  // never compile what the screen refuses
-    jobs.emplace_back(c.id(), pool_->Submit(c.source(), evaluator_->CompileOptionsFor(task)));
-  }
-  for (auto& [id, job] : jobs) {
-    absl::StatusOr<CompileResult> result = job.get();
-    if (result.ok()) compiled_[id] = *std::move(result);
+    if (pending_.contains(c.id())) continue;
+    pending_[c.id()] = std::async(std::launch::async, [this, c, task]() -> absl::StatusOr<CompileResult> {
+                         // Never compile what the screen refuses; Evaluate then refuses it itself.
+                         if (absl::Status s = evaluator_->Screen(c, task); !s.ok()) return s;
+                         return pool_->Submit(c.source(), evaluator_->CompileOptionsFor(task)).get();
+                       }).share();
   }
 }
 
@@ -50,11 +49,12 @@ DeviceFacts DeviceFactsFromSetup(const v1::SetupTaskReply& reply) {
 
 v1::EvalResult GpuCandidateEvaluator::Evaluate(const v1::Task& task, const v1::Candidate& candidate,
                                                uint64_t check_seed) {
-  auto it = compiled_.find(candidate.id());
-  if (it == compiled_.end()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed);
-  const CompileResult compiled = std::move(it->second);
-  compiled_.erase(it);
-  return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, &compiled);
+  auto it = pending_.find(candidate.id());
+  if (it == pending_.end()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed);
+  const absl::StatusOr<CompileResult> compiled = it->second.get();  // waits for this candidate only
+  pending_.erase(it);
+  if (!compiled.ok()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed);
+  return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, &*compiled);
 }
 
 }  // namespace sparseditto

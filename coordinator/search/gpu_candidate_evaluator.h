@@ -1,12 +1,15 @@
 // The search loop's evaluator on the real cascade (evaluator/evaluator.h): screen, compile, check and
 // time on the local GPU. SetUp materialises the task and times its baselines once, and fails (no GPU, a
-// bad task) with the runner's error. Prefetch compiles the candidates that pass the static screen
-// together on a CompilePool (one worker per core), so the batch's compiles overlap; Evaluate then uses
-// the compiled result (its compile_seconds is the real compile's) instead of compiling again.
-// Not thread-safe (one GPU, one thread).
+// bad task) with the runner's error. Prefetch screens and compiles the batch in the background, on a
+// CompilePool (one worker per core), and returns at once: the batch's compiles overlap one another and
+// the GPU work of its first candidates; Evaluate waits only for its own candidate's compile and uses it
+// (its compile_seconds is the real compile's) instead of compiling again.
+// Not thread-safe (one GPU, one thread): Prefetch and Evaluate from one thread; the background work
+// touches only the Evaluator's thread-safe screen and compiler.
 #pragma once
 
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,8 +37,9 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   // with fresh_baselines); errors as SetUp's.
   absl::Status RetimeBaselines(const v1::Task& task) override;
 
-  // Candidates the static screen refuses are not compiled (Evaluate refuses them). A compile the pool
-  // could not run is left to Evaluate.
+  // Returns before the work is done. Candidates the static screen refuses are not compiled (Evaluate
+  // refuses them). A compile the pool could not run is left to Evaluate. A candidate already pending
+  // is not submitted again.
   void Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override;
 
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
@@ -51,7 +55,9 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   Evaluator* evaluator_;              // not owned; outlives this object
   std::function<std::optional<std::string>()> missing_driver_;
   std::unique_ptr<CompilePool> pool_;  // made by the first Prefetch
-  std::map<std::string, CompileResult> compiled_;  // by candidate id, until evaluated
+  // By candidate id, until evaluated: the screen then the compile, in the background. Declared after
+  // pool_, so destroyed (waiting for the work) before it.
+  std::map<std::string, std::shared_future<absl::StatusOr<CompileResult>>> pending_;
   DeviceFacts device_;
 };
 

@@ -1,7 +1,7 @@
 // GpuCandidateEvaluator's compile-ahead on the real cascade's CPU half (this test needs no GPU: on a
 // machine without one the GPU stages end INTERNAL after the compile): Prefetch compiles the batch on
-// the pool, Evaluate uses those results instead of compiling again, and a candidate the static screen
-// refuses is never compiled.
+// the pool in the background, Evaluate waits for and uses those results instead of compiling again, and
+// a candidate the static screen refuses is never compiled.
 #include "coordinator/search/gpu_candidate_evaluator.h"
 
 #include <filesystem>
@@ -51,9 +51,10 @@ TEST(GpuCandidateEvaluatorTest, PrefetchCompilesTheBatchOnceAndNeverWhatTheScree
 
   GpuCandidateEvaluator gpu(evaluator->get());
   gpu.Prefetch(task, {good, hostile});
-  EXPECT_EQ(CacheEntries(dir / "compile"), 1) << "the refused candidate was not compiled";
+  gpu.Prefetch(task, {good});  // pending already: not submitted twice
 
-  const v1::EvalResult good_result = gpu.Evaluate(task, good, 1);
+  const v1::EvalResult good_result = gpu.Evaluate(task, good, 1);  // waits for its own compile
+  EXPECT_EQ(CacheEntries(dir / "compile"), 1) << "the refused candidate was not compiled";
   EXPECT_GT(good_result.compile_seconds(), 0) << "the prefetched compile's own time, not a cache hit's 0";
   EXPECT_NE(good_result.compile_log().find("ptxas"), std::string::npos);
   EXPECT_NE(good_result.failure(), v1::FAILURE_CATEGORY_COMPILE);
