@@ -41,7 +41,10 @@ struct DeviceFacts {
   int64_t arch = 0;            // 80, 90, ...
   // "sm_count=132 smem_per_block=232448 smem_per_sm=233472 arch=90" (0 for unknown facts).
   std::string ToString() const;
-  bool operator==(const DeviceFacts&) const = default;
+  // Spelled out, not defaulted: the seeds' CUDA tests include this header as C++17.
+  bool operator==(const DeviceFacts& o) const {
+    return sm_count == o.sm_count && smem_per_block == o.smem_per_block && smem_per_sm == o.smem_per_sm && arch == o.arch;
+  }
 };
 
 // 90 for "sm_90", "sm_90a", "compute_90"; 0 when `arch` names no number.
