@@ -1,7 +1,10 @@
 #include "evaluator/runner/candidate_host.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string_view>
 
 #include "absl/strings/str_join.h"
@@ -21,6 +24,7 @@ constexpr int kReplyFd = 4;
 constexpr size_t kChunkBytes = size_t{16} << 20;  // well under the frame cap
 // Replies are small (trial times, messages); a larger announced frame is a hostile host.
 constexpr uint32_t kMaxReplyBytes = 1 << 20;
+constexpr double kMemoryPollSeconds = 0.25;  // between looks at the host's resident memory
 
 }  // namespace
 
@@ -138,6 +142,22 @@ absl::StatusOr<v1::HostReply> CandidateHost::Call(const v1::HostRequest& request
                                               TextTail(log, 2048)));
   };
   if (absl::Status s = child_->WriteToChild(kRequestFd, *frame, deadline); !s.ok()) return fail(s);
+  // Wait for the reply's first byte in slices, checking the host's memory between them: a candidate
+  // that allocates host memory without bound is stopped before it takes the machine.
+  pollfd watch{child_->parent_fd(kReplyFd), POLLIN, 0};
+  while (true) {
+    watch.revents = 0;
+    auto event = child_->Pump(std::min(deadline, DeadlineAfter(kMemoryPollSeconds)), std::span<pollfd>(&watch, 1));
+    if (!event.ok()) return fail(event.status());
+    if (*event == ChildProcess::PumpEvent::kWatchReady || *event == ChildProcess::PumpEvent::kExited) break;
+    if (Clock::now() >= deadline) return fail(absl::DeadlineExceededError("no reply"));
+    auto resident = child_->ResidentBytes();
+    if (resident.ok() && *resident > options_.max_resident_bytes) {
+      child_->Kill();
+      return absl::ResourceExhaustedError(fmt::format("the candidate host used {} MiB of host memory (limit {} MiB)",
+                                                      *resident >> 20, options_.max_resident_bytes >> 20));
+    }
+  }
   auto header = child_->ReadFromChild(kReplyFd, kFrameHeaderBytes, deadline);
   if (!header.ok()) return fail(header.status());
   auto size = DecodeFrameLength(*header);

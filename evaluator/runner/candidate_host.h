@@ -31,6 +31,10 @@ struct CandidateHostOptions {
   // How long one request may take before the host is killed (prepare of a large matrix included).
   double request_timeout_seconds = 120;
   int64_t max_log_bytes = 1 << 20;  // the candidate's stdout/stderr kept per stream
+  // Host memory (resident) the host may use while the judge waits for a reply; beyond it the host is
+  // killed and the request fails ResourceExhausted. Generous: a candidate's prepare of a large matrix
+  // holds a few copies of it; the limit is there so that one candidate cannot take the machine.
+  int64_t max_resident_bytes = int64_t{32} << 30;
   // Our variables the host may see; nothing else of our environment reaches it (no secrets).
   std::vector<std::string> inherit_variables = {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "PATH",
                                                 "NVIDIA_TF32_OVERRIDE"};
