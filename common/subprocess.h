@@ -141,6 +141,13 @@ class ChildProcess {
   enum class PumpEvent { kWatchReady, kExited, kDeadline };
   absl::StatusOr<PumpEvent> Pump(Deadline deadline, std::span<pollfd> watch = {});
 
+  // Waits until the pipe mapped to `child_fd` has data or the child has exited (a read then says what
+  // is left), draining output, and between slices of `poll_seconds` looks at ResidentBytes(). OK when
+  // there is something to read or the child exited; DeadlineExceeded at `deadline`; ResourceExhausted
+  // "used N MiB of host memory (limit M MiB)" once the resident memory exceeds `max_resident_bytes`
+  // (the caller kills, or not); Pump's errors. Never kills.
+  absl::Status WaitReadableWithin(int child_fd, Deadline deadline, int64_t max_resident_bytes, double poll_seconds);
+
   // Writes all of `bytes` to the pipe mapped to `child_fd` (kToChild), draining the child's output
   // meanwhile. DeadlineExceeded if it did not fit by `deadline`; FailedPrecondition if the child
   // closed its end or exited; InvalidArgument if there is no such pipe. SIGPIPE is never raised.

@@ -77,6 +77,23 @@ absl::StatusOr<ChildProcess::PumpEvent> ChildProcess::Pump(Deadline deadline, st
   }
 }
 
+absl::Status ChildProcess::WaitReadableWithin(int child_fd, Deadline deadline, int64_t max_resident_bytes,
+                                              double poll_seconds) {
+  pollfd watch{parent_fd(child_fd), POLLIN, 0};
+  while (true) {
+    watch.revents = 0;
+    SD_ASSIGN_OR_RETURN(const PumpEvent event,
+                        Pump(std::min(deadline, DeadlineAfter(poll_seconds)), std::span<pollfd>(&watch, 1)));
+    if (event == PumpEvent::kWatchReady || event == PumpEvent::kExited) return absl::OkStatus();
+    if (Clock::now() >= deadline) return absl::DeadlineExceededError("no output in time");
+    absl::StatusOr<int64_t> resident = ResidentBytes();
+    if (resident.ok() && *resident > max_resident_bytes) {
+      return absl::ResourceExhaustedError(fmt::format("used {} MiB of host memory (limit {} MiB)", *resident >> 20,
+                                                      max_resident_bytes >> 20));
+    }
+  }
+}
+
 absl::StatusOr<ExitOutcome> ChildProcess::WaitFor(Deadline deadline) {
   while (!outcome_) {
     SD_ASSIGN_OR_RETURN(const PumpEvent event, Pump(deadline));

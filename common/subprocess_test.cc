@@ -287,6 +287,29 @@ TEST(Subprocess, ExtraPipesCarryARequestReplyProtocol) {
   EXPECT_EQ((*child)->captured_stdout().bytes, "noise\nnoise\n");
 }
 
+TEST(Subprocess, WaitReadableWithinSeesOutputExitTheDeadlineAndTheMemoryLimit) {
+  struct Case {
+    std::string script;
+    int64_t max_resident_bytes;
+    absl::StatusCode expected;
+  };
+  const Case cases[] = {
+      {"echo reply >&4; sleep 30", int64_t{1} << 40, absl::StatusCode::kOk},   // output waiting
+      {"exit 0", int64_t{1} << 40, absl::StatusCode::kOk},                      // exited: a read says what is left
+      {"sleep 30", int64_t{1} << 40, absl::StatusCode::kDeadlineExceeded},
+      {"sleep 30", 1, absl::StatusCode::kResourceExhausted},                    // any resident memory is over 1 byte
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::unique_ptr<ChildProcess>> child = Spawn(WithProtocolPipes(c.script));
+    ASSERT_TRUE(child.ok()) << child.status();
+    const absl::Status s = (*child)->WaitReadableWithin(4, DeadlineAfter(0.6), c.max_resident_bytes, 0.05);
+    EXPECT_EQ(s.code(), c.expected) << c.script << ": " << s;
+    if (absl::IsResourceExhausted(s)) {
+      EXPECT_NE(s.message().find("of host memory (limit 0 MiB)"), std::string::npos) << s;
+    }
+  }
+}
+
 TEST(Subprocess, ShortReplyFromAnExitingChildIsOutOfRange) {
   absl::StatusOr<std::unique_ptr<ChildProcess>> child = Spawn(WithProtocolPipes("printf abc >&4; exit 5"));
   ASSERT_TRUE(child.ok()) << child.status();

@@ -46,21 +46,11 @@ absl::Status RunnerClient::Send(const v1::RunnerRequest& request) {
 
 absl::StatusOr<v1::RunnerEvent> RunnerClient::ReadEvent(Deadline deadline) {
   // Wait for the first byte in slices, checking the child's memory between them.
-  pollfd watch{child_->parent_fd(kEventFd), POLLIN, 0};
-  while (true) {
-    watch.revents = 0;
-    const Deadline slice = std::min(deadline, DeadlineAfter(kMemoryPollSeconds));
-    auto event = child_->Pump(slice, std::span<pollfd>(&watch, 1));
-    if (!event.ok()) return event.status();
-    if (*event == ChildProcess::PumpEvent::kWatchReady) break;
-    if (*event == ChildProcess::PumpEvent::kExited) break;  // read what it left, then see it gone
-    if (Clock::now() >= deadline) return absl::DeadlineExceededError("stage time limit");
-    auto resident = child_->ResidentBytes();
-    if (resident.ok() && *resident > options_.max_resident_bytes) {
-      return absl::ResourceExhaustedError(
-          fmt::format("the candidate used {} MiB of host memory (limit {} MiB)", *resident >> 20,
-                      options_.max_resident_bytes >> 20));
-    }
+  if (absl::Status s = child_->WaitReadableWithin(kEventFd, deadline, options_.max_resident_bytes, kMemoryPollSeconds);
+      !s.ok()) {
+    if (absl::IsDeadlineExceeded(s)) return absl::DeadlineExceededError("stage time limit");
+    if (absl::IsResourceExhausted(s)) return absl::ResourceExhaustedError(fmt::format("the candidate {}", s.message()));
+    return s;
   }
   const Deadline frame_deadline = std::max(deadline, DeadlineAfter(10));  // a started frame completes promptly
   auto header = child_->ReadFromChild(kEventFd, kFrameHeaderBytes, frame_deadline);

@@ -1,10 +1,7 @@
 #include "evaluator/runner/candidate_host.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <cstring>
-#include <span>
 #include <string_view>
 
 #include "absl/strings/str_join.h"
@@ -142,21 +139,13 @@ absl::StatusOr<v1::HostReply> CandidateHost::Call(const v1::HostRequest& request
                                               TextTail(log, 2048)));
   };
   if (absl::Status s = child_->WriteToChild(kRequestFd, *frame, deadline); !s.ok()) return fail(s);
-  // Wait for the reply's first byte in slices, checking the host's memory between them: a candidate
-  // that allocates host memory without bound is stopped before it takes the machine.
-  pollfd watch{child_->parent_fd(kReplyFd), POLLIN, 0};
-  while (true) {
-    watch.revents = 0;
-    auto event = child_->Pump(std::min(deadline, DeadlineAfter(kMemoryPollSeconds)), std::span<pollfd>(&watch, 1));
-    if (!event.ok()) return fail(event.status());
-    if (*event == ChildProcess::PumpEvent::kWatchReady || *event == ChildProcess::PumpEvent::kExited) break;
-    if (Clock::now() >= deadline) return fail(absl::DeadlineExceededError("no reply"));
-    auto resident = child_->ResidentBytes();
-    if (resident.ok() && *resident > options_.max_resident_bytes) {
-      child_->Kill();
-      return absl::ResourceExhaustedError(fmt::format("the candidate host used {} MiB of host memory (limit {} MiB)",
-                                                      *resident >> 20, options_.max_resident_bytes >> 20));
-    }
+  // Wait for the reply's first byte, checking the host's memory meanwhile: a candidate that allocates
+  // host memory without bound is stopped before it takes the machine.
+  if (absl::Status s = child_->WaitReadableWithin(kReplyFd, deadline, options_.max_resident_bytes, kMemoryPollSeconds);
+      !s.ok()) {
+    if (!absl::IsResourceExhausted(s)) return fail(s);
+    child_->Kill();
+    return absl::ResourceExhaustedError(fmt::format("the candidate host {}", s.message()));
   }
   auto header = child_->ReadFromChild(kReplyFd, kFrameHeaderBytes, deadline);
   if (!header.ok()) return fail(header.status());
