@@ -62,7 +62,11 @@ absl::StatusOr<Confirmation> ConfirmSubjects(CandidateEvaluator& evaluator, cons
   std::vector<std::vector<double>> by_round(options.rounds, std::vector<double>(count, 0));
   Confirmation out;
   out.rounds = options.rounds;
-  for (const ConfirmationSubject& s : subjects) out.subjects.push_back({.role = s.role, .candidate_id = s.candidate.id()});
+  for (const ConfirmationSubject& s : subjects) {
+    ConfirmedCandidate& c = out.subjects.emplace_back();
+    c.role = s.role;
+    c.candidate_id = s.candidate.id();
+  }
   for (int round = 0; round < options.rounds; ++round) {
     if (absl::Status s = evaluator.RetimeBaselines(task); !s.ok()) {
       return absl::Status(s.code(), fmt::format("confirmation round {}: baselines: {}", round + 1, s.message()));
