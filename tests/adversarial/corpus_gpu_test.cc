@@ -102,7 +102,20 @@ TEST(CorpusGpuTest, EveryCandidateIsCaughtWithItsCategoryAndTheEvaluatorSurvives
     ASSERT_TRUE(compiled.ok()) << file << ": " << compiled.status();
     const v1::EvalResult result = (*evaluator)->Evaluate(task, candidate, finalist, 1000 + total, &*compiled);
     const std::string got = CategoryName(result.failure());
-    const bool ok = accepted.contains(got);
+    bool ok = accepted.contains(got);
+    // "times_like_reference": a candidate that is the reference apart from how it reports its times must
+    // not come out more than 15% faster than the reference did.
+    if (ok && entry.contains("times_like_reference") && entry["times_like_reference"].get<bool>()) {
+      for (const v1::TimingStats& t : result.timings()) {
+        for (const v1::TimingStats& r : before.timings()) {
+          if (r.n() != t.n()) continue;
+          const double ratio = t.median_ms() / r.median_ms();
+          std::printf("%-28s n=%lld: %.4f ms against the reference's %.4f ms (%.2fx)\n", file.c_str(),
+                      static_cast<long long>(t.n()), t.median_ms(), r.median_ms(), ratio);
+          if (ratio < 0.85) ok = false;
+        }
+      }
+    }
     ++total;
     caught += ok;
     std::printf("%-28s expected %-8s got %-8s at %-26s %s\n", file.c_str(), entry["expected"].get<std::string>().c_str(),
