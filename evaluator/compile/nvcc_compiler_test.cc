@@ -2,6 +2,7 @@
 #include "evaluator/compile/nvcc_compiler.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -202,6 +203,22 @@ TEST_F(NvccCompilerTest, KillOfTheCompilingProcessTakesTheCompilerAndTheNextStar
       GTEST_SKIP() << layer.name << " is not available here: " << layer.reason;
     }
   }
+  // A temporary folder of this test's own: NvccCompiler::Create in any other test process running at
+  // the same time (ctest -j) would otherwise sweep the killed compile's folder before we look for it.
+  const std::string own_tmp = scratch_.path() + "/tmp";
+  ASSERT_TRUE(std::filesystem::create_directory(own_tmp));
+  // The sandboxed compiler runs as nobody: it must be able to pass through to its folder.
+  std::filesystem::permissions(scratch_.path(), std::filesystem::perms::owner_all | std::filesystem::perms::group_exec |
+                                                    std::filesystem::perms::others_exec);
+  std::filesystem::permissions(own_tmp, std::filesystem::perms::owner_all | std::filesystem::perms::group_exec |
+                                            std::filesystem::perms::others_exec);
+  const char* saved_tmpdir = std::getenv("TMPDIR");
+  struct RestoreTmpdir {
+    bool had;
+    std::string value;
+    ~RestoreTmpdir() { had ? setenv("TMPDIR", value.c_str(), 1) : unsetenv("TMPDIR"); }
+  } restore_tmpdir{saved_tmpdir != nullptr, saved_tmpdir != nullptr ? saved_tmpdir : ""};
+  setenv("TMPDIR", own_tmp.c_str(), 1);
   const pid_t compiling = fork();
   if (compiling == 0) {
     CompileOptions long_bomb = options_;
