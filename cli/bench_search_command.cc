@@ -30,6 +30,7 @@ struct BenchSearchOptions {
   std::string cache_dir;
   double timing_seconds = 1.0;
   double stage_timeout = 60;
+  double screen_margin = SearchLoopOptions().screen_margin;
 };
 
 int Fail(const absl::Status& status) {
@@ -63,6 +64,7 @@ int RunBenchSearch(const BenchSearchOptions& o) {
   options.repetitions = o.repetitions;
   options.confirm_rounds = o.confirm_rounds;
   options.loop.compile_ahead = o.compile_ahead;
+  options.loop.screen_margin = o.screen_margin;
   // A fresh seam per run (its compile pool and prefetched compiles, kept by candidate id, are the run's).
   options.make_evaluator = [shared]() -> absl::StatusOr<std::unique_ptr<CandidateEvaluator>> {
     return std::make_unique<GpuCandidateEvaluator>(shared);
@@ -115,6 +117,9 @@ void RegisterBenchSearchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--out", o->out_dir, "Output folder (default runs/bench-search-<task>, or -suite)");
   cmd->add_option("--cache", o->cache_dir, "Compile and baseline cache folder (default ~/.cache/sparseditto)");
   cmd->add_option("--timing-seconds", o->timing_seconds, "Timing budget per n")->capture_default_str();
+  cmd->add_option("--screen-margin", o->screen_margin,
+                  "As for search: the timing screen's margin (random search and the search alike); 0: no screen")
+      ->capture_default_str();
   cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
   cmd->callback([o, exit_code] { *exit_code = RunBenchSearch(*o); });
 }

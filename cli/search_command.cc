@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "absl/strings/strip.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
@@ -46,7 +47,24 @@ struct SearchOptions {
   int compile_ahead = 1;
   int finalists = SearchLoopOptions().max_finalists;
   int confirm_rounds = ConfirmationOptions().rounds;
+  double screen_margin = SearchLoopOptions().screen_margin;
 };
+
+// "throughput: 120 evaluations in 300 s (0.40/s); GPU stages 250 s (83% of the wall: START 40, ...);
+// waiting for compiles 20 s; 100 children screened, 12 timed in full"
+std::string DescribeThroughput(const SearchSummary& s) {
+  const SearchThroughput& t = s.throughput;
+  std::string stages;
+  for (const auto& [stage, seconds] : t.stage_seconds) {
+    stages += fmt::format("{}{} {:.0f}", stages.empty() ? "" : ", ", absl::StripPrefix(stage, "EVAL_STAGE_"), seconds);
+  }
+  const double wall = std::max(t.wall_seconds, 1e-9);
+  return fmt::format("throughput: {} evaluations in {:.0f} s ({:.2f}/s); GPU stages {:.0f} s ({:.0f}% of the wall{}{}); "
+                     "waiting for compiles and CPU stages {:.0f} s; {} children screened, {} timed in full",
+                     s.evaluations_this_call, t.wall_seconds, s.evaluations_this_call / wall, t.gpu_seconds,
+                     100 * t.gpu_seconds / wall, stages.empty() ? "" : ": ", stages,
+                     std::max(0.0, t.evaluator_seconds - t.gpu_seconds), t.screened, t.timed_in_full);
+}
 
 int Fail(const absl::Status& status) {
   std::cerr << "sparseditto search: " << status.message() << "\n";
@@ -112,6 +130,7 @@ int RunSearch(const SearchOptions& o) {
   options.max_retries = o.retries;
   options.loop.compile_ahead = o.compile_ahead;
   options.loop.max_finalists = o.finalists;
+  options.loop.screen_margin = o.screen_margin;
   options.run_dir = run_dir;
   options.project_revision = ProjectRevision();
   options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
@@ -154,6 +173,7 @@ int RunSearch(const SearchOptions& o) {
     // "seed X: all N points of its tunable space proposed; no more built-in children of it"
     for (const std::string& line : s.exhausted_spaces) std::cout << fmt::format("{}: {}\n", t.task_name, line);
     if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
+    if (s.evaluations_this_call > 0) std::cout << fmt::format("{}: {}\n", t.task_name, DescribeThroughput(s));
     if (o.confirm_rounds > 0 && !s.best_candidate_id.empty()) {
       ConfirmTask(**store, run, run_dir, tasks, t.task_name, gpu, o.confirm_rounds);
     }
@@ -200,6 +220,10 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
                   "When a task's search stops, its best candidates get the finalist checks (sanitizers, about a "
                   "minute or two each on a GPU) until one passes or this many were tried; 0: none")
       ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd->add_option("--screen-margin", o->screen_margin,
+                  "Time a child in full only when its short timing screen is within this share of an elite "
+                  "(its fitness of the best's, or its time at some n of the fastest there); 0: every child in full")
       ->capture_default_str();
   cmd->add_option("--confirm-rounds", o->confirm_rounds,
                   "When a task's search stops, its best candidate and its best seed are timed again this many "

@@ -1,7 +1,11 @@
 #include "coordinator/coordinator.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 
+#include "common/fitness.h"
 #include "common/status_macros.h"
 #include "coordinator/step_rng.h"
 #include "fmt/format.h"
@@ -68,6 +72,9 @@ absl::Status CoordinatorOptions::Validate() const {
   if (!(selection.child_penalty_alpha >= 0)) {
     return bad(fmt::format("child_penalty_alpha must be >= 0, got {}", selection.child_penalty_alpha));
   }
+  if (!(selection.per_n_ratio >= 0 && selection.per_n_ratio <= 1)) {
+    return bad(fmt::format("per_n_ratio must be in [0, 1], got {}", selection.per_n_ratio));
+  }
   if (!(crossover_probability >= 0 && crossover_probability <= 1)) {
     return bad(fmt::format("crossover_probability must be in [0, 1], got {}", crossover_probability));
   }
@@ -86,10 +93,10 @@ std::string CoordinatorOptions::Fingerprint() const {
   for (const auto& f : features) specs.push_back(f.Spec());
   return fmt::format(
       "islands={} capacity={} evaluations_per_generation={} migration_interval={} migration_fraction={} "
-      "features=[{}] exploration={} alpha={} crossover={} inspirations={}+{} max_wasted_in_a_row={}",
+      "features=[{}] exploration={} alpha={} per_n={} crossover={} inspirations={}+{} max_wasted_in_a_row={}",
       num_islands, island_capacity, evaluations_per_generation, migration_interval, migration_fraction,
-      fmt::join(specs, ";"), selection.exploration_ratio, selection.child_penalty_alpha, crossover_probability,
-      inspiration_top_k, inspiration_diverse_k, max_wasted_in_a_row);
+      fmt::join(specs, ";"), selection.exploration_ratio, selection.child_penalty_alpha, selection.per_n_ratio,
+      crossover_probability, inspiration_top_k, inspiration_diverse_k, max_wasted_in_a_row);
 }
 
 Coordinator::Coordinator(const v1::Task& task, CoordinatorOptions options)
@@ -140,6 +147,11 @@ absl::StatusOr<Coordinator> Coordinator::Restore(const v1::Task& task, Coordinat
   c.evaluations_in_generation_ = state.evaluations_in_generation();
   c.next_candidate_number_ = state.next_candidate_number();
   c.exhausted_.assign(state.exhausted_spaces().begin(), state.exhausted_spaces().end());
+  for (const coordinator::NElite& e : state.n_elites()) {
+    if (!c.n_elites_.emplace(e.n(), e.member()).second) {
+      return absl::InvalidArgumentError(fmt::format("the elite at n = {} appears twice in the search state", e.n()));
+    }
+  }
   c.device_ = {.sm_count = state.device().sm_count(),
                .smem_per_block = state.device().smem_per_block(),
                .smem_per_sm = state.device().smem_per_sm(),
@@ -162,6 +174,11 @@ coordinator::SearchState Coordinator::SaveState() const {
   islands_.SaveTo(&state);
   hashes_.SaveTo(&state);
   for (const auto& space : exhausted_) *state.add_exhausted_spaces() = space;
+  for (const auto& [n, member] : n_elites_) {
+    coordinator::NElite* e = state.add_n_elites();
+    e->set_n(n);
+    *e->mutable_member() = member;
+  }
   state.mutable_device()->set_sm_count(device_.sm_count);
   state.mutable_device()->set_smem_per_block(device_.smem_per_block);
   state.mutable_device()->set_smem_per_sm(device_.smem_per_sm);
@@ -215,6 +232,9 @@ bool Coordinator::MarkSpaceExhausted(const coordinator::ExhaustedSpace& space, c
   exhausted_.push_back(space);
   archive_.MarkImmovable(members);
   islands_.MarkImmovable(members);
+  for (auto& [n, member] : n_elites_) {
+    if (members.contains(member.candidate_id())) member.set_movable_tunables(0);
+  }
   // Another mutator that gets plans (ChooseMutator: a positive weight, or the first when none has one)
   // still has work.
   bool any_weight = false;
@@ -249,7 +269,8 @@ absl::StatusOr<MutationPlan> Coordinator::PlanMutation() {
   plan.mutator_kind = spec.kind();
   const bool builtin = spec.kind() == v1::MUTATOR_KIND_BUILTIN;
   const auto& island = islands_.members(plan.island);
-  std::optional<ParentPick> parent = SelectParent(archive_, island, children_, options_.selection, builtin, rng);
+  std::optional<ParentPick> parent = PerNParent(builtin, rng);
+  if (!parent) parent = SelectParent(archive_, island, children_, options_.selection, builtin, rng);
   if (!parent) {
     budget_.RecordWasted(/*duplicate=*/false);
     return absl::FailedPreconditionError(
@@ -298,6 +319,7 @@ absl::StatusOr<ReportOutcome> Coordinator::ReportResult(const v1::Candidate& can
     member.set_family(CrossoverFamily(candidate));
     outcome.joined_island = islands_.Add(candidate.island(), member);
   }
+  NoteNElites(candidate, result);
   budget_.RecordEvaluation(outcome.archive.improved_best);
   if (++evaluations_in_generation_ >= options_.evaluations_per_generation) {
     evaluations_in_generation_ = 0;
@@ -308,6 +330,46 @@ absl::StatusOr<ReportOutcome> Coordinator::ReportResult(const v1::Candidate& can
   }
   outcome.stop = budget_.Check();
   return outcome;
+}
+
+void Coordinator::NoteNElites(const v1::Candidate& candidate, const v1::EvalResult& result) {
+  if (result.fitness() <= 0 || result.timing_screen()) return;  // failed, or a screen's noisy times
+  const std::map<int64_t, v1::BaselineList> baselines(result.baselines().begin(), result.baselines().end());
+  for (const v1::TimingStats& t : result.timings()) {
+    const double best_baseline = FastestBaselineMs(baselines, t.n());
+    if (!std::isfinite(best_baseline) || t.median_ms() <= 0) continue;
+    const double speedup = best_baseline / t.median_ms();
+    auto it = n_elites_.find(t.n());
+    if (it != n_elites_.end() && it->second.fitness() >= speedup) continue;
+    coordinator::IslandMember member;
+    member.set_candidate_id(candidate.id());
+    member.set_fitness(speedup);
+    member.set_seed_name(candidate.seed_name());
+    member.set_movable_tunables(MovableTunables(candidate));
+    member.set_family(CrossoverFamily(candidate));
+    n_elites_[t.n()] = member;
+  }
+}
+
+std::optional<ParentPick> Coordinator::PerNParent(bool movable_only, Rng& rng) const {
+  if (n_elites_.size() < 2 || !(options_.selection.per_n_ratio > 0)) return std::nullopt;
+  if (!(rng.Uniform() < options_.selection.per_n_ratio)) return std::nullopt;
+  std::vector<const coordinator::IslandMember*> pool;
+  std::vector<double> weights;
+  double total = 0;
+  for (const auto& [n, member] : n_elites_) {
+    if (movable_only && member.movable_tunables() == 0) continue;
+    pool.push_back(&member);
+    weights.push_back(1.0 / std::max(member.fitness(), 1e-6));
+    total += weights.back();
+  }
+  if (pool.empty()) return std::nullopt;
+  double target = rng.Uniform() * total;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    if (target < weights[i] || i + 1 == pool.size()) return ParentPick{*pool[i], false};
+    target -= weights[i];
+  }
+  return std::nullopt;
 }
 
 }  // namespace sparseditto

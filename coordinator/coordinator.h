@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -150,10 +151,18 @@ class Coordinator {
   int64_t max_evaluations() const { return budget_.limits().max_evaluations(); }
   const ChildCounts& children() const { return children_; }
   uint64_t step() const { return step_; }
+  // The fastest candidate at each n (full timings of correct candidates; member.fitness its speed-up
+  // over the best baseline at n), by n. SelectionOptions::per_n_ratio of the plans take a parent here.
+  const std::map<int64_t, coordinator::IslandMember>& n_elites() const { return n_elites_; }
   int64_t generation() const { return generation_; }
 
  private:
   Coordinator(const v1::Task& task, CoordinatorOptions options);
+  // Takes a result's per-n speed-ups into n_elites_ (not a screen's, not a failed candidate's).
+  void NoteNElites(const v1::Candidate& candidate, const v1::EvalResult& result);
+  // With probability per_n_ratio (and two or more n with an elite): a per-n elite, drawn with weight
+  // 1 / speed-up; nullopt otherwise (the islands choose). Draws from `rng` only when it may pick.
+  std::optional<ParentPick> PerNParent(bool movable_only, Rng& rng) const;
 
   v1::Task task_;
   CoordinatorOptions options_;
@@ -168,6 +177,7 @@ class Coordinator {
   int64_t next_candidate_number_ = 1;
   std::vector<coordinator::ExhaustedSpace> exhausted_;  // in the order found
   DeviceFacts device_;
+  std::map<int64_t, coordinator::IslandMember> n_elites_;  // by n
 };
 
 }  // namespace sparseditto

@@ -85,14 +85,14 @@ CompileOptions Evaluator::CompileOptionsFor(const v1::Task& task) const {
 }
 
 v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
-                                   uint64_t check_seed, const CompileResult* compiled) {
-  v1::EvalResult result = RunCascade(task, candidate, finalist, check_seed, compiled);
+                                   uint64_t check_seed, const CompileResult* compiled, TimingDepth depth) {
+  v1::EvalResult result = RunCascade(task, candidate, finalist, check_seed, compiled, finalist ? TimingDepth::kFull : depth);
   CleanUntrustedFields(result);
   return result;
 }
 
 v1::EvalResult Evaluator::RunCascade(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
-                                     uint64_t check_seed, const CompileResult* compiled) {
+                                     uint64_t check_seed, const CompileResult* compiled, TimingDepth depth) {
   v1::EvalResult result;
   result.set_candidate_id(candidate.id());
   result.set_task_name(task.name());
@@ -149,12 +149,14 @@ v1::EvalResult Evaluator::RunCascade(const v1::Task& task, const v1::Candidate& 
   *request.mutable_task() = task;
   *request.mutable_options() = options_.runner_options;
   request.mutable_options()->clear_baseline_cache_dir();  // only processes that never load a candidate write it
+  if (depth == TimingDepth::kScreen) request.mutable_options()->set_max_timing_seconds(options_.screen_timing_seconds);
   request.set_check_seed(check_seed);
   request.set_finalist(finalist);
   if (auto setup = setups_.find(TaskContextKey(task)); setup != setups_.end()) {
     *request.mutable_baselines() = setup->second.baselines();
   }
   v1::EvalResult gpu = runner_.Evaluate(request);
+  gpu.set_timing_screen(depth == TimingDepth::kScreen && gpu.timings_size() > 0);
   if (!result.run_log().empty()) gpu.set_run_log(result.run_log() + gpu.run_log());
   gpu.set_compile_log(result.compile_log());
   gpu.set_compile_seconds(result.compile_seconds());

@@ -35,7 +35,16 @@ struct EvaluatorOptions {
   // Stage 1 on (the default). Off only to test the layers behind it (the judge, the sandbox) with
   // candidates the screen would refuse: the adversarial corpus's "screen": false entries.
   bool static_screen = true;
+  // A timing screen's budget per n (Evaluate with TimingDepth::kScreen): so small that the timing
+  // stops at the fewest batches it may (3 after the warm-up, problem_run_timing.cc), a few
+  // milliseconds of a fast kernel's work per n instead of the wait for a stable spread. Every check
+  // (smoke, full correctness, the timed trials' outputs, the recheck, the bracket) runs as in full.
+  double screen_timing_seconds = 0.001;
 };
+
+// How much timing an evaluation gets: in full (runner_options), or a short screen
+// (EvaluatorOptions::screen_timing_seconds; the result says timing_screen).
+enum class TimingDepth { kFull, kScreen };
 
 class Evaluator {
  public:
@@ -70,13 +79,15 @@ class Evaluator {
   // (StagedLibrary), never the cache's file; a cached library that fails its hash check is
   // recompiled. Every text field the candidate could have written (logs, details, notes) is
   // cleaned (common/untrusted_text.h) before the result is returned.
+  // `depth`: kScreen times each n briefly (never with `finalist`, which always times in full).
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
-                          uint64_t check_seed, const CompileResult* compiled = nullptr);
+                          uint64_t check_seed, const CompileResult* compiled = nullptr,
+                          TimingDepth depth = TimingDepth::kFull);
 
  private:
   Evaluator(EvaluatorOptions options, std::unique_ptr<NvccCompiler> compiler);
   v1::EvalResult RunCascade(const v1::Task& task, const v1::Candidate& candidate, bool finalist, uint64_t check_seed,
-                            const CompileResult* compiled);
+                            const CompileResult* compiled, TimingDepth depth);
   // Runs the smoke problems under compute-sanitizer `tool`; a finding fails the result (CRASH).
   void RunSanitizer(const std::string& tool, const v1::Task& task, const v1::Candidate& candidate,
                     const std::string& library, uint64_t check_seed, v1::EvalResult* result);

@@ -1,6 +1,9 @@
 #include "evaluator/runner_client.h"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
 
 #include "common/text_tail.h"
 #include "evaluator/runner/framing.h"
@@ -114,6 +117,16 @@ v1::EvalResult RunnerClient::Evaluate(const v1::EvaluateRequest& request) {
   v1::RunnerRequest wrapped;
   *wrapped.mutable_evaluate() = request;
   v1::EvalStage stage = v1::EVAL_STAGE_SMOKE;
+  // Where the time goes, on our clock: the span before the first stage event is "START".
+  std::map<std::string, double> stage_seconds;
+  std::string timed_stage = "START";
+  auto stage_began = started;
+  auto close_stage = [&](const std::string& next) {
+    const auto now = Clock::now();
+    stage_seconds[timed_stage] += std::chrono::duration<double>(now - stage_began).count();
+    timed_stage = next;
+    stage_began = now;
+  };
   absl::Status status = Send(wrapped);
   while (status.ok()) {
     auto event = ReadEvent(DeadlineAfter(StageSeconds(stage, request)));
@@ -123,10 +136,14 @@ v1::EvalResult RunnerClient::Evaluate(const v1::EvaluateRequest& request) {
     }
     if (event->has_stage_entered()) {
       stage = event->stage_entered();
+      close_stage(v1::EvalStage_Name(stage));
       continue;
     }
     if (event->has_evaluate()) {
+      close_stage("");
       result = event->evaluate();
+      result.clear_stage_seconds();  // the child's word is not ours
+      for (const auto& [name, seconds] : stage_seconds) (*result.mutable_stage_seconds())[name] = seconds;
       result.set_run_log(ChildLogSince(out_offset, err_offset));
       result.set_gpu_seconds(std::chrono::duration<double>(Clock::now() - started).count());
       if (event->context_lost()) child_.reset();
@@ -147,6 +164,8 @@ v1::EvalResult RunnerClient::Evaluate(const v1::EvaluateRequest& request) {
                                           outcome.ok() ? outcome->ToString() : "lost",
                                           v1::EvalStage_Name(stage), status.message()));
   }
+  close_stage("");
+  for (const auto& [name, seconds] : stage_seconds) (*result.mutable_stage_seconds())[name] = seconds;
   child_->Kill();
   (void)child_->WaitFor(DeadlineAfter(5));
   result.set_run_log(ChildLogSince(out_offset, err_offset));

@@ -41,6 +41,13 @@ class CandidateEvaluator {
   }
   // Scores `candidate` (a candidate of `task`). `check_seed` seeds the correctness check's inputs.
   virtual v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) = 0;
+  // The whole cascade with a short timing screen instead of a full timing (the result says
+  // timing_screen; every check runs as in Evaluate): the search screens each child and times in full
+  // only those that come near an elite. The default has no screen and times in full (timing_screen
+  // false), so the loop never asks again.
+  virtual v1::EvalResult EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) {
+    return Evaluate(task, candidate, check_seed);
+  }
   // The whole cascade plus the finalist checks (determinism rerun, compute-sanitizer memcheck,
   // racecheck, initcheck) for a candidate the search has already scored. The default has none to run:
   // an INTERNAL failure that says so.

@@ -49,12 +49,22 @@ DeviceFacts DeviceFactsFromSetup(const v1::SetupTaskReply& reply) {
 
 v1::EvalResult GpuCandidateEvaluator::Evaluate(const v1::Task& task, const v1::Candidate& candidate,
                                                uint64_t check_seed) {
+  return EvaluateAt(task, candidate, check_seed, TimingDepth::kFull);
+}
+
+v1::EvalResult GpuCandidateEvaluator::EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate,
+                                                       uint64_t check_seed) {
+  return EvaluateAt(task, candidate, check_seed, TimingDepth::kScreen);
+}
+
+v1::EvalResult GpuCandidateEvaluator::EvaluateAt(const v1::Task& task, const v1::Candidate& candidate,
+                                                 uint64_t check_seed, TimingDepth depth) {
   auto it = pending_.find(candidate.id());
-  if (it == pending_.end()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed);
+  if (it == pending_.end()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, nullptr, depth);
   const absl::StatusOr<CompileResult> compiled = it->second.get();  // waits for this candidate only
   pending_.erase(it);
-  if (!compiled.ok()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed);
-  return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, &*compiled);
+  if (!compiled.ok()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, nullptr, depth);
+  return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, &*compiled, depth);
 }
 
 }  // namespace sparseditto

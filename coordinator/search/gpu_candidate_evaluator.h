@@ -43,6 +43,9 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   void Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override;
 
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
+  // Evaluator::Evaluate with TimingDepth::kScreen, on the prefetched compile like Evaluate; a full
+  // Evaluate of the same candidate afterwards compiles from the cache.
+  v1::EvalResult EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
   // From the last successful SetUp's reply (DeviceFactsFromSetup); none before.
   DeviceFacts Device() const override { return device_; }
   // Compiles again (the cache makes that cheap) and runs the cascade with the finalist checks.
@@ -52,6 +55,8 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
 
  private:
   absl::Status SetUpWith(const v1::Task& task, bool fresh_baselines);
+  v1::EvalResult EvaluateAt(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed,
+                            TimingDepth depth);
   Evaluator* evaluator_;              // not owned; outlives this object
   std::function<std::optional<std::string>()> missing_driver_;
   std::unique_ptr<CompilePool> pool_;  // made by the first Prefetch

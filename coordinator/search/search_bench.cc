@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -125,8 +126,11 @@ nlohmann::ordered_json EvaluationJson(const v1::Candidate& c, const v1::EvalResu
 }
 
 // The random strategy: draws until the budget (evaluations or wall) is spent or no unseen point turns up.
+// The same pipeline as the search's: a window of `compile_ahead` draws compiled ahead (topped up before
+// each evaluation), the timing screen with the search's margin (a draw is timed in full when its screen
+// comes within `screen_margin` of the best fitness so far; 0: every draw in full).
 absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seeds, CandidateEvaluator& evaluator,
-                       int compile_ahead, StrategyRun& run, v1::Candidate* best) {
+                       int compile_ahead, double screen_margin, StrategyRun& run, v1::Candidate* best) {
   const DeviceFacts device = evaluator.Device();
   absl::StatusOr<std::vector<v1::Candidate>> origins = Seeds(task, seeds, device);
   if (!origins.ok()) return origins.status();
@@ -134,46 +138,50 @@ absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seed
   Rng rng(SplitMix(task.seed() ^ 0x72616E646F6Dull));  // "random"
   const int64_t budget = task.budget().max_evaluations();
   const double wall = task.budget().max_wall_seconds();
+  const int64_t window = std::max(compile_ahead, 1);
   std::set<std::string> known;
   std::string lines;
   int drawn = 0;
+  bool unseen_left = true;
+  std::deque<v1::Candidate> queue;
   const Clock::time_point started = Clock::now();
   run.stop = fmt::format("max_evaluations {} reached", budget);
   while (run.evaluations < budget) {
-    std::vector<v1::Candidate> batch;
-    const int64_t want = std::min<int64_t>(std::max(compile_ahead, 1), budget - run.evaluations);
-    for (int misses = 0; static_cast<int64_t>(batch.size()) < want && misses < kMaxMissesInARow;) {
+    std::vector<v1::Candidate> fresh;
+    const int64_t want = std::min<int64_t>(window, budget - run.evaluations);
+    for (int misses = 0; unseen_left && static_cast<int64_t>(queue.size() + fresh.size()) < want;) {
       absl::StatusOr<v1::Candidate> c = Draw(*origins, device, rng);
       if (!c.ok()) return c.status();
       if (!known.insert(c->source_hash()).second) {
-        ++misses;
+        if (++misses >= kMaxMissesInARow) unseen_left = false;
         continue;
       }
       misses = 0;
       c->set_id(fmt::format("random.{:06d}", ++drawn));
-      batch.push_back(*std::move(c));
+      fresh.push_back(*std::move(c));
     }
-    if (batch.empty()) {
+    if (window > 1 && !fresh.empty()) evaluator.Prefetch(task, fresh);
+    queue.insert(queue.end(), fresh.begin(), fresh.end());
+    if (queue.empty()) {
       run.stop = fmt::format("no unseen point in {} draws in a row", kMaxMissesInARow);
       break;
     }
-    if (batch.size() > 1) evaluator.Prefetch(task, batch);
-    bool out_of_time = false;
-    for (const v1::Candidate& c : batch) {
-      if (wall > 0 && Since(started) >= wall) {
-        out_of_time = true;
-        break;
-      }
-      const v1::EvalResult result = evaluator.Evaluate(task, c, task.seed());
-      ++run.evaluations;
-      Record(c.id(), result, Since(started), run);
-      if (run.best_candidate_id == c.id()) *best = c;
-      lines += EvaluationJson(c, result, run.curve.back()).dump() + "\n";
-    }
-    if (out_of_time) {
+    if (wall > 0 && Since(started) >= wall) {
       run.stop = fmt::format("max_wall_seconds {} reached", wall);
       break;
     }
+    const v1::Candidate c = queue.front();
+    queue.pop_front();
+    v1::EvalResult result = screen_margin > 0 ? evaluator.EvaluateScreened(task, c, task.seed())
+                                              : evaluator.Evaluate(task, c, task.seed());
+    if (result.timing_screen() && result.fitness() > 0 &&
+        result.fitness() >= run.best_fitness * (1 - screen_margin)) {
+      result = evaluator.Evaluate(task, c, task.seed());
+    }
+    ++run.evaluations;
+    Record(c.id(), result, Since(started), run);
+    if (run.best_candidate_id == c.id()) *best = c;
+    lines += EvaluationJson(c, result, run.curve.back()).dump() + "\n";
   }
   run.wall_seconds = Since(started);
   return WriteFileAtomically((std::filesystem::path(run.run_dir) / "evaluations.jsonl").string(), lines);
@@ -320,7 +328,7 @@ absl::StatusOr<std::vector<TaskBench>> RunSearchBench(const std::vector<v1::Task
           v1::Candidate best;
           absl::Status ran;
           if (strategy == BenchStrategy::kRandom) {
-            ran = RunRandom(task, seeds, **evaluator, options.loop.compile_ahead, run, &best);
+            ran = RunRandom(task, seeds, **evaluator, options.loop.compile_ahead, options.loop.screen_margin, run, &best);
           } else {
             SearchLoopOptions loop = options.loop;
             loop.max_finalists = 0;  // what is compared is the search

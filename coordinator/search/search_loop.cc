@@ -38,6 +38,12 @@ absl::StatusOr<SearchSummary> TaskLoop::Run(const std::vector<SeedKernel>& seeds
       summary_in_flight_ = in_flight_;
       std::vector<v1::Candidate> due = {candidates_.at(in_flight_)};
       for (const std::string& id : in_flight_queue_) due.push_back(candidates_.at(id));
+      // Children in flight are the mutation loop's window: it goes on where it stopped, topping the
+      // window up at the same points as an uninterrupted run. A seed (or the plan) is evaluated now.
+      const v1::MutationOperator kind = due[0].operator_();
+      if (kind != v1::MUTATION_OPERATOR_SEED && kind != v1::MUTATION_OPERATOR_PLAN) {
+        return RunMutations(std::move(due));
+      }
       for (size_t i = 0; i < due.size(); ++i) {
         if (absl::Status s = EvaluateAndCommit(due[i], Rest(due, i + 1)); !s.ok()) return s;
       }
@@ -113,6 +119,7 @@ absl::Status TaskLoop::Resume(const store::RunState& stored, std::vector<v1::Can
   size_t next_seed = 0;
   for (const v1::Candidate& c : *all) {
     candidates_[c.id()] = c;
+    if (absl::StatusOr<v1::EvalResult> r = records_.Evaluation(c.id()); r.ok()) NoteElite(*r);
     if (c.operator_() != v1::MUTATION_OPERATOR_SEED) continue;
     seeds.push_back(c);
     absl::StatusOr<v1::EvalResult> result = records_.Evaluation(c.id());
@@ -190,6 +197,8 @@ SearchSummary TaskLoop::Summary(std::string stop_reason) const {
     if (c.operator_() == v1::MUTATION_OPERATOR_PLAN) s.plan_candidate_id = id;
   }
   s.plan = plan_detail_;
+  s.throughput = throughput_;
+  s.throughput.wall_seconds = std::chrono::duration<double>(SteadyClock::now() - started_).count();
   return s;
 }
 

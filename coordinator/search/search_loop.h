@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,17 @@ struct FinalistProgress {
   int max_finalists = 0;     // SearchLoopOptions::max_finalists
 };
 
+// Where one call's time went (SearchSummary::throughput): the judge's clocks, summed over the
+// evaluator calls (a screened child timed in full counts both calls).
+struct SearchThroughput {
+  double wall_seconds = 0;       // the call, from start to its summary
+  double evaluator_seconds = 0;  // inside the evaluator's Evaluate calls (waiting for a compile included)
+  double gpu_seconds = 0;        // the GPU stages' wall time (EvalResult.gpu_seconds)
+  std::map<std::string, double> stage_seconds;  // EvalResult.stage_seconds, summed by stage
+  int64_t screened = 0;       // children evaluated with the timing screen
+  int64_t timed_in_full = 0;  // of those, timed again in full (near an elite)
+};
+
 struct SearchLoopOptions {
   CoordinatorOptions coordinator;
   BuiltinMutatorOptions mutator;
@@ -108,6 +120,14 @@ struct SearchLoopOptions {
   // one past the budget) and is in flight like any other: a crash during it evaluates it again, once.
   // false: no plan stage.
   bool plan_stage = true;
+  // The timing screen: each child (not the seeds, not the plan) is evaluated with a short timing
+  // (CandidateEvaluator::EvaluateScreened: every check, a few timed batches per n) and timed again in
+  // full only when it comes near an elite: its fitness within this share of the best's, or its time
+  // at some n within this share of the fastest full timing there. A screened-out child keeps its
+  // screen's result (EvalResult.timing_screen), far enough below the elites that its noise cannot
+  // change a choice. 0.10: the screen's spread on the H200 is a few percent, and children of one
+  // seed's family differ from their parents by about that much or more. 0: every child in full.
+  double screen_margin = 0.10;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.
@@ -137,6 +157,7 @@ struct SearchSummary {
   // One line per tunable space the built-in mutator exhausted (whole run), in the order found:
   // "seed nm24_stream_sp: all 36 points of its tunable space proposed; no more built-in children of it".
   std::vector<std::string> exhausted_spaces;
+  SearchThroughput throughput;  // this call's
 };
 
 absl::StatusOr<SearchSummary> RunTaskSearch(PopulationStore& store, const std::string& run_id,

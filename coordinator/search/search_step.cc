@@ -9,14 +9,17 @@
 
 namespace sparseditto {
 
-absl::StatusOr<SearchSummary> TaskLoop::RunMutations() {
-  const int64_t batch_size = BatchSize();
+absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> queue) {
+  const int64_t window = BatchSize();
   int64_t step = 0;
-  while (coordinator_->CheckStop() == StopReason::kNone) {
-    const int64_t left = coordinator_->max_evaluations() - coordinator_->spent().evaluations();
-    const int64_t want = std::min<int64_t>(batch_size, std::max<int64_t>(left, 1));
-    std::vector<v1::Candidate> batch;
-    while (static_cast<int64_t>(batch.size()) < want && coordinator_->CheckStop() == StopReason::kNone) {
+  if (window > 1 && !queue.empty()) evaluator_.Prefetch(task_, queue);
+  while (true) {
+    // Top up: new children until the window is full, never past the evaluations left.
+    std::vector<v1::Candidate> fresh;
+    while (coordinator_->CheckStop() == StopReason::kNone) {
+      const int64_t left = coordinator_->max_evaluations() - coordinator_->spent().evaluations();
+      const int64_t held = static_cast<int64_t>(queue.size() + fresh.size());
+      if (held >= std::min<int64_t>(window, std::max<int64_t>(left, 1))) break;
       if (step++ >= options_.max_steps) {
         return absl::InternalError(fmt::format("task {}: no stop after {} steps", task_.name(), step - 1));
       }
@@ -30,28 +33,36 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations() {
         coordinator_->RecordFailedMutation();
         // An answer that is not replayed (a model's) is lost unless its failure is stored now.
         if (!mutator.Replayable()) {
-          if (absl::Status s = records_.Write(State("")); !s.ok()) return s;
+          if (absl::Status s = records_.Write(State(queue.empty() ? "" : queue[0].id(), Rest(queue, 1))); !s.ok()) {
+            return s;
+          }
         }
         continue;
       }
       v1::Candidate& child = *proposal->child;
       coordinator_->StampChild(*plan, &child);
-      absl::StatusOr<bool> is_new = RegisterOrReuse(child, batch);
+      std::vector<v1::Candidate> pending = queue;
+      pending.insert(pending.end(), fresh.begin(), fresh.end());
+      absl::StatusOr<bool> is_new = RegisterOrReuse(child, pending);
       if (!is_new.ok()) return is_new.status();
-      if (*is_new) batch.push_back(std::move(child));
+      if (*is_new) fresh.push_back(std::move(child));
     }
-    if (batch.empty()) continue;
-    for (const v1::Candidate& c : batch) candidates_[c.id()] = c;
-    if (absl::Status s = records_.CommitCandidates(batch, State(batch[0].id(), Rest(batch, 1))); !s.ok()) {
-      return s;
+    if (!fresh.empty()) {
+      for (const v1::Candidate& c : fresh) candidates_[c.id()] = c;
+      queue.insert(queue.end(), fresh.begin(), fresh.end());
+      if (absl::Status s = records_.CommitCandidates(fresh, State(queue[0].id(), Rest(queue, 1))); !s.ok()) return s;
+      if (window > 1) evaluator_.Prefetch(task_, fresh);
     }
-    if (batch_size > 1) evaluator_.Prefetch(task_, batch);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
-        return Summary("interrupted");  // batch[i] and the rest are in flight as committed last
-      }
-      if (absl::Status s = EvaluateAndCommit(batch[i], Rest(batch, i + 1)); !s.ok()) return s;
+    if (queue.empty()) {
+      if (coordinator_->CheckStop() != StopReason::kNone) break;
+      continue;
     }
+    if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
+      return Summary("interrupted");  // the queue is in flight as committed last
+    }
+    const v1::Candidate head = queue.front();
+    queue.erase(queue.begin());
+    if (absl::Status s = EvaluateAndCommit(head, Rest(queue, 0)); !s.ok()) return s;
   }
   return Finish();
 }
@@ -92,7 +103,9 @@ absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate, c
 }
 
 absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const std::vector<std::string>& still_due) {
-  v1::EvalResult result = evaluator_.Evaluate(task_, candidate, task_.seed());
+  const SteadyClock::time_point asked = SteadyClock::now();
+  v1::EvalResult result = EvaluateWithScreen(candidate);
+  throughput_.evaluator_seconds += std::chrono::duration<double>(SteadyClock::now() - asked).count();
   ++evaluations_this_call_;
   if (SharedGpuIdleTrialMs(result) > 0) ++shared_gpu_evaluations_this_call_;
   result.set_candidate_id(candidate.id());
@@ -110,6 +123,7 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
                                     ? State("")
                                     : State(still_due[0], std::vector<std::string>(still_due.begin() + 1, still_due.end()));
   if (absl::Status s = records_.CommitEvaluation(result, after); !s.ok()) return s;
+  NoteElite(result);
   if (options_.on_evaluation) {
     SearchProgress progress;
     progress.task_name = task_.name();
@@ -126,6 +140,48 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
     options_.on_evaluation(progress);
   }
   return absl::OkStatus();
+}
+
+v1::EvalResult TaskLoop::EvaluateWithScreen(const v1::Candidate& candidate) {
+  auto account = [this](const v1::EvalResult& r) {
+    throughput_.gpu_seconds += r.gpu_seconds();
+    for (const auto& [stage, seconds] : r.stage_seconds()) throughput_.stage_seconds[stage] += seconds;
+  };
+  const v1::MutationOperator kind = candidate.operator_();
+  if (options_.screen_margin <= 0 || kind == v1::MUTATION_OPERATOR_SEED || kind == v1::MUTATION_OPERATOR_PLAN) {
+    v1::EvalResult result = evaluator_.Evaluate(task_, candidate, task_.seed());
+    account(result);
+    return result;
+  }
+  v1::EvalResult screened = evaluator_.EvaluateScreened(task_, candidate, task_.seed());
+  account(screened);
+  if (!screened.timing_screen()) return screened;  // an evaluator without a screen timed it in full
+  ++throughput_.screened;
+  if (!NearElite(screened)) return screened;
+  ++throughput_.timed_in_full;
+  v1::EvalResult full = evaluator_.Evaluate(task_, candidate, task_.seed());
+  account(full);
+  return full;
+}
+
+bool TaskLoop::NearElite(const v1::EvalResult& screened) const {
+  if (screened.fitness() <= 0) return false;  // failed: its verdict does not depend on the timing
+  const coordinator::Elite* best = coordinator_->archive().best();
+  if (best == nullptr || screened.fitness() >= best->fitness() * (1 - options_.screen_margin)) return true;
+  for (const v1::TimingStats& t : screened.timings()) {
+    const auto elite = best_ms_by_n_.find(t.n());
+    if (elite == best_ms_by_n_.end() || t.median_ms() <= elite->second * (1 + options_.screen_margin)) return true;
+  }
+  return false;
+}
+
+void TaskLoop::NoteElite(const v1::EvalResult& result) {
+  if (result.fitness() <= 0 || result.timing_screen()) return;  // only full timings set the bar
+  for (const v1::TimingStats& t : result.timings()) {
+    if (t.median_ms() <= 0) continue;
+    auto [it, added] = best_ms_by_n_.emplace(t.n(), t.median_ms());
+    if (!added) it->second = std::min(it->second, t.median_ms());
+  }
 }
 
 }  // namespace sparseditto

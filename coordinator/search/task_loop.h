@@ -73,11 +73,18 @@ class TaskLoop {
   // This call's summary (RecordedSummary, run_records.h, with this call's counters and findings).
   SearchSummary Summary(std::string stop_reason) const;
 
-  // The mutation loop: per step up to K new children (K = compile_ahead, at most the evaluations left;
-  // 1 with a mutator that is not replayable, whose failures and duplicates are stored the moment they
-  // happen, which a half-planned batch cannot be), stored in one write with all of them in flight,
-  // prefetched together when K > 1, then evaluated and committed one by one.
-  absl::StatusOr<SearchSummary> RunMutations();
+  // The mutation loop over a sliding window of W = BatchSize() children: before each evaluation the
+  // window is topped up with new children (planned from the results reported so far, at most the
+  // evaluations left), stored in one write with the whole window in flight in order and prefetched;
+  // then the window's head is evaluated and committed. So the compiles of the next W - 1 children run
+  // while the GPU works on the head, across what used to be batch boundaries. W = 1 (a mutator that is
+  // not replayable, whose failures and duplicates are stored the moment they happen): plan, evaluate,
+  // report, plan ... The points where the window is topped up depend only on the sequence of results,
+  // never on timing, so the run is deterministic; a resumed run hands the stored window back here
+  // (`queue`, in order) and tops it up at the same points as the uninterrupted run would. A stop
+  // (budget, stagnation) plans nothing more; the window already stored is evaluated (a wall budget is
+  // overrun by at most W - 1 evaluations).
+  absl::StatusOr<SearchSummary> RunMutations(std::vector<v1::Candidate> queue = {});
 
   // Asks `mutator` for the child of `plan`; its tokens, cost and the wall time since the last charge go
   // to the budget, and a tunable space it found exhausted to the coordinator, whose candidates stop
@@ -94,6 +101,20 @@ class TaskLoop {
   // `still_due`, the rest of its batch, first one first; nothing for a batch of one), then tells
   // options.on_evaluation.
   absl::Status EvaluateAndCommit(const v1::Candidate& candidate, const std::vector<std::string>& still_due = {});
+
+  // The evaluator's verdict on `candidate`: a seed or the plan in full; a child through the timing
+  // screen (SearchLoopOptions::screen_margin) and, when the screen comes near an elite (NearElite),
+  // again in full, the full result standing. Counts into throughput_.
+  v1::EvalResult EvaluateWithScreen(const v1::Candidate& candidate);
+
+  // Whether a screened result is worth a full timing: correct, and its fitness within screen_margin
+  // of the best's, or at some n its time within screen_margin of the fastest full timing at that n
+  // (best_ms_by_n_; an n never timed in full counts as near), so that children a plan would use at
+  // one n are timed in full too.
+  bool NearElite(const v1::EvalResult& screened) const;
+
+  // Takes a committed result's times into best_ms_by_n_ (full timings of correct candidates only).
+  void NoteElite(const v1::EvalResult& result);
 
   // Once the search stopped: the plan stage (once), the finalist stage (until done), then the final
   // state with the coordinator's reason.
@@ -114,6 +135,8 @@ class TaskLoop {
   std::optional<BuiltinSearchMutator> builtin_;  // made once the device facts are known
   std::optional<MutatorSet> mutators_;           // builtin_ and options.mutators
   std::map<std::string, v1::Candidate> candidates_;
+  std::map<int64_t, double> best_ms_by_n_;  // the fastest full timing at each n (NoteElite), rebuilt on resume
+  SearchThroughput throughput_;             // this call's
   std::string in_flight_;  // as stored when this call began
   std::vector<std::string> in_flight_queue_;  // the rest of its batch, as stored
   int32_t attempts_ = 1;

@@ -1,0 +1,141 @@
+// The timing screen (SearchLoopOptions::screen_margin) over the fake evaluator with a screen of its
+// own: children are screened, only those near an elite (fitness or a per-n time) are timed again in
+// full, seeds are never screened, the budget stays exact, and a run killed part-way resumes to the
+// end of the uninterrupted one (the per-n elites are rebuilt from the store).
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "coordinator/search/search_loop.h"
+#include "coordinator/testing/search_fixture.h"
+#include "coordinator/testing/store_test.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+
+namespace sparseditto {
+namespace {
+
+using testing::CountingEvaluator;
+
+// The fake's screen: the same verdict with timing_screen set and its times off by a fixed,
+// candidate-dependent factor (within +-6%, as a short screen's noise), so the screen's choice is
+// deterministic and sometimes wrong in both directions.
+class ScreeningEvaluator : public CountingEvaluator {
+ public:
+  using CountingEvaluator::CountingEvaluator;
+  v1::EvalResult EvaluateScreened(const v1::Task&, const v1::Candidate& candidate, uint64_t) override {
+    ++screened_by_id[candidate.id()];
+    v1::EvalResult r = fake.Score(candidate);
+    r.set_timing_screen(true);
+    const double noise = 1.0 + 0.06 * std::sin(static_cast<double>(std::hash<std::string>{}(candidate.id()) % 1000));
+    r.set_fitness(r.fitness() / noise);
+    for (v1::TimingStats& t : *r.mutable_timings()) t.set_median_ms(t.median_ms() * noise);
+    return r;
+  }
+  std::map<std::string, int> screened_by_id;
+};
+
+class SearchScreenTest : public testing::StoreTest {
+ protected:
+  SearchScreenTest() : StoreTest("search_screen_test") {}
+  void SetUp() override {
+    StoreTest::SetUp();
+    auto seeds = LoadSeedLibrary(std::string(SPARSEDITTO_SOURCE_DIR) + "/kernels/seeds");
+    ASSERT_TRUE(seeds.ok()) << seeds.status();
+    seeds_ = *seeds;
+    task_ = testing::SmallTask(50);
+    landscape_ = testing::Landscape(task_, seeds_);
+    landscape_.n_values = {16, 128, 2048};
+    // Some seeds are fast at one n only: what the per-n rule exists for.
+    landscape_.speed_at_n["csr_warp_per_row"] = {{16, 1.6}, {2048, 0.5}};
+    landscape_.speed_at_n["csr_sputnik_1d"] = {{16, 0.4}, {2048, 2.5}};
+  }
+  std::vector<SeedKernel> seeds_;
+  v1::Task task_;
+  testing::FakeLandscape landscape_;
+};
+
+TEST_F(SearchScreenTest, ChildrenAreScreenedAndOnlyThoseNearAnEliteAreTimedInFull) {
+  ScreeningEvaluator evaluator(landscape_);
+  auto store = OpenStore("screen");
+  SearchLoopOptions options = testing::TestLoopOptions();
+  options.plan_stage = false;
+  options.max_finalists = 0;
+  auto summary = RunTaskSearch(*store, "run", task_, seeds_, evaluator, options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->evaluations, 50) << "a screen and its full timing are one evaluation";
+
+  int64_t children = 0, full = 0;
+  for (const auto& [id, n] : evaluator.calls_by_id) EXPECT_EQ(n, 1) << id << " timed in full twice";
+  for (const auto& [id, n] : evaluator.screened_by_id) {
+    EXPECT_EQ(n, 1) << id << " screened twice";
+    ++children;
+    auto stored = store->GetEvaluation("run", id);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    const bool timed_in_full = evaluator.calls_by_id.contains(id);
+    full += timed_in_full ? 1 : 0;
+    EXPECT_EQ(stored->timing_screen(), !timed_in_full) << id << ": the full result stands where there is one";
+  }
+  auto candidates = store->ListCandidates("run", task_.name());
+  ASSERT_TRUE(candidates.ok());
+  for (const v1::Candidate& c : *candidates) {
+    if (c.operator_() == v1::MUTATION_OPERATOR_SEED) {
+      EXPECT_FALSE(evaluator.screened_by_id.contains(c.id())) << "seed " << c.id() << " screened";
+    }
+  }
+  EXPECT_GT(children, 10);
+  EXPECT_GT(full, 0) << "children near an elite are timed in full";
+  EXPECT_LT(full, children) << "children far below every elite keep their screen";
+  EXPECT_EQ(summary->throughput.screened, children);
+  EXPECT_EQ(summary->throughput.timed_in_full, full);
+  auto best = store->GetEvaluation("run", summary->best_candidate_id);
+  ASSERT_TRUE(best.ok());
+  EXPECT_FALSE(best->timing_screen()) << "the best is a full timing";
+}
+
+TEST_F(SearchScreenTest, NoScreenWhenTheMarginIsZero) {
+  ScreeningEvaluator evaluator(landscape_);
+  auto store = OpenStore("off");
+  SearchLoopOptions options = testing::TestLoopOptions();
+  options.screen_margin = 0;
+  auto summary = RunTaskSearch(*store, "run", task_, seeds_, evaluator, options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(evaluator.screened_by_id.empty());
+  EXPECT_EQ(summary->throughput.screened, 0);
+}
+
+TEST_F(SearchScreenTest, AnInterruptedScreenedSearchResumesToTheUninterruptedEnd) {
+  SearchLoopOptions options = testing::TestLoopOptions();
+  options.compile_ahead = 3;
+  ScreeningEvaluator straight(landscape_);
+  absl::StatusOr<SearchSummary> expected;
+  {
+    auto store = OpenStore("straight");
+    expected = RunTaskSearch(*store, "run", task_, seeds_, straight, options);
+  }
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (int64_t k : {5, 31}) {
+    SCOPED_TRACE(fmt::format("interrupted after {} evaluations", k));
+    ScreeningEvaluator evaluator(landscape_);
+    const std::string name = fmt::format("cut{}", k);
+    {
+      auto store = OpenStore(name);
+      SearchLoopOptions interrupted = options;
+      interrupted.stop_after_evaluations = k;
+      auto first = RunTaskSearch(*store, "run", task_, seeds_, evaluator, interrupted);
+      ASSERT_TRUE(first.ok()) << first.status();
+      EXPECT_EQ(first->stop_reason, "interrupted");
+    }
+    auto store = OpenStore(name);
+    auto second = RunTaskSearch(*store, "run", task_, seeds_, evaluator, options);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(second->best_candidate_id, expected->best_candidate_id);
+    EXPECT_DOUBLE_EQ(second->best_fitness, expected->best_fitness);
+    EXPECT_EQ(second->evaluations, expected->evaluations);
+    EXPECT_EQ(evaluator.screened_by_id, straight.screened_by_id) << "the same children screened, each once";
+    EXPECT_EQ(evaluator.calls_by_id, straight.calls_by_id) << "the same timed in full, each once";
+  }
+}
+
+}  // namespace
+}  // namespace sparseditto
