@@ -149,6 +149,7 @@ class Coordinator {
   const coordinator::Spent& spent() const { return budget_.spent(); }
   // The task's evaluation budget, its default (200) applied when the task leaves it 0.
   int64_t max_evaluations() const { return budget_.limits().max_evaluations(); }
+  double max_wall_seconds() const { return budget_.limits().max_wall_seconds(); }  // 0: none
   const ChildCounts& children() const { return children_; }
   uint64_t step() const { return step_; }
   // The fastest candidate at each n (full timings of correct candidates; member.fitness its speed-up

@@ -29,10 +29,11 @@ struct RunnerClientOptions {
   int64_t max_log_bytes = 1 << 20;      // candidate output kept per stream
   // Our variables the child may see (everything else is dropped: no inherited secrets).
   // SPARSEDITTO_HOST_SANDBOX: the candidate host's layers (evaluator/runner/candidate_host.h);
-  // SPARSEDITTO_MAX_BATCH_TRIALS: a lower cap on timed trials per bracket (problem_run_timing.cc).
+  // SPARSEDITTO_MAX_BATCH_TRIALS: a lower cap on timed trials per bracket (problem_run_timing.cc);
+  // SPARSEDITTO_RUNNER_TRACE: where the judge's steps are summed per candidate (runner/step_trace.h).
   std::vector<std::string> inherit_variables = {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "PATH",
                                                 "NVIDIA_TF32_OVERRIDE", "SPARSEDITTO_HOST_SANDBOX",
-                                                "SPARSEDITTO_MAX_BATCH_TRIALS"};
+                                                "SPARSEDITTO_MAX_BATCH_TRIALS", "SPARSEDITTO_RUNNER_TRACE"};
   // CUDA_MODULE_LOADING=EAGER: every kernel of a candidate is loaded at dlopen, so a first launch
   // never stalls behind the stream gate (evaluator/runner/problem_run.h). Off for a child that only
   // times baselines: eager loading of cuSPARSELt's thousands of kernels took minutes on the H200.

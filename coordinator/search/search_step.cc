@@ -1,5 +1,6 @@
 // One step of the search loop (task_loop.h): plan -> mutate -> dedup -> commit -> evaluate -> report.
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "common/shared_gpu.h"
@@ -17,7 +18,8 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
     // Top up: new children until the window is full, never past the evaluations left.
     std::vector<v1::Candidate> fresh;
     while (coordinator_->CheckStop() == StopReason::kNone) {
-      const int64_t left = coordinator_->max_evaluations() - coordinator_->spent().evaluations();
+      const int64_t left = std::min(coordinator_->max_evaluations() - coordinator_->spent().evaluations(),
+                                    EvaluationsLeftInWall());
       const int64_t held = static_cast<int64_t>(queue.size() + fresh.size());
       if (held >= std::min<int64_t>(window, std::max<int64_t>(left, 1))) break;
       if (step++ >= options_.max_steps) {
@@ -65,6 +67,17 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
     if (absl::Status s = EvaluateAndCommit(head, Rest(queue, 0)); !s.ok()) return s;
   }
   return Finish();
+}
+
+int64_t TaskLoop::EvaluationsLeftInWall() const {
+  const double limit = coordinator_->max_wall_seconds();
+  if (limit <= 0 || evaluations_this_call_ == 0) return INT64_MAX;
+  // Every child in the window is evaluated even after the wall budget is spent (the window drains), so
+  // the window holds no more than the wall left can evaluate at this call's mean evaluation time.
+  const double mean = throughput_.evaluator_seconds / static_cast<double>(evaluations_this_call_);
+  const double left = limit - coordinator_->spent().wall_seconds();
+  if (mean <= 0) return INT64_MAX;
+  return std::max<int64_t>(0, static_cast<int64_t>(left / mean));
 }
 
 absl::StatusOr<Proposal> TaskLoop::Propose(Mutator& mutator, const MutationPlan& plan) {

@@ -136,6 +136,9 @@ class TaskLoop {
   std::optional<MutatorSet> mutators_;           // builtin_ and options.mutators
   std::map<std::string, v1::Candidate> candidates_;
   std::map<int64_t, double> best_ms_by_n_;  // the fastest full timing at each n (NoteElite), rebuilt on resume
+  // With a wall budget: how many evaluations the wall left holds at this call's mean evaluation
+  // time (INT64_MAX without a budget or before the first evaluation). Bounds the window's top-up.
+  int64_t EvaluationsLeftInWall() const;
   SearchThroughput throughput_;             // this call's
   std::string in_flight_;  // as stored when this call began
   std::vector<std::string> in_flight_queue_;  // the rest of its batch, as stored

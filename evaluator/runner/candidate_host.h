@@ -33,8 +33,10 @@ struct CandidateHostOptions {
   int64_t max_log_bytes = 1 << 20;  // the candidate's stdout/stderr kept per stream
   // Host memory (resident) the host may use while the judge waits for a reply; beyond it the host is
   // killed and the request fails ResourceExhausted. Generous: a candidate's prepare of a large matrix
-  // holds a few copies of it; the limit is there so that one candidate cannot take the machine.
-  int64_t max_resident_bytes = int64_t{32} << 30;
+  // holds a few copies of it (the largest task matrices are a few hundred MB); the limit is there so
+  // that one candidate cannot take the machine. 8 GiB, not more: on the H200 a host populating memory
+  // reached 32 GiB only after the smoke stage's 20 s limit, so it read TIMEOUT instead of this CRASH.
+  int64_t max_resident_bytes = int64_t{8} << 30;
   // Our variables the host may see; nothing else of our environment reaches it (no secrets).
   std::vector<std::string> inherit_variables = {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "PATH",
                                                 "NVIDIA_TF32_OVERRIDE"};

@@ -1,4 +1,5 @@
 #include "evaluator/runner/problem_run.h"
+#include "evaluator/runner/step_trace.h"
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +27,7 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& ho
                                                                const CsrMatrix& matrix,
                                                                const v1::PatternSpec& pattern, v1::Dtype dtype,
                                                                std::vector<int64_t> n_values) {
+  ScopedStep step("problem: create (streams, gate, oracle, buffers)");
   auto run = std::unique_ptr<ProblemRun>(new ProblemRun);
   run->host_ = &host;
   run->name_ = std::move(name);
@@ -36,7 +38,10 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& ho
   SD_CUDA_CHECK(cudaStreamCreateWithFlags(&run->judge_stream_, cudaStreamNonBlocking));
   SD_CUDA_CHECK(cudaStreamCreateWithFlags(&run->harness_stream_, cudaStreamNonBlocking));
   SD_ASSIGN_OR_RETURN(run->gate_, StreamGate::Create("stream gate"));
-  SD_ASSIGN_OR_RETURN(run->oracle_, ReferenceOracle::Create(matrix, dtype));
+  {
+    ScopedStep oracle("problem: create: reference oracle");
+    SD_ASSIGN_OR_RETURN(run->oracle_, ReferenceOracle::Create(matrix, dtype));
+  }
   const int64_t max_n = *std::max_element(run->n_values_.begin(), run->n_values_.end());
   const size_t out_bytes = sizeof(float) * matrix.rows * max_n;
   SD_ASSIGN_OR_RETURN(run->ref_, gpu::DeviceBuffer::Allocate(out_bytes, "reference C"));
@@ -46,6 +51,7 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& ho
 }
 
 ProblemRun::~ProblemRun() {
+  ScopedStep step("problem: release");
   // The host unmaps our buffers before they are freed (a dead host has nothing mapped).
   if (prepared_ && host_->alive()) (void)host_->Release();
   if (judge_stream_ != nullptr) cudaStreamDestroy(judge_stream_);
@@ -53,6 +59,7 @@ ProblemRun::~ProblemRun() {
 }
 
 Verdict ProblemRun::Prepare() {
+  ScopedStep step("problem: host prepare");
   auto outcome = host_->Prepare(*matrix_, pattern_, dtype_, n_values_);
   if (!outcome.ok()) {
     Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(outcome.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
@@ -73,6 +80,7 @@ Verdict ProblemRun::Prepare() {
 absl::StatusOr<ProblemRun::Buffers*> ProblemRun::BuffersFor(int64_t n) {
   auto it = buffers_.find(n);
   if (it != buffers_.end()) return &it->second;
+  ScopedStep step("problem: buffers for a new n (alloc, IPC export)");
   const size_t elem = DtypeBytes(dtype_);
   Buffers buffers;
   SD_ASSIGN_OR_RETURN(buffers.b, gpu::DeviceBuffer::Allocate(elem * matrix_->cols * n, "B"));
@@ -85,6 +93,7 @@ absl::StatusOr<ProblemRun::Buffers*> ProblemRun::BuffersFor(int64_t n) {
 }
 
 absl::Status ProblemRun::FillB(int64_t n, uint64_t seed, Buffers* buffers) {
+  ScopedStep step("check: fill B and reference");
   const int64_t count = matrix_->cols * n;
   SD_CUDA_CHECK(FillUniform(buffers->b.get(), count, dtype_, seed, false, harness_stream_));
   SD_CUDA_CHECK(FillUniform(buffers->abs_b.get(), count, dtype_, seed, true, harness_stream_));
@@ -97,6 +106,7 @@ absl::Status ProblemRun::FillB(int64_t n, uint64_t seed, Buffers* buffers) {
 bool ProblemRun::COutsideStreamWasWritten(const void* c, size_t size) {
   // Give work on other streams (and the host's context its time slices) time to land, then read C
   // without waiting for the judge's stream.
+  ScopedStep step("check: outside-stream look (5 ms sleep)");
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::vector<unsigned char> bytes(size);
   if (cudaMemcpyAsync(bytes.data(), c, bytes.size(), cudaMemcpyDeviceToHost, harness_stream_) != cudaSuccess ||
@@ -193,15 +203,24 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
   if (absl::Status s = FillB(n, seed, *buffers); !s.ok()) return CrashVerdict(s, name_ + ": reference");
   const size_t b_bytes = (*buffers)->b.size();
   std::vector<char> b_before(b_bytes), b_after(b_bytes);
-  cudaMemcpy(b_before.data(), (*buffers)->b.get(), b_bytes, cudaMemcpyDeviceToHost);
+  {
+    ScopedStep copy("check: B copies to the host");
+    cudaMemcpy(b_before.data(), (*buffers)->b.get(), b_bytes, cudaMemcpyDeviceToHost);
+  }
 
   std::vector<float> got;
-  Verdict verdict = RunAndRead(n, *buffers, &got);
+  Verdict verdict = [&] {
+    ScopedStep run("check: run and read C");
+    return RunAndRead(n, *buffers, &got);
+  }();
   if (!verdict.ok()) {
     check->set_detail(verdict.detail);
     return verdict;
   }
-  cudaMemcpy(b_after.data(), (*buffers)->b.get(), b_bytes, cudaMemcpyDeviceToHost);
+  {
+    ScopedStep copy("check: B copies to the host");
+    cudaMemcpy(b_after.data(), (*buffers)->b.get(), b_bytes, cudaMemcpyDeviceToHost);
+  }
   if (b_before != b_after) {
     check->set_detail("run modified its input B");
     return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG, fmt::format("{}: n={}: run modified its input B", name_, n));
@@ -213,6 +232,7 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
 
 Verdict ProblemRun::CheckAgainstReference(int64_t n, const std::vector<float>& got, const std::string& label,
                                           v1::CorrectnessCheck* check) {
+  ScopedStep step("check: compare with the reference (CPU)");
   std::vector<float> ref(got.size()), abs_sum(got.size());
   cudaMemcpy(ref.data(), ref_.get(), ref.size() * sizeof(float), cudaMemcpyDeviceToHost);
   cudaMemcpy(abs_sum.data(), abs_sum_.get(), abs_sum.size() * sizeof(float), cudaMemcpyDeviceToHost);

@@ -14,6 +14,7 @@
 #include "common/dtype.h"
 #include "common/status_macros.h"
 #include "evaluator/gpu/cuda_status.h"
+#include "evaluator/runner/step_trace.h"
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/harness_kernels.h"
 #include "evaluator/runner/problem_run.h"
@@ -109,6 +110,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
   for (bool warm = true;; warm = false) {
     const int batch = batches++;
     // Fresh B in every pair, C poisoned: no trial can reuse another's output.
+    ScopedStep fill_step("timing: fill the batch's B and C");
     for (int i = 0; i < per_batch; ++i) {
       absl::Status s = gpu::CudaStatus(FillUniform(timed.b[i].get(), matrix_->cols * n, dtype_, seed + 1000003 * i + batch,
                                                    false, harness_stream_), "fill B");
@@ -116,10 +118,13 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
       if (!s.ok()) return CrashVerdict(s, what);
     }
     if (absl::Status s = gpu::CudaStatus(cudaStreamSynchronize(harness_stream_), "fill"); !s.ok()) return CrashVerdict(s, what);
+    fill_step.Stop();
     const int trials = warm ? std::min(per_batch, std::max(warmups, 1)) : per_batch;
     std::vector<v1::IpcBuffer> b_used(b_ipc.begin(), b_ipc.begin() + trials), c_used(c_ipc.begin(), c_ipc.begin() + trials);
+    ScopedStep batch_step("timing: bracketed batch (gate, host run, events)");
     auto m = RunBracketedBatch(*host_, gate_, judge_stream_, harness_stream_, n, b_used, c_used, cs[0].get(),
                                std::min<size_t>(c_bytes, 1 << 20), 60);
+    batch_step.Stop();
     if (!m.ok()) {
       Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(m.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
                                                                      : v1::FAILURE_CATEGORY_CRASH,
@@ -143,6 +148,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
     std::vector<int> order(trials);
     for (int i = 0; i < trials; ++i) order[i] = i;
     std::shuffle(order.begin(), order.end(), pick);
+    ScopedStep checked_step("timing: check picked outputs");
     for (int k = 0; k < std::min(trials, CheckedPerBatch(trials)); ++k) {
       const int i = order[k];
       // The reference from the very B the trial read (a B the run modified fails here too).
@@ -163,6 +169,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
         return v;
       }
     }
+    checked_step.Stop();
     double claimed = 0;
     for (double t : m->trial_ms) claimed += t;
     const double excess = m->bracket_ms - calibration_->Explained(trials, claimed);
@@ -186,6 +193,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
       std::sort(sorted.begin(), sorted.end());
       const double trial = std::max(sorted[sorted.size() / 2], 1e-4);
       per_batch = std::clamp(static_cast<int>(std::ceil(kBatchWorkMs / trial)), std::min(min_trials, most), most);
+      ScopedStep pairs_step("timing: buffers for the batch (alloc, IPC export)");
       if (absl::Status s = ensure_pairs(per_batch); !s.ok()) {
         return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(s.message()));
       }

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "evaluator/gpu/device_limits.h"
+#include "evaluator/runner/step_trace.h"
 #include "evaluator/runner/candidate_evaluation.h"
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
@@ -139,7 +140,10 @@ class Runner {
       result.set_failure_detail(std::move(detail));
       return result;
     };
-    auto context = ContextFor(request.task());
+    auto context = [&] {
+      ScopedStep step("runner: task context");
+      return ContextFor(request.task());
+    }();
     if (!context.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(context.status().message()));
     std::map<int64_t, v1::BaselineList> baselines(request.baselines().begin(), request.baselines().end());
     if (baselines.empty() && !request.options().skip_baselines() && !request.small_only()) {
@@ -157,7 +161,10 @@ class Runner {
     // A fresh host for every candidate: nothing it leaves behind reaches the next one.
     auto host_options = HostOptions(request.library_path());
     if (!host_options.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(host_options.status().message()));
-    auto host = CandidateHost::Start(*host_options, request.library_path(), flusher_.buffer(), flusher_.bytes());
+    auto host = [&] {
+      ScopedStep step("runner: candidate host start (spawn, sandbox, CUDA, load)");
+      return CandidateHost::Start(*host_options, request.library_path(), flusher_.buffer(), flusher_.bytes());
+    }();
     if (!host.ok()) {
       return fail(absl::IsFailedPrecondition(host.status()) ? v1::FAILURE_CATEGORY_COMPILE : v1::FAILURE_CATEGORY_CRASH,
                   fmt::format("the candidate host: {}", host.status().message()));
@@ -179,6 +186,7 @@ class Runner {
                                   asked != nullptr && *asked != 0 ? " (SPARSEDITTO_HOST_SANDBOX)" : " (default)");
     if (const std::string host_log = (*host)->Log(); !host_log.empty()) log += "[candidate host]\n" + host_log;
     result.set_run_log(log);
+    FlushStepTrace(request.candidate_id());
     return result;
   }
 

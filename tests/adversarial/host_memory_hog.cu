@@ -2,7 +2,7 @@
 // Cheat: prepare maps and populates host memory 1 GiB at a time, up to 48 GiB, to take the machine's
 // memory from whatever runs beside it (the judge, other evaluations, the evaluator).
 // Expected: CRASH -- the judge watches the candidate host's resident memory while it waits for a reply
-// and kills it past CandidateHostOptions.max_resident_bytes (32 GiB): "the candidate host used N MiB of
+// and kills it past CandidateHostOptions.max_resident_bytes (8 GiB): "the candidate host used N MiB of
 // host memory".
 // Evaluated with the static screen off (corpus.json "screen": false): the layer under test is the
 // judge's watch behind it. Apart from the cheat this is the reference candidate
