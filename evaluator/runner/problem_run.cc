@@ -1,8 +1,8 @@
 #include "evaluator/runner/problem_run.h"
-#include "evaluator/runner/step_trace.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -10,8 +10,10 @@
 #include "common/status_macros.h"
 #include "evaluator/gpu/cuda_status.h"
 #include "evaluator/gpu/device_kernels.h"
+#include "evaluator/runner/device_output_check.h"
 #include "evaluator/runner/harness_kernels.h"
 #include "evaluator/runner/output_check.h"
+#include "evaluator/runner/step_trace.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 
@@ -47,6 +49,7 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& ho
   SD_ASSIGN_OR_RETURN(run->ref_, gpu::DeviceBuffer::Allocate(out_bytes, "reference C"));
   SD_ASSIGN_OR_RETURN(run->abs_sum_, gpu::DeviceBuffer::Allocate(out_bytes, "|A||B|"));
   SD_ASSIGN_OR_RETURN(run->c_float_, gpu::DeviceBuffer::Allocate(out_bytes, "C as fp32"));
+  SD_ASSIGN_OR_RETURN(run->check_totals_, gpu::DeviceBuffer::Allocate(sizeof(DeviceCheckTotals), "check totals"));
   return run;
 }
 
@@ -173,7 +176,6 @@ Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* 
   }
   // Read C now, on a stream that does not wait for anything else: work the candidate left on other
   // streams is not finished for us.
-  c_host->resize(matrix_->rows * n);
   absl::Status s = ReadOutputAsFloat(buffers->c.payload(), matrix_->rows * n, c_host);
   if (!s.ok()) return CrashVerdict(s, fmt::format("{}: {}", name_, what));
   if (absl::Status guards = buffers->c.CheckGuards(); !guards.ok()) {
@@ -183,11 +185,13 @@ Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* 
 }
 
 absl::Status ProblemRun::ReadOutputAsFloat(const void* c, int64_t count, std::vector<float>* out) {
-  out->resize(count);
   SD_CUDA_CHECK(gpu::LaunchConvertToFloat(c, static_cast<gpu::ElementType>(dtype_), count, c_float_.as<float>(),
                                           harness_stream_));
-  SD_CUDA_CHECK(cudaMemcpyAsync(out->data(), c_float_.get(), count * sizeof(float), cudaMemcpyDeviceToHost,
-                                harness_stream_));
+  if (out != nullptr) {
+    out->resize(count);
+    SD_CUDA_CHECK(cudaMemcpyAsync(out->data(), c_float_.get(), count * sizeof(float), cudaMemcpyDeviceToHost,
+                                  harness_stream_));
+  }
   SD_CUDA_CHECK(cudaStreamSynchronize(harness_stream_));
   return absl::OkStatus();
 }
@@ -211,7 +215,7 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
   std::vector<float> got;
   Verdict verdict = [&] {
     ScopedStep run("check: run and read C");
-    return RunAndRead(n, *buffers, &got);
+    return RunAndRead(n, *buffers, output != nullptr ? &got : nullptr);
   }();
   if (!verdict.ok()) {
     check->set_detail(verdict.detail);
@@ -225,18 +229,45 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
     check->set_detail("run modified its input B");
     return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG, fmt::format("{}: n={}: run modified its input B", name_, n));
   }
-  if (Verdict v = CheckAgainstReference(n, got, label, check); !v.ok()) return v;
+  if (Verdict v = CheckAgainstReference(n, label, check); !v.ok()) return v;
   if (output != nullptr) *output = std::move(got);
   return Verdict();
 }
 
-Verdict ProblemRun::CheckAgainstReference(int64_t n, const std::vector<float>& got, const std::string& label,
-                                          v1::CorrectnessCheck* check) {
-  ScopedStep step("check: compare with the reference (CPU)");
-  std::vector<float> ref(got.size()), abs_sum(got.size());
-  cudaMemcpy(ref.data(), ref_.get(), ref.size() * sizeof(float), cudaMemcpyDeviceToHost);
-  cudaMemcpy(abs_sum.data(), abs_sum_.get(), abs_sum.size() * sizeof(float), cudaMemcpyDeviceToHost);
-  const OutputCheckResult r = CheckOutput(got.data(), ref.data(), abs_sum.data(), matrix_->rows, n, dtype_, matrix_->cols);
+Verdict ProblemRun::CheckAgainstReference(int64_t n, const std::string& label, v1::CorrectnessCheck* check) {
+  ScopedStep step("check: compare with the reference (device)");
+  const int64_t count = matrix_->rows * n;
+  const DeviceTolerance tolerance{OutputEpsilon(dtype_), OutputFloor(dtype_), AccumulationEpsilon(matrix_->cols)};
+  DeviceCheckTotals totals{};
+  absl::Status s = gpu::CudaStatus(LaunchOutputCheck(c_float_.as<float>(), ref_.as<float>(), abs_sum_.as<float>(), count,
+                                                     tolerance, check_totals_.as<DeviceCheckTotals>(), harness_stream_),
+                                   "output check");
+  if (s.ok()) {
+    s = gpu::CudaStatus(cudaMemcpyAsync(&totals, check_totals_.get(), sizeof(totals), cudaMemcpyDeviceToHost,
+                                        harness_stream_), "check totals");
+  }
+  if (s.ok()) s = gpu::CudaStatus(cudaStreamSynchronize(harness_stream_), "output check");
+  if (!s.ok()) return CrashVerdict(s, fmt::format("{}: n={}", label, n));
+  OutputCheckResult r;
+  r.max_abs_error = totals.max_abs_error;
+  r.worst_ratio = totals.worst_ratio;
+  r.bad_elements = static_cast<int64_t>(totals.bad_elements);
+  r.non_finite = static_cast<int64_t>(totals.non_finite);
+  r.max_rel_error = totals.ref_squares > 0 ? std::sqrt(totals.error_squares / totals.ref_squares)
+                                           : std::sqrt(totals.error_squares);
+  r.passed = r.bad_elements == 0;
+  if (!r.passed) {
+    // The first bad element's three values, for the same message as CheckOutput's.
+    const int64_t i = static_cast<int64_t>(std::min<unsigned long long>(totals.first_bad, count - 1));
+    float got = 0, want = 0, abs_sum = 0;
+    cudaMemcpy(&got, c_float_.as<float>() + i, sizeof(float), cudaMemcpyDeviceToHost);
+    cudaMemcpy(&want, ref_.as<float>() + i, sizeof(float), cudaMemcpyDeviceToHost);
+    cudaMemcpy(&abs_sum, abs_sum_.as<float>() + i, sizeof(float), cudaMemcpyDeviceToHost);
+    const double tol = ElementTolerance(want, abs_sum, dtype_, matrix_->cols);
+    r.detail = fmt::format("{} of {} elements wrong ({} not finite); first: C[{}, {}] = {}, expected {} (tolerance {:.3g})",
+                           r.bad_elements, count, r.non_finite, i / n, i % n, static_cast<double>(got),
+                           static_cast<double>(want), tol);
+  }
   check->set_max_abs_error(r.max_abs_error);
   check->set_max_rel_error(r.max_rel_error);
   check->set_tolerance(r.worst_ratio);  // worst error / tolerance; passing needs <= 1

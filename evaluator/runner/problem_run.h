@@ -87,16 +87,19 @@ class ProblemRun {
   ProblemRun() = default;
   absl::StatusOr<Buffers*> BuffersFor(int64_t n);
   absl::Status FillB(int64_t n, uint64_t seed, Buffers* buffers);
+  // Runs the candidate at n and takes C as fp32 into c_float_ on the device (and into *c_host when
+  // given: the determinism check compares two runs bit for bit).
   Verdict RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* c_host);
   // True when any byte of C's payload is no longer the NaN fill (read on the harness stream).
   bool COutsideStreamWasWritten(const void* c, size_t bytes);
   // Waits for the judge's stream (which waits for the host's done event) at most `seconds`.
   Verdict WaitJudgeStream(double seconds, const std::string& what);
-  // `count` outputs of the problem's dtype at `c`, as fp32, read on the harness stream.
+  // `count` outputs of the problem's dtype at `c`, as fp32 into c_float_, on the harness stream (which
+  // waits for nothing else); then into *out when given.
   absl::Status ReadOutputAsFloat(const void* c, int64_t count, std::vector<float>* out);
-  // Judges `got` (width n) against the reference last computed into ref_ and abs_sum_.
-  Verdict CheckAgainstReference(int64_t n, const std::vector<float>& got, const std::string& label,
-                                v1::CorrectnessCheck* check);
+  // Judges c_float_ (width n, as ReadOutputAsFloat left it) against the reference last computed into
+  // ref_ and abs_sum_, on the device (device_output_check.h): only the totals come back.
+  Verdict CheckAgainstReference(int64_t n, const std::string& label, v1::CorrectnessCheck* check);
 
   CandidateHost* host_ = nullptr;
   std::string name_;
@@ -115,6 +118,7 @@ class ProblemRun {
   };
   std::map<int64_t, TimedBuffers> timed_;
   gpu::DeviceBuffer ref_, abs_sum_, c_float_;
+  gpu::DeviceBuffer check_totals_;  // a DeviceCheckTotals
   StreamGate gate_;  // holds judge_stream_ (and so the host's stream) closed while a run is enqueued
   const BracketCalibration* calibration_ = nullptr;
   bool prepared_ = false;
