@@ -76,9 +76,19 @@ std::optional<PlanChoice> ChoosePlan(const std::vector<int64_t>& task_n, const s
 }
 
 std::string DescribePlan(const PlanChoice& plan) {
+  // For people: "17 and up", not the marker's "17-9223372036854775807" (FormatRanges).
+  auto ranges = [](const std::vector<NRange>& serves) {
+    std::string text;
+    for (const NRange& r : serves) {
+      text += fmt::format("{}{}", text.empty() ? "" : ",",
+                          r.max_n == std::numeric_limits<int64_t>::max() ? fmt::format("{} and up", r.min_n)
+                                                                        : fmt::format("{}-{}", r.min_n, r.max_n));
+    }
+    return text;
+  };
   std::string out;
   for (const PlanVariantChoice& v : plan.variants) {
-    out += fmt::format("{}{} n {}", out.empty() ? "" : ", ", v.candidate_id, FormatRanges(v.serves));
+    out += fmt::format("{}{} n {}", out.empty() ? "" : ", ", v.candidate_id, ranges(v.serves));
   }
   return fmt::format("{} (predicted fitness {:.3f})", out, plan.predicted_fitness);
 }

@@ -62,7 +62,9 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
   if (!options.skip_smoke()) {
     enter(v1::EVAL_STAGE_SMOKE);
     for (const SmokeCase& smoke : context.smoke_cases()) {
-      auto run = ProblemRun::Create(host, smoke.name, smoke.matrix, smoke.pattern, dtype, smoke.n_values);
+      auto oracle = context.Oracle(smoke.name, smoke.matrix);
+      if (!oracle.ok()) return Stop(CrashVerdict(oracle.status(), smoke.name), &result, context_lost), result;
+      auto run = ProblemRun::Create(host, smoke.name, smoke.matrix, smoke.pattern, dtype, smoke.n_values, *oracle);
       if (!run.ok()) return Stop(CrashVerdict(run.status(), smoke.name), &result, context_lost), result;
       if (Stop((*run)->Prepare(), &result, context_lost, &*run)) return result;
       for (int64_t n : smoke.n_values) {
@@ -81,7 +83,10 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
 
   enter(v1::EVAL_STAGE_FULL_CORRECTNESS);
   const std::vector<int64_t> n_values(context.task().n().begin(), context.task().n().end());
-  auto run = ProblemRun::Create(host, "task", context.matrix(), context.task().pattern(), dtype, n_values);
+  absl::StatusOr<ReferenceOracle*> oracle = context.Oracle("task", context.matrix());
+  absl::StatusOr<std::unique_ptr<ProblemRun>> run =
+      oracle.ok() ? ProblemRun::Create(host, "task", context.matrix(), context.task().pattern(), dtype, n_values, *oracle)
+                  : absl::StatusOr<std::unique_ptr<ProblemRun>>(oracle.status());
   if (!run.ok()) {
     result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
     result.set_failure_detail(std::string(run.status().message()));

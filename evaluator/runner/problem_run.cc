@@ -28,7 +28,8 @@ Verdict CrashVerdict(const absl::Status& status, const std::string& what) {
 absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& host, std::string name,
                                                                const CsrMatrix& matrix,
                                                                const v1::PatternSpec& pattern, v1::Dtype dtype,
-                                                               std::vector<int64_t> n_values) {
+                                                               std::vector<int64_t> n_values,
+                                                               ReferenceOracle* oracle) {
   ScopedStep step("problem: create (streams, gate, oracle, buffers)");
   auto run = std::unique_ptr<ProblemRun>(new ProblemRun);
   run->host_ = &host;
@@ -40,10 +41,7 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& ho
   SD_CUDA_CHECK(cudaStreamCreateWithFlags(&run->judge_stream_, cudaStreamNonBlocking));
   SD_CUDA_CHECK(cudaStreamCreateWithFlags(&run->harness_stream_, cudaStreamNonBlocking));
   SD_ASSIGN_OR_RETURN(run->gate_, StreamGate::Create("stream gate"));
-  {
-    ScopedStep oracle("problem: create: reference oracle");
-    SD_ASSIGN_OR_RETURN(run->oracle_, ReferenceOracle::Create(matrix, dtype));
-  }
+  run->oracle_ = oracle;
   const int64_t max_n = *std::max_element(run->n_values_.begin(), run->n_values_.end());
   const size_t out_bytes = sizeof(float) * matrix.rows * max_n;
   SD_ASSIGN_OR_RETURN(run->ref_, gpu::DeviceBuffer::Allocate(out_bytes, "reference C"));

@@ -47,10 +47,12 @@ Verdict CrashVerdict(const absl::Status& status, const std::string& what);
 
 class ProblemRun {
  public:
-  // Does not call the candidate yet. `host` and `matrix` must outlive this object.
+  // Does not call the candidate yet. `host`, `matrix` and `oracle` (the reference of this matrix in
+  // this dtype, TaskContext::Oracle) must outlive this object.
   static absl::StatusOr<std::unique_ptr<ProblemRun>> Create(CandidateHost& host, std::string name,
                                                             const CsrMatrix& matrix, const v1::PatternSpec& pattern,
-                                                            v1::Dtype dtype, std::vector<int64_t> n_values);
+                                                            v1::Dtype dtype, std::vector<int64_t> n_values,
+                                                            ReferenceOracle* oracle);
   ~ProblemRun();  // releases the candidate's state in the host if prepared
 
   // Sends the matrix to the host and calls prepare there. (The host gets a copy: the judge's matrix is
@@ -109,7 +111,7 @@ class ProblemRun {
   std::vector<int64_t> n_values_;
   cudaStream_t judge_stream_ = nullptr;    // the gate, the start event, the wait for done, the stamps
   cudaStream_t harness_stream_ = nullptr;  // non-blocking: reads C without waiting for anything else
-  std::unique_ptr<ReferenceOracle> oracle_;
+  ReferenceOracle* oracle_ = nullptr;  // TaskContext's
   std::map<int64_t, Buffers> buffers_;
   struct TimedBuffers {  // Time()'s pairs for one n, and its scratch for the checks
     std::vector<gpu::DeviceBuffer> b, c;

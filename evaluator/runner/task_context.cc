@@ -81,4 +81,12 @@ absl::StatusOr<std::map<int64_t, v1::BaselineList>> TaskContext::Baselines(const
   return result;
 }
 
+absl::StatusOr<ReferenceOracle*> TaskContext::Oracle(const std::string& problem, const CsrMatrix& matrix) {
+  auto it = oracles_.find(problem);
+  if (it != oracles_.end()) return it->second.get();
+  absl::StatusOr<std::unique_ptr<ReferenceOracle>> oracle = ReferenceOracle::Create(matrix, task_.dtype());
+  if (!oracle.ok()) return oracle.status();
+  return oracles_.emplace(problem, *std::move(oracle)).first->second.get();
+}
+
 }  // namespace sparseditto

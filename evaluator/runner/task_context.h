@@ -7,11 +7,13 @@
 
 #include <map>
 #include <optional>
+#include <string>
 #include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "eval_result.pb.h"
+#include "evaluator/runner/reference_oracle.h"
 #include "evaluator/runner/smoke_cases.h"
 #include "evaluator/runner/timing.h"
 #include "matrix/csr_matrix.h"
@@ -29,6 +31,13 @@ class TaskContext {
   const CsrMatrix& matrix() const { return matrix_; }
   const std::vector<SmokeCase>& smoke_cases() const { return smoke_cases_; }
 
+  // The reference of one of this task's problems ("task", or a smoke case's name), made on first use
+  // and kept for every later candidate: densifying A and starting cuBLAS once per task, not once per
+  // problem of every evaluation (about 30 ms each on the H200). Safe to share: its device memory is the
+  // judge's and never exported to a candidate host (only B and C are, ProblemRun). `matrix` must be
+  // the one the name stands for. Owned here. Errors: ReferenceOracle::Create's.
+  absl::StatusOr<ReferenceOracle*> Oracle(const std::string& problem, const CsrMatrix& matrix);
+
   // Every applicable baseline timed at every n of the task, by n. A baseline that does not apply or
   // whose library is absent is listed with available = false and the reason. Errors: CUDA failures
   // of the harness itself.
@@ -42,6 +51,7 @@ class TaskContext {
   CsrMatrix matrix_;
   std::vector<SmokeCase> smoke_cases_;
   std::optional<std::map<int64_t, v1::BaselineList>> baselines_;
+  std::map<std::string, std::unique_ptr<ReferenceOracle>> oracles_;
 };
 
 }  // namespace sparseditto
