@@ -68,6 +68,7 @@ struct SearchProgress {
   std::string best_candidate_id;        // empty while none is correct
   double best_fitness = 0;
   int64_t exhausted_spaces = 0;         // tunable spaces the built-in mutator exhausted so far
+  double wall_seconds_left = -1;        // of the wall budget; < 0: the task sets none
 };
 
 // What the loop reports before each finalist attempt it makes (SearchLoopOptions::on_finalist): the

@@ -20,10 +20,14 @@ std::string FormatProgressLine(const SearchProgress& p) {
   const std::string best = p.best_candidate_id.empty()
                                ? std::string("none correct yet")
                                : fmt::format("{:.3f} ({})", p.best_fitness, p.best_candidate_id);
-  const std::string eta = p.evaluations_this_call > 0
-                              ? FormatDuration(p.seconds_this_call / static_cast<double>(p.evaluations_this_call) *
-                                               static_cast<double>(left))
-                              : std::string("?");
+  std::string eta = "?";
+  if (p.evaluations_this_call > 0) {
+    const double by_evaluations =
+        p.seconds_this_call / static_cast<double>(p.evaluations_this_call) * static_cast<double>(left);
+    eta = p.wall_seconds_left >= 0 && p.wall_seconds_left < by_evaluations
+              ? FormatDuration(p.wall_seconds_left) + " (wall budget)"
+              : FormatDuration(by_evaluations);
+  }
   const std::string exhausted =
       p.exhausted_spaces > 0 ? fmt::format(", {} seed space{} exhausted", p.exhausted_spaces, p.exhausted_spaces == 1 ? "" : "s")
                              : std::string();

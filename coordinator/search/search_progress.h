@@ -13,7 +13,8 @@
 namespace sparseditto {
 
 // "spmm_90: 37/200 evaluations, best 2.314 (spmm_90.000031), 163 left, ETA 4m10s".
-// ETA: the seconds per evaluation of this call times the evaluations left; "ETA ?" before the first.
+// ETA: the seconds per evaluation of this call times the evaluations left, or the wall budget left when
+// that is nearer ("ETA 40s (wall budget)"); "ETA ?" before the first.
 // Once the built-in mutator exhausted tunable spaces: ", 2 seed spaces exhausted" at the end.
 std::string FormatProgressLine(const SearchProgress& progress);
 

@@ -35,6 +35,11 @@ TEST(SearchProgress, FormatsALine) {
        "t: 150/200 evaluations, best 2.314 (t.000007), 50 left, ETA 25s, 1 seed space exhausted"},
       {[] { SearchProgress p = Progress(150, 10, 5); p.exhausted_spaces = 3; return p; }(),
        "t: 150/200 evaluations, best 2.314 (t.000007), 50 left, ETA 25s, 3 seed spaces exhausted"},
+      // the wall budget ends the run before the evaluations do: the nearer limit is the ETA
+      {[] { SearchProgress p = Progress(37, 37, 74); p.wall_seconds_left = 40; return p; }(),
+       "t: 37/200 evaluations, best 2.314 (t.000007), 163 left, ETA 40s (wall budget)"},
+      {[] { SearchProgress p = Progress(150, 10, 5); p.wall_seconds_left = 400; return p; }(),
+       "t: 150/200 evaluations, best 2.314 (t.000007), 50 left, ETA 25s"},
   };
   for (const auto& c : cases) EXPECT_EQ(FormatProgressLine(c.progress), c.line);
 }

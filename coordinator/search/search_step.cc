@@ -146,6 +146,9 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
     progress.evaluations_this_call = evaluations_this_call_;
     progress.seconds_this_call = std::chrono::duration<double>(now - started_).count();
     progress.exhausted_spaces = static_cast<int64_t>(coordinator_->exhausted_spaces().size());
+    if (coordinator_->max_wall_seconds() > 0) {
+      progress.wall_seconds_left = std::max(0.0, coordinator_->max_wall_seconds() - coordinator_->spent().wall_seconds());
+    }
     if (const coordinator::Elite* best = coordinator_->archive().best(); best != nullptr) {
       progress.best_candidate_id = best->candidate_id();
       progress.best_fitness = best->fitness();
