@@ -36,6 +36,8 @@ OutputCheckResult CheckOutput(const float* got, const float* ref, const float* a
                               int64_t n, v1::Dtype dtype, int64_t k) {
   OutputCheckResult r;
   double error_squares = 0, ref_squares = 0;
+  int64_t first_bad = 0;
+  double first_got = 0, first_want = 0, first_tol = 0;
   for (int64_t i = 0; i < rows * n; ++i) {
     const double g = got[i], want = ref[i];
     const bool finite = std::isfinite(g);
@@ -51,17 +53,25 @@ OutputCheckResult CheckOutput(const float* got, const float* ref, const float* a
     }
     if (!finite || !(err <= tol)) {
       if (r.bad_elements++ == 0) {
-        r.detail = fmt::format("C[{}, {}] = {}, expected {} (tolerance {:.3g})", i / n, i % n, g, want, tol);
+        first_bad = i;
+        first_got = g;
+        first_want = want;
+        first_tol = tol;
       }
     }
   }
   r.max_rel_error = ref_squares > 0 ? std::sqrt(error_squares / ref_squares) : std::sqrt(error_squares);
   r.passed = r.bad_elements == 0;
   if (!r.passed) {
-    r.detail = fmt::format("{} of {} elements wrong ({} not finite); first: {}", r.bad_elements, rows * n,
-                           r.non_finite, r.detail);
+    r.detail = DescribeWrongOutput(r.bad_elements, rows * n, r.non_finite, first_bad, n, first_got, first_want, first_tol);
   }
   return r;
+}
+
+std::string DescribeWrongOutput(int64_t bad_elements, int64_t count, int64_t non_finite, int64_t index, int64_t n,
+                                double got, double want, double tolerance) {
+  return fmt::format("{} of {} elements wrong ({} not finite); first: C[{}, {}] = {}, expected {} (tolerance {:.3g})",
+                     bad_elements, count, non_finite, index / n, index % n, got, want, tolerance);
 }
 
 }  // namespace sparseditto

@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& ho
                                                                const v1::PatternSpec& pattern, v1::Dtype dtype,
                                                                std::vector<int64_t> n_values,
                                                                ReferenceOracle* oracle) {
-  ScopedStep step("problem: create (streams, gate, oracle, buffers)");
+  ScopedStep step("problem: create (streams, gate, buffers)");
   auto run = std::unique_ptr<ProblemRun>(new ProblemRun);
   run->host_ = &host;
   run->name_ = std::move(name);
@@ -261,10 +261,8 @@ Verdict ProblemRun::CheckAgainstReference(int64_t n, const std::string& label, v
     cudaMemcpy(&got, c_float_.as<float>() + i, sizeof(float), cudaMemcpyDeviceToHost);
     cudaMemcpy(&want, ref_.as<float>() + i, sizeof(float), cudaMemcpyDeviceToHost);
     cudaMemcpy(&abs_sum, abs_sum_.as<float>() + i, sizeof(float), cudaMemcpyDeviceToHost);
-    const double tol = ElementTolerance(want, abs_sum, dtype_, matrix_->cols);
-    r.detail = fmt::format("{} of {} elements wrong ({} not finite); first: C[{}, {}] = {}, expected {} (tolerance {:.3g})",
-                           r.bad_elements, count, r.non_finite, i / n, i % n, static_cast<double>(got),
-                           static_cast<double>(want), tol);
+    r.detail = DescribeWrongOutput(r.bad_elements, count, r.non_finite, i, n, got, want,
+                                   ElementTolerance(want, abs_sum, dtype_, matrix_->cols));
   }
   check->set_max_abs_error(r.max_abs_error);
   check->set_max_rel_error(r.max_rel_error);
