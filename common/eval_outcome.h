@@ -21,7 +21,9 @@ inline std::vector<std::string> SanitizerVerdicts(const std::string& run_log) {
   for (size_t at = run_log.find("[compute-sanitizer"); at != std::string::npos;
        at = run_log.find("[compute-sanitizer", at + 1)) {
     // Read back from stores that may predate the evaluator's cleaning: cleaned again (idempotent).
-    lines.push_back(CleanUntrustedText(run_log.substr(at, run_log.find('\n', at) - at), {.max_bytes = 512}));
+    UntrustedTextOptions clean;
+    clean.max_bytes = 512;
+    lines.push_back(CleanUntrustedText(run_log.substr(at, run_log.find('\n', at) - at), clean));
   }
   return lines;
 }

@@ -273,6 +273,20 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
     max_target = std::max(max_target, p.child_fd);
     has_stdin_pipe |= p.child_fd == 0;
   }
+  for (const InheritedFd& f : options.inherited_fds) {
+    bool taken = child->parent_fd(f.child_fd) >= 0;
+    for (const FdMapping& m : plan.fds) taken |= m.target == f.child_fd;
+    if (f.fd < 0 || f.child_fd < 3 || taken || fcntl(f.fd, F_GETFD) < 0) {
+      close_child_ends();
+      return absl::InvalidArgumentError(fmt::format("Spawn: bad inherited fd {} (as the child's {})", f.fd, f.child_fd));
+    }
+    plan.fds.push_back({f.fd, f.child_fd});  // not one of child_ends: ours stays open
+    max_target = std::max(max_target, f.child_fd);
+  }
+  if (plan.fds.size() > 12) {  // RunChild moves them through a fixed array (the 3 standard fds join them)
+    close_child_ends();
+    return absl::InvalidArgumentError(fmt::format("Spawn: {} pipes and inherited fds (at most 12)", plan.fds.size()));
+  }
   int out[2], err[2] = {-1, -1}, report[2];
   if (absl::Status s = MakePipe(out); !s.ok()) return close_child_ends(), s;
   child->stdout_fd_ = out[0];

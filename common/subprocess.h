@@ -70,6 +70,12 @@ struct ChildPipe {
   Direction direction = Direction::kToChild;
 };
 
+// One of our fds handed to the child at a fixed fd (e.g. a sealed memfd it maps). We keep ours open.
+struct InheritedFd {
+  int fd = -1;        // ours; required
+  int child_fd = 3;   // 3 and up, not one of the pipes' fds
+};
+
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is the program; required
   // Variables set in the child, over the defaults (PATH, HOME, LANG). Setting HOME here replaces the
@@ -80,6 +86,7 @@ struct SpawnOptions {
   std::string working_directory;  // empty: ours
   ResourceLimits limits;
   std::vector<ChildPipe> pipes;   // at most one per child fd; child fds 1 and 2 are refused
+  std::vector<InheritedFd> inherited_fds;  // with the pipes, at most 12 fds in all
   bool merge_stderr_into_stdout = false;  // the child's fd 2 writes to the stdout pipe (ordered log)
   int64_t max_captured_bytes = 1 << 20;   // per stream; the rest is read and discarded
   // nullopt (default): no sandbox, the behaviour above. Set: the child runs inside it. As root with the

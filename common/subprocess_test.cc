@@ -192,6 +192,44 @@ TEST(Subprocess, OurFdsAreNotInherited) {
   EXPECT_EQ(result->stdout_output.bytes, "clean\n");
 }
 
+TEST(Subprocess, InheritedFdsReachTheChildAtTheirNumberAndStayOpenHere) {
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  ASSERT_EQ(write(fds[1], "handed on\n", 10), 10);
+  close(fds[1]);
+  SpawnOptions options = Shell("cat <&7");
+  options.inherited_fds = {{fds[0], 7}};
+  absl::StatusOr<CommandResult> result = RunCommand(options, 30);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->stdout_output.bytes, "handed on\n");
+  EXPECT_GE(fcntl(fds[0], F_GETFD), 0) << "our end was closed";
+  close(fds[0]);
+}
+
+TEST(Subprocess, BadInheritedFdsAreRefused) {
+  const int open_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(open_fd, 3);
+  struct Case {
+    const char* what;
+    InheritedFd fd;
+    std::vector<ChildPipe> pipes;
+  };
+  const Case cases[] = {
+      {"closed fd", {1000, 5}, {}},
+      {"negative fd", {-1, 5}, {}},
+      {"onto stdout", {open_fd, 1}, {}},
+      {"onto a pipe's fd", {open_fd, 3}, {{3, ChildPipe::Direction::kToChild}}},
+  };
+  for (const Case& c : cases) {
+    SpawnOptions options = Argv({"/bin/true"});
+    options.inherited_fds = {c.fd};
+    options.pipes = c.pipes;
+    absl::StatusOr<std::unique_ptr<ChildProcess>> child = Spawn(options);
+    EXPECT_TRUE(absl::IsInvalidArgument(child.status())) << c.what << ": " << child.status();
+  }
+  close(open_fd);
+}
+
 TEST(Subprocess, TimeoutKillsTheWholeProcessGroup) {
   absl::StatusOr<std::unique_ptr<ChildProcess>> child = Spawn(Shell("sleep 100 & echo $!; wait"));
   ASSERT_TRUE(child.ok()) << child.status();

@@ -56,7 +56,9 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
                      StageName(result.stage_reached()));
   // Results read back from a store may predate the evaluator's cleaning: clean again (idempotent).
   if (!result.failure_detail().empty()) {
-    out += fmt::format("  detail: {}\n", CleanUntrustedText(result.failure_detail(), {.max_bytes = 8192}));
+    UntrustedTextOptions clean;
+    clean.max_bytes = 8192;
+    out += fmt::format("  detail: {}\n", CleanUntrustedText(result.failure_detail(), clean));
   }
   if (result.smoke_skipped()) {
     out += "  note: the smoke shapes were skipped (--task-shapes-only): this verdict checked the task's own shapes "

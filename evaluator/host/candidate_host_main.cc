@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "evaluator/host/sanitize_smoke.h"
 #include "evaluator/runner/candidate_library.h"
 #include "evaluator/runner/framing.h"
+#include "evaluator/runner/shared_matrix.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 #include "host.pb.h"
@@ -31,6 +33,7 @@ namespace {
 
 constexpr int kRequestFd = 3;
 constexpr int kReplyFd = 4;
+constexpr int kSharedMatrixFd = 5;  // HostOpen.matrix
 
 // What the judge asked this process to apply to itself before the library is loaded.
 std::string InProcessLayers() {
@@ -112,6 +115,14 @@ class Host {
     flush_base_ = mapped_.empty() ? nullptr : mapped_.begin()->second;
     flush_bytes_ = open.flush().bytes();
     if (flush_ == nullptr) return Error(error);
+    if (open.has_matrix()) {  // mapped before the lockdown, then its fd closed
+      auto layout = SharedMatrixLayout::For(open.matrix().rows(), open.matrix().cols(), open.matrix().nnz());
+      if (!layout.ok()) return Error(std::string(layout.status().message()));
+      auto mapped = MappedSharedMatrix::Map(kSharedMatrixFd, *layout);
+      if (!mapped.ok()) return Error(std::string(mapped.status().message()));
+      shared_matrix_ = *std::move(mapped);
+      close(kSharedMatrixFd);
+    }
     // The last step before the candidate's code exists in this process (its constructors run at load).
     if (absl::Status s = LockDownBeforeLoad(open.library_path(), InProcessLayers()); !s.ok()) return Error(std::string(s.message()));
     if (open.library_path().empty()) {  // the judge's calibration host: runs that do nothing
@@ -138,8 +149,14 @@ class Host {
   v1::HostReply Prepare(const v1::HostPrepare& p) {
     if (library_.prepare == nullptr) return Error("not open");
     if (prepared_) ReleaseState();
-    if (offsets_.size() != sizeof(int32_t) * (p.rows() + 1) || cols_.size() != sizeof(int32_t) * p.nnz() ||
-        values_.size() != sizeof(float) * p.nnz()) {
+    const MappedSharedMatrix* shared = p.shared_matrix() ? shared_matrix_.get() : nullptr;
+    if (p.shared_matrix()) {
+      if (shared == nullptr) return Error("no shared matrix");
+      if (shared->layout().rows != p.rows() || shared->layout().cols != p.cols() || shared->layout().nnz != p.nnz()) {
+        return Error("the shared matrix does not match the problem");
+      }
+    } else if (offsets_.size() != sizeof(int32_t) * (p.rows() + 1) || cols_.size() != sizeof(int32_t) * p.nnz() ||
+               values_.size() != sizeof(float) * p.nnz()) {
       return Error("matrix arrays do not match the problem");
     }
     n_values_.assign(p.n_values().begin(), p.n_values().end());
@@ -151,9 +168,9 @@ class Host {
     problem.nnz = p.nnz();
     problem.pattern = {p.family(), p.sparsity(), p.block_rows(), p.block_cols(), p.nm_n(), p.nm_m(),
                        p.half_bandwidth(), p.num_blocks()};
-    problem.row_offsets = reinterpret_cast<const int32_t*>(offsets_.data());
-    problem.col_indices = reinterpret_cast<const int32_t*>(cols_.data());
-    problem.values = reinterpret_cast<const float*>(values_.data());
+    problem.row_offsets = shared ? shared->row_offsets() : reinterpret_cast<const int32_t*>(offsets_.data());
+    problem.col_indices = shared ? shared->col_indices() : reinterpret_cast<const int32_t*>(cols_.data());
+    problem.values = shared ? shared->values() : reinterpret_cast<const float*>(values_.data());
     problem.n_values = n_values_.data();
     problem.num_n_values = static_cast<int32_t>(n_values_.size());
     cudaGetDevice(&problem.device);
@@ -275,6 +292,7 @@ class Host {
   std::map<std::string, void*> mapped_;  // IPC handle bytes -> mapped base
   CandidateLibrary library_;  // empty until Open
   std::string offsets_, cols_, values_;
+  std::unique_ptr<MappedSharedMatrix> shared_matrix_;  // HostOpen.matrix, read-only
   std::vector<int64_t> n_values_;
   void* state_ = nullptr;
   bool prepared_ = false;

@@ -10,6 +10,8 @@
 #include "evaluator/sandbox/landlock.h"
 #include "evaluator/gpu/cuda_status.h"
 #include "evaluator/runner/framing.h"
+#include "evaluator/runner/step_trace.h"
+#include "common/status_macros.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 
@@ -18,6 +20,7 @@ namespace {
 
 constexpr int kRequestFd = 3;
 constexpr int kReplyFd = 4;
+constexpr int kSharedMatrixFd = 5;  // the host's fd of options.task_matrix (HostOpen.matrix)
 constexpr size_t kChunkBytes = size_t{16} << 20;  // well under the frame cap
 // Replies are small (trial times, messages); a larger announced frame is a hostile host.
 constexpr uint32_t kMaxReplyBytes = 1 << 20;
@@ -78,14 +81,17 @@ absl::StatusOr<std::unique_ptr<CandidateHost>> CandidateHost::Start(const Candid
   SpawnOptions spawn;
   spawn.argv = {options.host_path};
   spawn.inherit_variables = options.inherit_variables;
-  // Every kernel of the candidate is loaded at dlopen, so that no first launch loads a module lazily
-  // inside a timed batch.
-  spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
+  // Lazy: a module loads at its kernel's first launch. Eager loading made every cuBLAS-based candidate
+  // load all of cuBLAS's kernels at its handle's creation (about 1.5 s a host on the H200, half of
+  // the GPU stage of a search of the 2:4 task). ProblemRun's warm-up run at each n loads what the
+  // candidate uses before any gated run, so no load waits behind a gate or lands in a timed batch.
+  spawn.environment["CUDA_MODULE_LOADING"] = "LAZY";
   spawn.pipes = {{kRequestFd, ChildPipe::Direction::kToChild}, {kReplyFd, ChildPipe::Direction::kFromChild}};
   spawn.limits.file_size_bytes = int64_t{1} << 30;
   spawn.max_captured_bytes = options.max_log_bytes;
   spawn.sandbox = options.sandbox;
   if (!options.in_process_layers.empty()) spawn.environment["SPARSEDITTO_HOST_LOCKDOWN"] = options.in_process_layers;
+  if (options.task_matrix != nullptr) spawn.inherited_fds = {{options.task_matrix->fd(), kSharedMatrixFd}};
   auto child = Spawn(spawn);
   if (!child.ok()) return absl::UnavailableError(fmt::format("cannot start the candidate host: {}", child.status().message()));
   host->child_ = *std::move(child);
@@ -96,6 +102,12 @@ absl::StatusOr<std::unique_ptr<CandidateHost>> CandidateHost::Start(const Candid
   open->set_start_event(std::string(reinterpret_cast<const char*>(&start), sizeof start));
   open->set_done_event(std::string(reinterpret_cast<const char*>(&done), sizeof done));
   *open->mutable_flush() = *flush_buffer;
+  if (options.task_matrix != nullptr) {
+    const SharedMatrixLayout& layout = options.task_matrix->layout();
+    open->mutable_matrix()->set_rows(layout.rows);
+    open->mutable_matrix()->set_cols(layout.cols);
+    open->mutable_matrix()->set_nnz(layout.nnz);
+  }
   auto reply = host->Call(request);
   if (!reply.ok()) return reply.status();
   if (!reply->ok()) return absl::FailedPreconditionError(reply->error());
@@ -173,19 +185,15 @@ absl::StatusOr<HostPrepareOutcome> CandidateHost::Prepare(const CsrMatrix& matri
     }
     return absl::OkStatus();
   };
-  if (absl::Status s = send(v1::HostMatrixChunk::ROW_OFFSETS, matrix.row_offsets.data(),
-                            matrix.row_offsets.size() * sizeof(int32_t));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = send(v1::HostMatrixChunk::COL_INDICES, matrix.col_indices.data(),
-                            matrix.col_indices.size() * sizeof(int32_t));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = send(v1::HostMatrixChunk::VALUES, matrix.values.data(), matrix.values.size() * sizeof(float));
-      !s.ok()) {
-    return s;
+  // The task matrix is mapped by the host at start (HostOpen.matrix): nothing to send.
+  const bool shared = options_.task_matrix != nullptr && options_.task_matrix->source() == &matrix;
+  if (!shared) {
+    ScopedStep step("problem: host prepare: matrix sent over the pipe");
+    SD_RETURN_IF_ERROR(
+        send(v1::HostMatrixChunk::ROW_OFFSETS, matrix.row_offsets.data(), matrix.row_offsets.size() * sizeof(int32_t)));
+    SD_RETURN_IF_ERROR(
+        send(v1::HostMatrixChunk::COL_INDICES, matrix.col_indices.data(), matrix.col_indices.size() * sizeof(int32_t)));
+    SD_RETURN_IF_ERROR(send(v1::HostMatrixChunk::VALUES, matrix.values.data(), matrix.values.size() * sizeof(float)));
   }
   v1::HostRequest request;
   v1::HostPrepare* p = request.mutable_prepare();
@@ -202,6 +210,7 @@ absl::StatusOr<HostPrepareOutcome> CandidateHost::Prepare(const CsrMatrix& matri
   p->set_half_bandwidth(pattern.half_bandwidth());
   p->set_num_blocks(pattern.num_blocks());
   for (int64_t n : n_values) p->add_n_values(n);
+  p->set_shared_matrix(shared);
   auto reply = Call(request);
   if (!reply.ok()) return reply.status();
   HostPrepareOutcome outcome;

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/subprocess.h"
+#include "evaluator/runner/shared_matrix.h"
 #include "evaluator/sandbox/sandbox_policy.h"
 #include "host.pb.h"
 #include "matrix/csr_matrix.h"
@@ -45,6 +46,11 @@ struct CandidateHostOptions {
   // The layers the host applies to itself after CUDA is up and before it loads the library
   // (evaluator/host/host_lockdown.h): "landlock", "seccomp", comma-separated.
   std::string in_process_layers;
+  // The task's matrix in a sealed memory file (TaskContext::SharedMatrix), not owned; must outlive the
+  // host. Given: the host maps it at start, and Prepare of that very matrix (its source()) sends no
+  // arrays. Null: every Prepare sends its matrix over the request pipe (a copy per host, 16 MB a
+  // frame: about 0.1-0.3 s for the 67 MB of a 2:4 4096-square task).
+  const SharedMatrixFile* task_matrix = nullptr;
 };
 
 // The candidate host's layers from a comma list (SPARSEDITTO_HOST_SANDBOX, runner_main.cc): "netns",
@@ -80,7 +86,7 @@ class CandidateHost {
   CandidateHost(const CandidateHost&) = delete;
   CandidateHost& operator=(const CandidateHost&) = delete;
 
-  // Sends the matrix (in chunks) and calls prepare. Errors: Unavailable / DeadlineExceeded (the host
+  // Sends the matrix (in chunks, unless it is options.task_matrix's source) and calls prepare. Errors: Unavailable / DeadlineExceeded (the host
   // died or hung; its state is unknown: do not use it again).
   absl::StatusOr<HostPrepareOutcome> Prepare(const CsrMatrix& matrix, const v1::PatternSpec& pattern, v1::Dtype dtype,
                                              const std::vector<int64_t>& n_values);

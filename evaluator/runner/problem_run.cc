@@ -93,6 +93,34 @@ absl::StatusOr<ProblemRun::Buffers*> ProblemRun::BuffersFor(int64_t n) {
   return &buffers_.emplace(n, std::move(buffers)).first->second;
 }
 
+Verdict ProblemRun::WarmUp(int64_t n) {
+  if (warm_.count(n) != 0) return Verdict();
+  ScopedStep step("check: warm-up run (ungated: loads the candidate's modules)");
+  auto buffers = BuffersFor(n);
+  if (!buffers.ok()) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(buffers.status().message()));
+  const std::string what = fmt::format("warm-up run(n={})", n);
+  absl::Status s = gpu::CudaStatus(FillUniform((*buffers)->b.get(), matrix_->cols * n, dtype_, 0, false, harness_stream_),
+                                   "fill B");
+  if (s.ok()) s = gpu::CudaStatus(cudaStreamSynchronize(harness_stream_), "fill B");
+  if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(host_->start_event(), judge_stream_), "start event");
+  if (!s.ok()) return CrashVerdict(s, name_);
+  auto rc = host_->EnqueueRun(n, (*buffers)->b_ipc, (*buffers)->c_ipc);
+  if (!rc.ok()) {
+    Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(rc.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
+                                                                     : v1::FAILURE_CATEGORY_CRASH,
+                              fmt::format("{}: {}: {}", name_, what, rc.status().message()));
+    v.context_lost = true;
+    return v;
+  }
+  if (s = gpu::CudaStatus(cudaStreamWaitEvent(judge_stream_, host_->done_event(), 0), "done event"); !s.ok()) {
+    return CrashVerdict(s, name_);
+  }
+  if (Verdict v = WaitJudgeStream(60, what); !v.ok()) return v;
+  if (*rc != 0) return Verdict::Fail(v1::FAILURE_CATEGORY_CRASH, fmt::format("{}: {} returned {}", name_, what, *rc));
+  warm_.insert(n);
+  return Verdict();
+}
+
 absl::Status ProblemRun::FillB(int64_t n, uint64_t seed, Buffers* buffers) {
   ScopedStep step("check: fill B and reference");
   const int64_t count = matrix_->cols * n;
@@ -200,6 +228,10 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
   check->set_rows(matrix_->rows);
   check->set_cols(matrix_->cols);
   check->set_n(n);
+  if (Verdict v = WarmUp(n); !v.ok()) {
+    check->set_detail(v.detail);
+    return v;
+  }
   auto buffers = BuffersFor(n);
   if (!buffers.ok()) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(buffers.status().message()));
   if (absl::Status s = FillB(n, seed, *buffers); !s.ok()) return CrashVerdict(s, name_ + ": reference");

@@ -6,13 +6,17 @@
 // and judged against the fp32 cuBLAS reference. Every checked run is held behind the judge's gate: the
 // host's stream waits for an event the judge records behind it, so if C changes before the gate opens,
 // the work did not wait for its stream. Buffers for each n are made once and kept, so the re-check
-// after timing uses the very addresses the timing used. Timing: Time() (problem_run_timing.cc).
+// after timing uses the very addresses the timing used. The first run at each n is a warm-up, neither
+// gated nor judged: the host loads modules lazily (CandidateHost), and a kernel's first launch loads
+// its module, which waits for the host's stream; behind a closed gate it would stall until the gate
+// timed out and the check behind it would see nothing. Timing: Time() (problem_run_timing.cc).
 // Not thread-safe; the current CUDA device is used.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,6 +92,10 @@ class ProblemRun {
   };
   ProblemRun() = default;
   absl::StatusOr<Buffers*> BuffersFor(int64_t n);
+  // Runs the candidate once at n on the buffers for n, open (no gate) and unjudged, unless done for
+  // this n already: CheckRun and Time call it first. A failure is the candidate's verdict as in
+  // RunAndRead (CRASH, TIMEOUT).
+  Verdict WarmUp(int64_t n);
   absl::Status FillB(int64_t n, uint64_t seed, Buffers* buffers);
   // Runs the candidate at n and takes C as fp32 into c_float_ on the device (and into *c_host when
   // given: the determinism check compares two runs bit for bit).
@@ -113,6 +121,7 @@ class ProblemRun {
   cudaStream_t harness_stream_ = nullptr;  // non-blocking: reads C without waiting for anything else
   ReferenceOracle* oracle_ = nullptr;  // TaskContext's
   std::map<int64_t, Buffers> buffers_;
+  std::set<int64_t> warm_;  // the n values WarmUp has run
   struct TimedBuffers {  // Time()'s pairs for one n, and its scratch for the checks
     std::vector<gpu::DeviceBuffer> b, c;
     std::vector<v1::IpcBuffer> b_ipc, c_ipc;

@@ -60,6 +60,7 @@ int CheckedPerBatch(int trials) { return std::clamp(trials / 10, 2, 20); }
 Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& options,
                          v1::TimingStats* stats) {
   if (calibration_ == nullptr) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, "timing without a calibration");
+  if (Verdict v = WarmUp(n); !v.ok()) return v;  // no module load inside a gated batch
   const int warmups = options.warmup_runs() > 0 ? options.warmup_runs() : 3;
   const int min_trials = options.min_trials() > 0 ? options.min_trials() : 20;
   const int max_trials = std::max(min_trials, options.max_trials() > 0 ? options.max_trials() : 200);

@@ -161,6 +161,11 @@ class Runner {
     // A fresh host for every candidate: nothing it leaves behind reaches the next one.
     auto host_options = HostOptions(request.library_path());
     if (!host_options.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(host_options.status().message()));
+    if (!request.small_only()) {  // the task matrix is prepared only past the smoke stage
+      auto shared = (*context)->SharedMatrix();
+      if (!shared.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(shared.status().message()));
+      host_options->task_matrix = *shared;
+    }
     auto host = [&] {
       ScopedStep step("runner: candidate host start (spawn, sandbox, CUDA, load)");
       return CandidateHost::Start(*host_options, request.library_path(), flusher_.buffer(), flusher_.bytes());

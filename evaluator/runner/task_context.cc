@@ -89,4 +89,13 @@ absl::StatusOr<ReferenceOracle*> TaskContext::Oracle(const std::string& problem,
   return oracles_.emplace(problem, *std::move(oracle)).first->second.get();
 }
 
+absl::StatusOr<const SharedMatrixFile*> TaskContext::SharedMatrix() {
+  if (shared_matrix_ == nullptr) {
+    auto file = SharedMatrixFile::Create(matrix_);
+    if (!file.ok()) return file.status();
+    shared_matrix_ = *std::move(file);
+  }
+  return shared_matrix_.get();
+}
+
 }  // namespace sparseditto

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "eval_result.pb.h"
 #include "evaluator/runner/reference_oracle.h"
+#include "evaluator/runner/shared_matrix.h"
 #include "evaluator/runner/smoke_cases.h"
 #include "evaluator/runner/timing.h"
 #include "matrix/csr_matrix.h"
@@ -38,6 +39,11 @@ class TaskContext {
   // the one the name stands for. Owned here. Errors: ReferenceOracle::Create's.
   absl::StatusOr<ReferenceOracle*> Oracle(const std::string& problem, const CsrMatrix& matrix);
 
+  // matrix() in a sealed memory file that every candidate host of this task maps (CandidateHostOptions.
+  // task_matrix) instead of being sent its own copy; written on first use, owned here. Errors:
+  // SharedMatrixFile::Create's.
+  absl::StatusOr<const SharedMatrixFile*> SharedMatrix();
+
   // Every applicable baseline timed at every n of the task, by n. A baseline that does not apply or
   // whose library is absent is listed with available = false and the reason. Errors: CUDA failures
   // of the harness itself.
@@ -52,6 +58,7 @@ class TaskContext {
   std::vector<SmokeCase> smoke_cases_;
   std::optional<std::map<int64_t, v1::BaselineList>> baselines_;
   std::map<std::string, std::unique_ptr<ReferenceOracle>> oracles_;
+  std::unique_ptr<SharedMatrixFile> shared_matrix_;
 };
 
 }  // namespace sparseditto
