@@ -85,14 +85,17 @@ CompileOptions Evaluator::CompileOptionsFor(const v1::Task& task) const {
 }
 
 v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
-                                   uint64_t check_seed, const CompileResult* compiled, TimingDepth depth) {
-  v1::EvalResult result = RunCascade(task, candidate, finalist, check_seed, compiled, finalist ? TimingDepth::kFull : depth);
+                                   uint64_t check_seed, const CompileResult* compiled, TimingDepth depth,
+                                   const v1::ScreenBar* screen_bar) {
+  v1::EvalResult result =
+      RunCascade(task, candidate, finalist, check_seed, compiled, finalist ? TimingDepth::kFull : depth, screen_bar);
   CleanUntrustedFields(result);
   return result;
 }
 
 v1::EvalResult Evaluator::RunCascade(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
-                                     uint64_t check_seed, const CompileResult* compiled, TimingDepth depth) {
+                                     uint64_t check_seed, const CompileResult* compiled, TimingDepth depth,
+                                     const v1::ScreenBar* screen_bar) {
   v1::EvalResult result;
   result.set_candidate_id(candidate.id());
   result.set_task_name(task.name());
@@ -149,14 +152,20 @@ v1::EvalResult Evaluator::RunCascade(const v1::Task& task, const v1::Candidate& 
   *request.mutable_task() = task;
   *request.mutable_options() = options_.runner_options;
   request.mutable_options()->clear_baseline_cache_dir();  // only processes that never load a candidate write it
-  if (depth == TimingDepth::kScreen) request.mutable_options()->set_max_timing_seconds(options_.screen_timing_seconds);
+  const bool screen_in_runner = depth == TimingDepth::kScreen && screen_bar != nullptr;
+  if (screen_in_runner) {
+    *request.mutable_screen() = *screen_bar;
+    request.mutable_screen()->set_screen_timing_seconds(options_.screen_timing_seconds);
+  } else if (depth == TimingDepth::kScreen) {
+    request.mutable_options()->set_max_timing_seconds(options_.screen_timing_seconds);
+  }
   request.set_check_seed(check_seed);
   request.set_finalist(finalist);
   if (auto setup = setups_.find(TaskContextKey(task)); setup != setups_.end()) {
     *request.mutable_baselines() = setup->second.baselines();
   }
   v1::EvalResult gpu = runner_.Evaluate(request);
-  gpu.set_timing_screen(depth == TimingDepth::kScreen && gpu.timings_size() > 0);
+  if (!screen_in_runner) gpu.set_timing_screen(depth == TimingDepth::kScreen && gpu.timings_size() > 0);
   if (!result.run_log().empty()) gpu.set_run_log(result.run_log() + gpu.run_log());
   gpu.set_compile_log(result.compile_log());
   gpu.set_compile_seconds(result.compile_seconds());

@@ -79,15 +79,18 @@ class Evaluator {
   // (StagedLibrary), never the cache's file; a cached library that fails its hash check is
   // recompiled. Every text field the candidate could have written (logs, details, notes) is
   // cleaned (common/untrusted_text.h) before the result is returned.
-  // `depth`: kScreen times each n briefly (never with `finalist`, which always times in full).
+  // `depth`: kScreen times each n briefly (never with `finalist`, which always times in full); with
+  // `screen_bar` (not owned; its screen_timing_seconds is replaced by the options') the runner goes on
+  // to a full timing in the same evaluation when the screen is near the bar (common/screen_bar.h):
+  // the result then says timed_in_full_after_screen, else timing_screen.
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, bool finalist,
                           uint64_t check_seed, const CompileResult* compiled = nullptr,
-                          TimingDepth depth = TimingDepth::kFull);
+                          TimingDepth depth = TimingDepth::kFull, const v1::ScreenBar* screen_bar = nullptr);
 
  private:
   Evaluator(EvaluatorOptions options, std::unique_ptr<NvccCompiler> compiler);
   v1::EvalResult RunCascade(const v1::Task& task, const v1::Candidate& candidate, bool finalist, uint64_t check_seed,
-                            const CompileResult* compiled, TimingDepth depth);
+                            const CompileResult* compiled, TimingDepth depth, const v1::ScreenBar* screen_bar);
   // Runs the smoke problems under compute-sanitizer `tool`; a finding fails the result (CRASH).
   void RunSanitizer(const std::string& tool, const v1::Task& task, const v1::Candidate& candidate,
                     const std::string& library, uint64_t check_seed, v1::EvalResult* result);

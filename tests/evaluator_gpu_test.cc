@@ -111,5 +111,52 @@ TEST(EvaluatorGpuTest, AFullEvaluationTimesTheCandidateAndTheBaselines) {
   EXPECT_NE(result.run_log().find("compute-sanitizer memcheck"), std::string::npos) << result.run_log();
 }
 
+// The screen with a bar (EvaluateRequest.screen): far from an unreachable bar the screen stands; near
+// a bar every correct child clears, the same evaluation goes on to a full timing in the same host.
+TEST(EvaluatorGpuTest, AScreenNearTheBarGoesOnToAFullTimingInTheSameEvaluation) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  auto evaluator = MakeEvaluator(/*correctness_only=*/false);
+  ASSERT_NE(evaluator, nullptr);
+  v1::Task task;
+  task.set_name("unstructured95_1024x2048_fp16_screen");
+  task.set_dtype(v1::DTYPE_FP16);
+  task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
+  task.mutable_pattern()->set_sparsity(0.95);
+  task.mutable_matrix()->mutable_generated()->set_rows(1024);
+  task.mutable_matrix()->mutable_generated()->set_cols(2048);
+  task.add_n(16);
+  task.add_n(129);
+  task.add_arch("sm_90");
+  task.set_seed(3);
+  ASSERT_TRUE(evaluator->SetupTask(task).ok());
+  v1::ScreenBar unreachable;
+  unreachable.set_margin(0.1);
+  unreachable.set_elite_fitness(1000);
+  (*unreachable.mutable_elite_ms_by_n())[16] = 1e-6;
+  (*unreachable.mutable_elite_ms_by_n())[129] = 1e-6;
+  v1::ScreenBar easy;
+  easy.set_margin(0.1);
+  easy.set_elite_fitness(1e-6);
+  struct Case {
+    const char* what;
+    const v1::ScreenBar* bar;
+    bool full;
+  };
+  for (const Case& c : {Case{"unreachable bar", &unreachable, false}, Case{"easy bar", &easy, true}}) {
+    SCOPED_TRACE(c.what);
+    const v1::EvalResult result =
+        evaluator->Evaluate(task, Reference(), /*finalist=*/false, 7, nullptr, TimingDepth::kScreen, c.bar);
+    EXPECT_GT(result.fitness(), 0) << result.failure_detail() << "\n" << result.run_log();
+    ASSERT_EQ(result.timings_size(), 2);
+    EXPECT_EQ(result.timed_in_full_after_screen(), c.full);
+    EXPECT_EQ(result.timing_screen(), !c.full);
+    for (const auto& t : result.timings()) {
+      if (c.full) EXPECT_GE(t.trials(), 20) << "a full timing's trials";
+      std::printf("%s: n=%lld median %.4f ms over %d trials\n", c.what, static_cast<long long>(t.n()), t.median_ms(),
+                  t.trials());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sparseditto

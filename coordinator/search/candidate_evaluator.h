@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "candidate.pb.h"
 #include "eval_result.pb.h"
+#include "runner.pb.h"
 #include "kernel_abi/tunable_values.h"
 #include "task.pb.h"
 
@@ -41,11 +42,16 @@ class CandidateEvaluator {
   }
   // Scores `candidate` (a candidate of `task`). `check_seed` seeds the correctness check's inputs.
   virtual v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) = 0;
-  // The whole cascade with a short timing screen instead of a full timing (the result says
-  // timing_screen; every check runs as in Evaluate): the search screens each child and times in full
-  // only those that come near an elite. The default has no screen and times in full (timing_screen
-  // false), so the loop never asks again.
-  virtual v1::EvalResult EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) {
+  // The whole cascade with a short timing screen instead of a full timing (every check runs as in
+  // Evaluate): the search screens each child and times in full only those near `bar` (the elite's
+  // fitness and per-n times, common/screen_bar.h). An implementation either returns the screen (the
+  // result says timing_screen; the caller then applies NearScreenBar and calls Evaluate for a full
+  // timing) or goes on to the full timing itself when the screen is near the bar (the result says
+  // timed_in_full_after_screen; the GPU evaluator does, in the same host). The default has no screen
+  // and times in full (neither flag), so the loop never asks again.
+  virtual v1::EvalResult EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed,
+                                          const v1::ScreenBar& bar) {
+    (void)bar;
     return Evaluate(task, candidate, check_seed);
   }
   // The whole cascade plus the finalist checks (determinism rerun, compute-sanitizer memcheck,

@@ -45,7 +45,8 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
   // Evaluator::Evaluate with TimingDepth::kScreen, on the prefetched compile like Evaluate; a full
   // Evaluate of the same candidate afterwards compiles from the cache.
-  v1::EvalResult EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
+  v1::EvalResult EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed,
+                                  const v1::ScreenBar& bar) override;
   // From the last successful SetUp's reply (DeviceFactsFromSetup); none before.
   DeviceFacts Device() const override { return device_; }
   // Compiles again (the cache makes that cheap) and runs the cascade with the finalist checks.
@@ -56,7 +57,7 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
  private:
   absl::Status SetUpWith(const v1::Task& task, bool fresh_baselines);
   v1::EvalResult EvaluateAt(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed,
-                            TimingDepth depth);
+                            TimingDepth depth, const v1::ScreenBar* bar = nullptr);
   Evaluator* evaluator_;              // not owned; outlives this object
   std::function<std::optional<std::string>()> missing_driver_;
   std::unique_ptr<CompilePool> pool_;  // made by the first Prefetch

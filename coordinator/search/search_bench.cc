@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/eval_outcome.h"
+#include "common/screen_bar.h"
 #include "common/non_retryable.h"
 #include "common/rng.h"
 #include "coordinator/search/confirmation.h"
@@ -127,8 +128,9 @@ nlohmann::ordered_json EvaluationJson(const v1::Candidate& c, const v1::EvalResu
 
 // The random strategy: draws until the budget (evaluations or wall) is spent or no unseen point turns up.
 // The same pipeline as the search's: a window of `compile_ahead` draws compiled ahead (topped up before
-// each evaluation), the timing screen with the search's margin (a draw is timed in full when its screen
-// comes within `screen_margin` of the best fitness so far; 0: every draw in full).
+// each evaluation), the timing screen with the search's rule (a draw is timed in full when its screen
+// comes within `screen_margin` of the best fitness so far or of the fastest full time at some n,
+// common/screen_bar.h; 0: every draw in full).
 absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seeds, CandidateEvaluator& evaluator,
                        int compile_ahead, double screen_margin, StrategyRun& run, v1::Candidate* best) {
   const DeviceFacts device = evaluator.Device();
@@ -144,6 +146,8 @@ absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seed
   int drawn = 0;
   bool unseen_left = true;
   std::deque<v1::Candidate> queue;
+  v1::ScreenBar bar;  // the search's rule (common/screen_bar.h): the best fitness and per-n times so far
+  bar.set_margin(screen_margin);
   const Clock::time_point started = Clock::now();
   run.stop = fmt::format("max_evaluations {} reached", budget);
   while (run.evaluations < budget) {
@@ -172,11 +176,18 @@ absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seed
     }
     const v1::Candidate c = queue.front();
     queue.pop_front();
-    v1::EvalResult result = screen_margin > 0 ? evaluator.EvaluateScreened(task, c, task.seed())
+    bar.set_elite_fitness(run.best_fitness);
+    v1::EvalResult result = screen_margin > 0 ? evaluator.EvaluateScreened(task, c, task.seed(), bar)
                                               : evaluator.Evaluate(task, c, task.seed());
-    if (result.timing_screen() && result.fitness() > 0 &&
-        result.fitness() >= run.best_fitness * (1 - screen_margin)) {
+    if (result.timing_screen() &&
+        NearScreenBar(result.fitness(), {result.timings().begin(), result.timings().end()}, bar)) {
       result = evaluator.Evaluate(task, c, task.seed());
+    }
+    if (result.fitness() > 0 && !result.timing_screen()) {  // full timings set the per-n bar
+      for (const v1::TimingStats& t : result.timings()) {
+        auto [it, added] = bar.mutable_elite_ms_by_n()->insert({t.n(), t.median_ms()});
+        if (!added) it->second = std::min(it->second, t.median_ms());
+      }
     }
     ++run.evaluations;
     Record(c.id(), result, Since(started), run);

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "common/screen_bar.h"
 #include "coordinator/search/search_loop.h"
 #include "coordinator/testing/search_fixture.h"
 #include "coordinator/testing/store_test.h"
@@ -23,16 +24,24 @@ using testing::CountingEvaluator;
 class ScreeningEvaluator : public CountingEvaluator {
  public:
   using CountingEvaluator::CountingEvaluator;
-  v1::EvalResult EvaluateScreened(const v1::Task&, const v1::Candidate& candidate, uint64_t) override {
+  v1::EvalResult EvaluateScreened(const v1::Task&, const v1::Candidate& candidate, uint64_t,
+                                  const v1::ScreenBar& bar) override {
     ++screened_by_id[candidate.id()];
     v1::EvalResult r = fake.Score(candidate);
     r.set_timing_screen(true);
     const double noise = 1.0 + 0.06 * std::sin(static_cast<double>(std::hash<std::string>{}(candidate.id()) % 1000));
     r.set_fitness(r.fitness() / noise);
     for (v1::TimingStats& t : *r.mutable_timings()) t.set_median_ms(t.median_ms() * noise);
+    if (continues_itself && NearScreenBar(r.fitness(), {r.timings().begin(), r.timings().end()}, bar)) {
+      ++full_after_screen_by_id[candidate.id()];  // as the GPU evaluator does, in the same host
+      r = fake.Score(candidate);
+      r.set_timed_in_full_after_screen(true);
+    }
     return r;
   }
+  bool continues_itself = false;
   std::map<std::string, int> screened_by_id;
+  std::map<std::string, int> full_after_screen_by_id;
 };
 
 class SearchScreenTest : public testing::StoreTest {
@@ -91,6 +100,42 @@ TEST_F(SearchScreenTest, ChildrenAreScreenedAndOnlyThoseNearAnEliteAreTimedInFul
   auto best = store->GetEvaluation("run", summary->best_candidate_id);
   ASSERT_TRUE(best.ok());
   EXPECT_FALSE(best->timing_screen()) << "the best is a full timing";
+}
+
+TEST_F(SearchScreenTest, AnEvaluatorThatGoesOnInFullItselfTimesTheSameChildrenOnce) {
+  SearchLoopOptions options = testing::TestLoopOptions();
+  options.plan_stage = false;
+  options.max_finalists = 0;
+  ScreeningEvaluator asked_again(landscape_);
+  auto store = OpenStore("asked");
+  auto expected = RunTaskSearch(*store, "run", task_, seeds_, asked_again, options);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ScreeningEvaluator itself(landscape_);
+  itself.continues_itself = true;
+  auto store2 = OpenStore("itself");
+  auto summary = RunTaskSearch(*store2, "run", task_, seeds_, itself, options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->evaluations, expected->evaluations);
+  EXPECT_EQ(summary->best_candidate_id, expected->best_candidate_id);
+  EXPECT_DOUBLE_EQ(summary->best_fitness, expected->best_fitness);
+  EXPECT_EQ(itself.screened_by_id, asked_again.screened_by_id);
+  // The children the loop timed again are exactly those the evaluator went on with, and no child was
+  // asked for a second evaluation (the seeds' full evaluations are the only Evaluate calls).
+  std::map<std::string, int> children_timed_again;
+  for (const auto& [id, n] : asked_again.calls_by_id) {
+    if (asked_again.screened_by_id.contains(id)) children_timed_again[id] = n;
+  }
+  EXPECT_FALSE(children_timed_again.empty());
+  EXPECT_EQ(itself.full_after_screen_by_id, children_timed_again);
+  for (const auto& [id, n] : itself.calls_by_id) EXPECT_FALSE(itself.screened_by_id.contains(id)) << id;
+  EXPECT_EQ(summary->throughput.screened, expected->throughput.screened);
+  EXPECT_EQ(summary->throughput.timed_in_full, expected->throughput.timed_in_full);
+  for (const auto& [id, n] : itself.full_after_screen_by_id) {
+    auto stored = store2->GetEvaluation("run", id);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    EXPECT_FALSE(stored->timing_screen()) << id;
+    EXPECT_TRUE(stored->timed_in_full_after_screen()) << id;
+  }
 }
 
 TEST_F(SearchScreenTest, NoScreenWhenTheMarginIsZero) {

@@ -6,6 +6,8 @@
 #include "common/shared_gpu.h"
 #include "common/status_format.h"
 #include "coordinator/search/task_loop.h"
+
+#include "common/screen_bar.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -169,26 +171,32 @@ v1::EvalResult TaskLoop::EvaluateWithScreen(const v1::Candidate& candidate) {
     account(result);
     return result;
   }
-  v1::EvalResult screened = evaluator_.EvaluateScreened(task_, candidate, task_.seed());
+  const v1::ScreenBar bar = EliteBar();
+  v1::EvalResult screened = evaluator_.EvaluateScreened(task_, candidate, task_.seed(), bar);
   account(screened);
+  if (screened.timed_in_full_after_screen()) {  // the evaluator went on in full itself
+    ++throughput_.screened;
+    ++throughput_.timed_in_full;
+    return screened;
+  }
   if (!screened.timing_screen()) return screened;  // an evaluator without a screen timed it in full
   ++throughput_.screened;
-  if (!NearElite(screened)) return screened;
+  const std::vector<v1::TimingStats> timings(screened.timings().begin(), screened.timings().end());
+  if (!NearScreenBar(screened.fitness(), timings, bar)) return screened;
   ++throughput_.timed_in_full;
   v1::EvalResult full = evaluator_.Evaluate(task_, candidate, task_.seed());
   account(full);
   return full;
 }
 
-bool TaskLoop::NearElite(const v1::EvalResult& screened) const {
-  if (screened.fitness() <= 0) return false;  // failed: its verdict does not depend on the timing
-  const coordinator::Elite* best = coordinator_->archive().best();
-  if (best == nullptr || screened.fitness() >= best->fitness() * (1 - options_.screen_margin)) return true;
-  for (const v1::TimingStats& t : screened.timings()) {
-    const auto elite = best_ms_by_n_.find(t.n());
-    if (elite == best_ms_by_n_.end() || t.median_ms() <= elite->second * (1 + options_.screen_margin)) return true;
+v1::ScreenBar TaskLoop::EliteBar() const {
+  v1::ScreenBar bar;
+  bar.set_margin(options_.screen_margin);
+  if (const coordinator::Elite* best = coordinator_->archive().best(); best != nullptr) {
+    bar.set_elite_fitness(best->fitness());
   }
-  return false;
+  for (const auto& [n, ms] : best_ms_by_n_) (*bar.mutable_elite_ms_by_n())[n] = ms;
+  return bar;
 }
 
 void TaskLoop::NoteElite(const v1::EvalResult& result) {

@@ -103,15 +103,14 @@ class TaskLoop {
   absl::Status EvaluateAndCommit(const v1::Candidate& candidate, const std::vector<std::string>& still_due = {});
 
   // The evaluator's verdict on `candidate`: a seed or the plan in full; a child through the timing
-  // screen (SearchLoopOptions::screen_margin) and, when the screen comes near an elite (NearElite),
-  // again in full, the full result standing. Counts into throughput_.
+  // screen (SearchLoopOptions::screen_margin) and, when the screen comes near the elite (EliteBar),
+  // in full (by the evaluator in the same evaluation, or here again), the full result standing.
+  // Counts into throughput_.
   v1::EvalResult EvaluateWithScreen(const v1::Candidate& candidate);
 
-  // Whether a screened result is worth a full timing: correct, and its fitness within screen_margin
-  // of the best's, or at some n its time within screen_margin of the fastest full timing at that n
-  // (best_ms_by_n_; an n never timed in full counts as near), so that children a plan would use at
-  // one n are timed in full too.
-  bool NearElite(const v1::EvalResult& screened) const;
+  // The bar a screened child must come near to be timed in full (common/screen_bar.h): the best's
+  // fitness and the fastest full timing at each n (best_ms_by_n_), within screen_margin.
+  v1::ScreenBar EliteBar() const;
 
   // Takes a committed result's times into best_ms_by_n_ (full timings of correct candidates only).
   void NoteElite(const v1::EvalResult& result);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "common/fitness.h"
+#include "common/screen_bar.h"
 #include "evaluator/runner/problem_run.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
@@ -113,20 +114,40 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
   enter(v1::EVAL_STAGE_TIMING);
   std::vector<v1::TimingStats> timings;
   (*run)->set_calibration(calibration);
-  for (int64_t n : n_values) {
-    v1::TimingStats timed;
-    if (Stop((*run)->Time(n, ++seed, options, &timed), &result, context_lost, &*run)) return result;
-    const v1::TimingStats* stats = &timed;
-    *result.add_timings() = *stats;
-    timings.push_back(*stats);
-    if (WorkEscapedStream(*stats)) {
-      result.set_failure(v1::FAILURE_CATEGORY_WRONG);
-      result.set_failure_detail(fmt::format(
-          "n={}: work escaped the given stream in {} of {} trials: the judge's bracket gives {:.4f} ms a trial "
-          "against {:.4f} ms on the host's events (medians)",
-          n, stats->escaped_trials(), stats->trials(), stats->host_median_ms(), stats->median_ms()));
-      return result;
+  // Times every n under `timing`; true when the cascade must stop (the verdict is in the result).
+  auto time_each_n = [&](const v1::RunnerOptions& timing) {
+    timings.clear();
+    result.clear_timings();
+    for (int64_t n : n_values) {
+      v1::TimingStats stats;
+      if (Stop((*run)->Time(n, ++seed, timing, &stats), &result, context_lost, &*run)) return true;
+      *result.add_timings() = stats;
+      timings.push_back(stats);
+      if (WorkEscapedStream(stats)) {
+        result.set_failure(v1::FAILURE_CATEGORY_WRONG);
+        result.set_failure_detail(fmt::format(
+            "n={}: work escaped the given stream in {} of {} trials: the judge's bracket gives {:.4f} ms a trial "
+            "against {:.4f} ms on the host's events (medians)",
+            n, stats.escaped_trials(), stats.trials(), stats.host_median_ms(), stats.median_ms()));
+        return true;
+      }
     }
+    return false;
+  };
+  if (request.has_screen()) {
+    // The screen, and in the same host the full timing when the screen comes near the bar: no second
+    // host, smoke stage or correctness pass for the children worth it.
+    v1::RunnerOptions screen = options;
+    screen.set_max_timing_seconds(request.screen().screen_timing_seconds());
+    if (time_each_n(screen)) return result;
+    if (NearScreenBar(SpeedupFitness(timings, baselines), timings, request.screen())) {
+      if (time_each_n(options)) return result;
+      result.set_timed_in_full_after_screen(true);
+    } else {
+      result.set_timing_screen(true);
+    }
+  } else if (time_each_n(options)) {
+    return result;
   }
 
   enter(v1::EVAL_STAGE_RECHECK);

@@ -10,6 +10,7 @@
 
 #include "evaluator/gpu/device_buffer.h"
 #include "evaluator/gpu/gpu_test_util.h"
+#include "evaluator/runner/harness_kernels.h"
 #include "evaluator/runner/output_check.h"
 #include "gtest/gtest.h"
 
@@ -86,6 +87,41 @@ TEST(DeviceOutputCheckGpuTest, AgreesWithTheHostCheck) {
     EXPECT_NEAR(rel, host.max_rel_error, 1e-9 * (1 + host.max_rel_error));
     EXPECT_EQ(c.planted.empty(), host.passed);  // the cases mean what they say
   }
+}
+
+// The judge's look at C while the candidate's stream is held (ProblemRun::COutsideStreamWasWritten).
+TEST(DeviceOutputCheckGpuTest, AnyByteDiffersFindsOneChangedByteAnywhere) {
+  if (!gpu::testing::HasCudaDevice()) GTEST_SKIP() << "no CUDA device";
+  struct Case {
+    const char* name;
+    size_t bytes;
+    int64_t changed;  // -1: none
+  };
+  const Case cases[] = {
+      {"nothing written", 4099, -1}, {"first byte", 4099, 0},      {"a middle byte", 1 << 22, 1234567},
+      {"the tail byte", 4099, 4098}, {"no bytes", 0, -1},          {"one byte, changed", 1, 0},
+      {"large, last word", (size_t{1} << 24) + 8, (int64_t{1} << 24) + 7},
+  };
+  auto flag = gpu::DeviceBuffer::Allocate(sizeof(unsigned int), "flag");
+  ASSERT_TRUE(flag.ok());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto buffer = gpu::DeviceBuffer::Allocate(c.bytes + 8, "bytes");
+    ASSERT_TRUE(buffer.ok());
+    ASSERT_EQ(cudaMemset(buffer->get(), 0xff, c.bytes + 8), cudaSuccess);
+    if (c.changed >= 0) {
+      ASSERT_EQ(cudaMemset(buffer->as<unsigned char>() + c.changed, 0xfe, 1), cudaSuccess);
+    }
+    ASSERT_EQ(cudaMemset(buffer->as<unsigned char>() + c.bytes, 0, 8), cudaSuccess);  // beyond: never read
+    ASSERT_EQ(LaunchAnyByteDiffers(buffer->get(), c.bytes, 0xff, flag->as<unsigned int>(), nullptr), cudaSuccess);
+    unsigned int any = 7;
+    ASSERT_EQ(cudaMemcpy(&any, flag->get(), sizeof any, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(any, c.changed >= 0 ? 1u : 0u);
+  }
+  auto buffer = gpu::DeviceBuffer::Allocate(64, "misaligned");
+  ASSERT_TRUE(buffer.ok());
+  EXPECT_EQ(LaunchAnyByteDiffers(buffer->as<unsigned char>() + 1, 8, 0xff, flag->as<unsigned int>(), nullptr),
+            cudaErrorMisalignedAddress);
 }
 
 }  // namespace

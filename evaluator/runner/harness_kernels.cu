@@ -3,6 +3,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace sparseditto {
 namespace {
 
@@ -107,6 +110,33 @@ __global__ void StampGlobalTimerKernel(uint64_t* out) { *out = GlobalTimerNs(); 
 
 cudaError_t LaunchStampGlobalTimer(uint64_t* out, cudaStream_t stream) {
   StampGlobalTimerKernel<<<1, 1, 0, stream>>>(out);
+  return cudaGetLastError();
+}
+
+namespace {
+// Whole 32-bit words, then the bytes after the last whole word.
+__global__ void AnyByteDiffersKernel(const unsigned char* p, size_t bytes, unsigned char fill, unsigned int* any) {
+  const unsigned int word_fill = 0x01010101u * fill;
+  const size_t words = bytes / 4;
+  const unsigned int* w = reinterpret_cast<const unsigned int*>(p);
+  bool differs = false;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < words;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    differs |= w[i] != word_fill;
+  }
+  if (blockIdx.x == 0 && threadIdx.x < bytes % 4) differs |= p[words * 4 + threadIdx.x] != fill;
+  if (differs) atomicOr(any, 1u);
+}
+}  // namespace
+
+cudaError_t LaunchAnyByteDiffers(const void* p, size_t bytes, unsigned char fill, unsigned int* any,
+                                 cudaStream_t stream) {
+  if (reinterpret_cast<uintptr_t>(p) % 4 != 0) return cudaErrorMisalignedAddress;
+  cudaError_t e = cudaMemsetAsync(any, 0, sizeof(unsigned int), stream);
+  if (e != cudaSuccess || bytes == 0) return e;
+  const size_t words = bytes / 4 + 1;
+  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((words + 255) / 256, 1024));
+  AnyByteDiffersKernel<<<blocks, 256, 0, stream>>>(static_cast<const unsigned char*>(p), bytes, fill, any);
   return cudaGetLastError();
 }
 

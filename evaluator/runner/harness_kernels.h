@@ -34,6 +34,11 @@ cudaError_t LaunchStreamGate(const volatile int* open_flag, int* released_by_hos
 // *out when the kernel runs: the judge's own stamps around a candidate host's work.
 cudaError_t LaunchStampGlobalTimer(uint64_t* out, cudaStream_t stream);
 
+// Sets *any (device memory) to 1 when any of the `bytes` bytes at `p` (device memory, 4-byte aligned:
+// else cudaErrorMisalignedAddress) is not `fill`, else 0; enqueued on `stream` (the judge's look at C
+// while the candidate's stream is held: only the flag comes back, not C).
+cudaError_t LaunchAnyByteDiffers(const void* p, size_t bytes, unsigned char fill, unsigned int* any, cudaStream_t stream);
+
 // The whole-GPU shape for the current device (SM count and opt-in shared memory read from it); also
 // lets the gate kernel use that much shared memory. Errors: the CUDA calls'.
 cudaError_t WholeGpuGateShape(GateShape* shape);

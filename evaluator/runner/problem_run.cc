@@ -48,6 +48,7 @@ absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& ho
   SD_ASSIGN_OR_RETURN(run->abs_sum_, gpu::DeviceBuffer::Allocate(out_bytes, "|A||B|"));
   SD_ASSIGN_OR_RETURN(run->c_float_, gpu::DeviceBuffer::Allocate(out_bytes, "C as fp32"));
   SD_ASSIGN_OR_RETURN(run->check_totals_, gpu::DeviceBuffer::Allocate(sizeof(DeviceCheckTotals), "check totals"));
+  SD_ASSIGN_OR_RETURN(run->written_flag_, gpu::DeviceBuffer::Allocate(sizeof(unsigned int), "C written flag"));
   return run;
 }
 
@@ -133,16 +134,17 @@ absl::Status ProblemRun::FillB(int64_t n, uint64_t seed, Buffers* buffers) {
 }
 
 bool ProblemRun::COutsideStreamWasWritten(const void* c, size_t size) {
-  // Give work on other streams (and the host's context its time slices) time to land, then read C
-  // without waiting for the judge's stream.
+  // Give work on other streams (and the host's context its time slices) time to land, then look at C
+  // without waiting for the judge's stream: on the device, only a flag comes back.
   ScopedStep step("check: outside-stream look (5 ms sleep)");
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  std::vector<unsigned char> bytes(size);
-  if (cudaMemcpyAsync(bytes.data(), c, bytes.size(), cudaMemcpyDeviceToHost, harness_stream_) != cudaSuccess ||
+  unsigned int any = 0;
+  if (LaunchAnyByteDiffers(c, size, 0xff, written_flag_.as<unsigned int>(), harness_stream_) != cudaSuccess ||
+      cudaMemcpyAsync(&any, written_flag_.get(), sizeof any, cudaMemcpyDeviceToHost, harness_stream_) != cudaSuccess ||
       cudaStreamSynchronize(harness_stream_) != cudaSuccess) {
     return false;  // a fault shows up at the next synchronisation
   }
-  return std::any_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b != 0xff; });
+  return any != 0;
 }
 
 Verdict ProblemRun::WaitJudgeStream(double seconds, const std::string& what) {

@@ -130,6 +130,7 @@ class ProblemRun {
   std::map<int64_t, TimedBuffers> timed_;
   gpu::DeviceBuffer ref_, abs_sum_, c_float_;
   gpu::DeviceBuffer check_totals_;  // a DeviceCheckTotals
+  gpu::DeviceBuffer written_flag_;  // COutsideStreamWasWritten's answer (LaunchAnyByteDiffers)
   StreamGate gate_;  // holds judge_stream_ (and so the host's stream) closed while a run is enqueued
   const BracketCalibration* calibration_ = nullptr;
   bool prepared_ = false;

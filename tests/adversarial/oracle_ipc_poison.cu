@@ -4,9 +4,11 @@
 // an IPC handle of the B it was given, tries 128 forgeries of it (each byte's low bits flipped), and
 // fills whatever other device memory one of them opens with NaN, hoping to poison the judge's cached
 // reference for the candidates after it; then it computes C correctly.
-// Expected: SLOWER, like the reference it otherwise is -- the judge's reference memory is never
-// exported, so no forged handle opens it, and the corpus test's reference run after the whole corpus
-// (same runner, same cached reference) still passes at the same speed.
+// Expected: CRASH (or SLOWER) -- the judge's reference memory is never exported, so no forged handle
+// opens it and the cascade ends SLOWER like the reference it otherwise is; the finalist's
+// compute-sanitizer memcheck then reports its failed cudaMemset calls (CRASH; H200, driver 580). The
+// corpus test's reference run after the whole corpus (same runner, same cached reference) still
+// passes at the same speed.
 // Evaluated with the static screen off (corpus.json "screen": false). Apart from the cheat this is the
 // reference candidate (kernels/reference/csr_reference.cu).
 #include "sparseditto_kernel.h"
