@@ -75,12 +75,10 @@ TEST(EvaluatorGpuTest, ReferenceCandidateIsCorrectOnEveryExampleTask) {
   EXPECT_GE(tasks, 8);
 }
 
-TEST(EvaluatorGpuTest, AFullEvaluationTimesTheCandidateAndTheBaselines) {
-  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
-  auto evaluator = MakeEvaluator(/*correctness_only=*/false);
-  ASSERT_NE(evaluator, nullptr);
+// A 1024 x 2048 fp16 task at 95% unstructured sparsity, n 16 and 129 (an odd width).
+v1::Task Unstructured95Task(const std::string& name) {
   v1::Task task;
-  task.set_name("unstructured95_1024x2048_fp16");
+  task.set_name(name);
   task.set_dtype(v1::DTYPE_FP16);
   task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
   task.mutable_pattern()->set_sparsity(0.95);
@@ -90,6 +88,14 @@ TEST(EvaluatorGpuTest, AFullEvaluationTimesTheCandidateAndTheBaselines) {
   task.add_n(129);
   task.add_arch("sm_90");
   task.set_seed(3);
+  return task;
+}
+
+TEST(EvaluatorGpuTest, AFullEvaluationTimesTheCandidateAndTheBaselines) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  auto evaluator = MakeEvaluator(/*correctness_only=*/false);
+  ASSERT_NE(evaluator, nullptr);
+  const v1::Task task = Unstructured95Task("unstructured95_1024x2048_fp16");
   ASSERT_TRUE(evaluator->SetupTask(task).ok());
   const v1::EvalResult result = evaluator->Evaluate(task, Reference(), /*finalist=*/true, 5);
   std::printf("%s\n", FormatReport(task, result).c_str());
@@ -117,17 +123,7 @@ TEST(EvaluatorGpuTest, AScreenNearTheBarGoesOnToAFullTimingInTheSameEvaluation) 
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   auto evaluator = MakeEvaluator(/*correctness_only=*/false);
   ASSERT_NE(evaluator, nullptr);
-  v1::Task task;
-  task.set_name("unstructured95_1024x2048_fp16_screen");
-  task.set_dtype(v1::DTYPE_FP16);
-  task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
-  task.mutable_pattern()->set_sparsity(0.95);
-  task.mutable_matrix()->mutable_generated()->set_rows(1024);
-  task.mutable_matrix()->mutable_generated()->set_cols(2048);
-  task.add_n(16);
-  task.add_n(129);
-  task.add_arch("sm_90");
-  task.set_seed(3);
+  const v1::Task task = Unstructured95Task("unstructured95_1024x2048_fp16_screen");
   ASSERT_TRUE(evaluator->SetupTask(task).ok());
   v1::ScreenBar unreachable;
   unreachable.set_margin(0.1);
