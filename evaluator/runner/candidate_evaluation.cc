@@ -64,9 +64,9 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
     enter(v1::EVAL_STAGE_SMOKE);
     for (const SmokeCase& smoke : context.smoke_cases()) {
       auto oracle = context.Oracle(smoke.name, smoke.matrix);
-      if (!oracle.ok()) return Stop(CrashVerdict(oracle.status(), smoke.name), &result, context_lost), result;
+      if (!oracle.ok()) return Stop(HarnessVerdict(oracle.status(), smoke.name), &result, context_lost), result;
       auto run = ProblemRun::Create(host, smoke.name, smoke.matrix, smoke.pattern, dtype, smoke.n_values, *oracle);
-      if (!run.ok()) return Stop(CrashVerdict(run.status(), smoke.name), &result, context_lost), result;
+      if (!run.ok()) return Stop(HarnessVerdict(run.status(), smoke.name), &result, context_lost), result;
       if (Stop((*run)->Prepare(), &result, context_lost, &*run)) return result;
       for (int64_t n : smoke.n_values) {
         v1::CorrectnessCheck* check = result.add_checks();
@@ -88,11 +88,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
   absl::StatusOr<std::unique_ptr<ProblemRun>> run =
       oracle.ok() ? ProblemRun::Create(host, "task", context.matrix(), context.task().pattern(), dtype, n_values, *oracle)
                   : absl::StatusOr<std::unique_ptr<ProblemRun>>(oracle.status());
-  if (!run.ok()) {
-    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
-    result.set_failure_detail(std::string(run.status().message()));
-    return result;
-  }
+  if (!run.ok()) return Stop(HarnessVerdict(run.status(), "task"), &result, context_lost), result;
   if (Stop((*run)->Prepare(), &result, context_lost, &*run)) return result;
   result.set_prepare_ms((*run)->prepare_ms());
   const int trials = options.correctness_trials() > 0 ? options.correctness_trials() : 2;

@@ -25,6 +25,12 @@ Verdict CrashVerdict(const absl::Status& status, const std::string& what) {
   return v;
 }
 
+Verdict HarnessVerdict(const absl::Status& status, const std::string& what) {
+  Verdict v = CrashVerdict(status, what);
+  v.failure = v1::FAILURE_CATEGORY_INTERNAL;
+  return v;
+}
+
 absl::StatusOr<std::unique_ptr<ProblemRun>> ProblemRun::Create(CandidateHost& host, std::string name,
                                                                const CsrMatrix& matrix,
                                                                const v1::PatternSpec& pattern, v1::Dtype dtype,

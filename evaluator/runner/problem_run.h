@@ -48,6 +48,10 @@ struct Verdict {
 // Turns a non-OK status from code that ran after the candidate into a verdict: CRASH, with
 // context_lost when the device reports a sticky error.
 Verdict CrashVerdict(const absl::Status& status, const std::string& what);
+// The same for the judge's own steps before it calls the candidate in a problem (its reference, its
+// buffers): INTERNAL, not the candidate's fault (the host's context cannot break the judge's), with
+// context_lost when the judge's own context reports a sticky error.
+Verdict HarnessVerdict(const absl::Status& status, const std::string& what);
 
 class ProblemRun {
  public:
