@@ -15,6 +15,14 @@ std::string FormatDuration(double seconds) {
   return fmt::format("{}h{:02d}m", s / 3600, (s % 3600) / 60);
 }
 
+int64_t EvaluationsTheWallHolds(double wall_limit, double wall_spent, double evaluator_seconds, int64_t evaluations) {
+  if (!(wall_limit > 0) || evaluations <= 0 || !(evaluator_seconds > 0)) return INT64_MAX;
+  const double held = (wall_limit - wall_spent) / (evaluator_seconds / static_cast<double>(evaluations));
+  if (!(held > 0)) return 0;
+  if (held >= 9.0e18) return INT64_MAX;  // beyond int64: the cast would be undefined
+  return static_cast<int64_t>(held);
+}
+
 std::string FormatProgressLine(const SearchProgress& p) {
   const int64_t left = std::max<int64_t>(0, p.max_evaluations - p.evaluations);
   const std::string best = p.best_candidate_id.empty()

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -22,6 +23,12 @@ std::string FormatProgressLine(const SearchProgress& progress);
 // number of seconds could overflow an integer) "unlimited"; NaN "?".
 inline constexpr double kLongestShownSeconds = 3.6e9;
 std::string FormatDuration(double seconds);
+
+// How many more evaluations the wall budget left holds at this call's mean evaluation time (the search
+// window is topped up no further: every child in it is evaluated even after the budget is spent).
+// INT64_MAX without a budget (wall_limit <= 0), before the first evaluation, with no evaluator time
+// measured, or when the quotient does not fit; 0 once the budget is spent. Pure.
+int64_t EvaluationsTheWallHolds(double wall_limit, double wall_spent, double evaluator_seconds, int64_t evaluations);
 
 class ProgressPrinter {
  public:

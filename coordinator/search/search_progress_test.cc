@@ -1,5 +1,7 @@
 #include "coordinator/search/search_progress.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -79,6 +81,28 @@ struct Captured {
     std::free(data);
   }
 };
+
+TEST(SearchProgress, EvaluationsTheWallHolds) {
+  struct Case {
+    const char* what;
+    double limit, spent, evaluator_seconds;
+    int64_t evaluations, held;
+  };
+  const Case cases[] = {
+      {"no wall budget", 0, 50, 10, 5, INT64_MAX},
+      {"before the first evaluation", 120, 3, 0, 0, INT64_MAX},
+      {"no evaluator time measured", 120, 3, 0, 4, INT64_MAX},
+      {"2 s an evaluation, 60 s left", 120, 60, 20, 10, 30},
+      {"rounded down", 120, 60, 21, 10, 28},
+      {"spent exactly", 120, 120, 20, 10, 0},
+      {"overspent", 120, 133, 20, 10, 0},
+      {"NaN spent", 120, std::nan(""), 20, 10, 0},
+      {"a quotient beyond int64", 1e300, 0, 1e-6, 1, INT64_MAX},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(EvaluationsTheWallHolds(c.limit, c.spent, c.evaluator_seconds, c.evaluations), c.held) << c.what;
+  }
+}
 
 TEST(SearchProgress, RewritesOneLineOnATerminal) {
   Captured out;

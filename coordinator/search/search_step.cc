@@ -5,6 +5,7 @@
 
 #include "common/shared_gpu.h"
 #include "common/status_format.h"
+#include "coordinator/search/search_progress.h"
 #include "coordinator/search/task_loop.h"
 
 #include "common/screen_bar.h"
@@ -72,14 +73,8 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
 }
 
 int64_t TaskLoop::EvaluationsLeftInWall() const {
-  const double limit = coordinator_->max_wall_seconds();
-  if (limit <= 0 || evaluations_this_call_ == 0) return INT64_MAX;
-  // Every child in the window is evaluated even after the wall budget is spent (the window drains), so
-  // the window holds no more than the wall left can evaluate at this call's mean evaluation time.
-  const double mean = throughput_.evaluator_seconds / static_cast<double>(evaluations_this_call_);
-  const double left = limit - coordinator_->spent().wall_seconds();
-  if (mean <= 0) return INT64_MAX;
-  return std::max<int64_t>(0, static_cast<int64_t>(left / mean));
+  return EvaluationsTheWallHolds(coordinator_->max_wall_seconds(), coordinator_->spent().wall_seconds(),
+                                 throughput_.evaluator_seconds, evaluations_this_call_);
 }
 
 absl::StatusOr<Proposal> TaskLoop::Propose(Mutator& mutator, const MutationPlan& plan) {
