@@ -112,13 +112,7 @@ Verdict ProblemRun::WarmUp(int64_t n) {
   if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(host_->start_event(), judge_stream_), "start event");
   if (!s.ok()) return CrashVerdict(s, name_);
   auto rc = host_->EnqueueRun(n, (*buffers)->b_ipc, (*buffers)->c_ipc);
-  if (!rc.ok()) {
-    Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(rc.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
-                                                                     : v1::FAILURE_CATEGORY_CRASH,
-                              fmt::format("{}: {}: {}", name_, what, rc.status().message()));
-    v.context_lost = true;
-    return v;
-  }
+  if (!rc.ok()) return HostLost(rc.status(), what);
   if (s = gpu::CudaStatus(cudaStreamWaitEvent(judge_stream_, host_->done_event(), 0), "done event"); !s.ok()) {
     return CrashVerdict(s, name_);
   }
@@ -153,15 +147,17 @@ bool ProblemRun::COutsideStreamWasWritten(const void* c, size_t size) {
   return any != 0;
 }
 
+Verdict ProblemRun::HostLost(const absl::Status& status, const std::string& what) const {
+  Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(status) ? v1::FAILURE_CATEGORY_TIMEOUT : v1::FAILURE_CATEGORY_CRASH,
+                            fmt::format("{}: {}: {}", name_, what, status.message()));
+  v.context_lost = true;  // our stream may wait for an event the host will never record
+  return v;
+}
+
 Verdict ProblemRun::WaitJudgeStream(double seconds, const std::string& what) {
   const absl::Status s = WaitWhileHostAlive(judge_stream_, *host_, seconds);
   if (s.ok()) return Verdict();
-  if (absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s) || absl::IsAborted(s)) {
-    Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(s) ? v1::FAILURE_CATEGORY_TIMEOUT : v1::FAILURE_CATEGORY_CRASH,
-                              fmt::format("{}: {}: {}", name_, what, s.message()));
-    v.context_lost = true;  // the stream still waits for the host's event
-    return v;
-  }
+  if (absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s) || absl::IsAborted(s)) return HostLost(s, what);
   return CrashVerdict(s, name_);
 }
 
@@ -186,13 +182,7 @@ Verdict ProblemRun::RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* 
   const bool written_behind_gate = rc.ok() && COutsideStreamWasWritten(buffers->c.payload(), buffers->c.payload_bytes());
   gate_.Open();
   const std::string what = fmt::format("run(n={})", n);
-  if (!rc.ok()) {
-    Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(rc.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
-                                                                     : v1::FAILURE_CATEGORY_CRASH,
-                              fmt::format("{}: {}: {}", name_, what, rc.status().message()));
-    v.context_lost = true;  // our stream may wait for an event the host will never record
-    return v;
-  }
+  if (!rc.ok()) return HostLost(rc.status(), what);
   if (*rc != 0) {
     // The host recorded done regardless; let the stream pass before reporting.
     (void)WaitJudgeStream(10, what);

@@ -106,6 +106,9 @@ class ProblemRun {
   Verdict RunAndRead(int64_t n, Buffers* buffers, std::vector<float>* c_host);
   // True when any byte of C's payload is no longer the NaN fill (read on the harness stream).
   bool COutsideStreamWasWritten(const void* c, size_t bytes);
+  // The host died, hung or lost its stream during `what`: TIMEOUT for a deadline, else CRASH, always
+  // with context_lost (the judge's stream may wait for an event the host will never record).
+  Verdict HostLost(const absl::Status& status, const std::string& what) const;
   // Waits for the judge's stream (which waits for the host's done event) at most `seconds`.
   Verdict WaitJudgeStream(double seconds, const std::string& what);
   // `count` outputs of the problem's dtype at `c`, as fp32 into c_float_, on the harness stream (which
