@@ -65,18 +65,24 @@ absl::Status ApplyHostSandboxLayers(const std::string& layers, const std::string
   return absl::OkStatus();
 }
 
+bool CanSpawnAhead(const CandidateHostOptions& options) {
+  return !options.sandbox.has_value() || !options.sandbox->landlock.has_value();
+}
+
 absl::StatusOr<std::unique_ptr<CandidateHost>> CandidateHost::Start(const CandidateHostOptions& options,
                                                                     const std::string& library_path, void* flush,
                                                                     size_t flush_bytes) {
+  auto host = Spawn(options);
+  if (!host.ok()) return host.status();
+  if (absl::Status s = (*host)->Open(library_path, flush, flush_bytes); !s.ok()) return s;
+  return host;
+}
+
+absl::StatusOr<std::unique_ptr<CandidateHost>> CandidateHost::Spawn(const CandidateHostOptions& options) {
   auto host = std::unique_ptr<CandidateHost>(new CandidateHost);
   host->options_ = options;
   SD_CUDA_CHECK(cudaEventCreateWithFlags(&host->start_, cudaEventInterprocess | cudaEventDisableTiming));
   SD_CUDA_CHECK(cudaEventCreateWithFlags(&host->done_, cudaEventInterprocess | cudaEventDisableTiming));
-  cudaIpcEventHandle_t start, done;
-  SD_CUDA_CHECK(cudaIpcGetEventHandle(&start, host->start_));
-  SD_CUDA_CHECK(cudaIpcGetEventHandle(&done, host->done_));
-  auto flush_buffer = MakeIpcBuffer(flush, 0, flush_bytes);
-  if (!flush_buffer.ok()) return flush_buffer.status();
 
   SpawnOptions spawn;
   spawn.argv = {options.host_path};
@@ -92,26 +98,42 @@ absl::StatusOr<std::unique_ptr<CandidateHost>> CandidateHost::Start(const Candid
   spawn.sandbox = options.sandbox;
   if (!options.in_process_layers.empty()) spawn.environment["SPARSEDITTO_HOST_LOCKDOWN"] = options.in_process_layers;
   if (options.task_matrix != nullptr) spawn.inherited_fds = {{options.task_matrix->fd(), kSharedMatrixFd}};
-  auto child = Spawn(spawn);
+  auto child = sparseditto::Spawn(spawn);  // common/subprocess.h
   if (!child.ok()) return absl::UnavailableError(fmt::format("cannot start the candidate host: {}", child.status().message()));
   host->child_ = *std::move(child);
+  return host;
+}
 
+absl::Status CandidateHost::Open(const std::string& library_path, void* flush, size_t flush_bytes) {
+  if (opened_) return absl::FailedPreconditionError("the candidate host is open already");
+  opened_ = true;
+  cudaIpcEventHandle_t start, done;
+  SD_CUDA_CHECK(cudaIpcGetEventHandle(&start, start_));
+  SD_CUDA_CHECK(cudaIpcGetEventHandle(&done, done_));
+  auto flush_buffer = MakeIpcBuffer(flush, 0, flush_bytes);
+  if (!flush_buffer.ok()) return flush_buffer.status();
   v1::HostRequest request;
   v1::HostOpen* open = request.mutable_open();
   open->set_library_path(library_path);
   open->set_start_event(std::string(reinterpret_cast<const char*>(&start), sizeof start));
   open->set_done_event(std::string(reinterpret_cast<const char*>(&done), sizeof done));
   *open->mutable_flush() = *flush_buffer;
-  if (options.task_matrix != nullptr) {
-    const SharedMatrixLayout& layout = options.task_matrix->layout();
+  if (options_.task_matrix != nullptr) {
+    const SharedMatrixLayout& layout = options_.task_matrix->layout();
     open->mutable_matrix()->set_rows(layout.rows);
     open->mutable_matrix()->set_cols(layout.cols);
     open->mutable_matrix()->set_nnz(layout.nnz);
   }
-  auto reply = host->Call(request);
+  auto reply = Call(request);
   if (!reply.ok()) return reply.status();
   if (!reply->ok()) return absl::FailedPreconditionError(reply->error());
-  return host;
+  return absl::OkStatus();
+}
+
+bool CandidateHost::StillRunning() {
+  if (!alive()) return false;
+  (void)child_->Pump(DeadlineAfter(0));  // notices an exit (and reaps it) without waiting
+  return alive();
 }
 
 CandidateHost::~CandidateHost() {

@@ -51,7 +51,14 @@ struct CandidateHostOptions {
   // arrays. Null: every Prepare sends its matrix over the request pipe (a copy per host, 16 MB a
   // frame: about 0.1-0.3 s for the 67 MB of a 2:4 4096-square task).
   const SharedMatrixFile* task_matrix = nullptr;
+
+  bool operator==(const CandidateHostOptions&) const = default;
 };
+
+// Whether a host with these options can be spawned before the library it will load is known
+// (CandidateHost::Spawn, then Open): every layer applied at spawn is then the same for any library.
+// False with the spawn-time Landlock layer ("spawn-landlock"), whose rules name the library's folder.
+bool CanSpawnAhead(const CandidateHostOptions& options);
 
 // The candidate host's layers from a comma list (SPARSEDITTO_HOST_SANDBOX, runner_main.cc): "netns",
 // "ipcns", "pidns", "uid" (root only: run as nobody) and "spawn-landlock" before exec; "landlock" and
@@ -74,14 +81,24 @@ struct HostPrepareOutcome {
 
 class CandidateHost {
  public:
-  // Starts a host and has it load `library_path` (an empty path starts a host that loads nothing and
-  // whose runs do nothing: the judge's calibration of its own measurement). `flush` is the judge's L2
-  // flush buffer (an allocation base and its size). Errors: Unavailable (the host could not start or
-  // died: the message carries its output), FailedPrecondition (the host refused or failed to load the
-  // library: its message, e.g. a dlopen error or a missing entry point), DeadlineExceeded.
+  // Spawn then Open: a host that has loaded `library_path` (an empty path starts a host that loads
+  // nothing and whose runs do nothing: the judge's calibration of its own measurement). Errors: Spawn's
+  // and Open's.
   static absl::StatusOr<std::unique_ptr<CandidateHost>> Start(const CandidateHostOptions& options,
                                                               const std::string& library_path, void* flush,
                                                               size_t flush_bytes);
+  // Starts the host process under options.sandbox and returns without waiting for it: the host brings
+  // CUDA up by itself meanwhile, and has loaded nothing (no candidate code exists in it) until Open.
+  // So the judge can spawn the next candidate's host while it waits for that candidate
+  // (runner_main.cc keeps one spawned ahead). The judge's interprocess events are made here.
+  // Errors: Unavailable (the process could not start), or a CUDA error making the events.
+  static absl::StatusOr<std::unique_ptr<CandidateHost>> Spawn(const CandidateHostOptions& options);
+  // Has a spawned host open the judge's events, map `flush` (the judge's L2 flush buffer: an
+  // allocation base and its size) and the task matrix, lock itself down and load `library_path`.
+  // Once only. Errors: Unavailable (the host died, before or during: the message carries its output),
+  // FailedPrecondition (the host refused or failed to load the library: its message, e.g. a dlopen
+  // error or a missing entry point; also a second Open), DeadlineExceeded.
+  absl::Status Open(const std::string& library_path, void* flush, size_t flush_bytes);
   ~CandidateHost();  // kills the host's whole process group; the events are destroyed
   CandidateHost(const CandidateHost&) = delete;
   CandidateHost& operator=(const CandidateHost&) = delete;
@@ -113,6 +130,10 @@ class CandidateHost {
   cudaEvent_t start_event() const { return start_; }
   cudaEvent_t done_event() const { return done_; }
   bool alive() const { return child_ != nullptr && !child_->outcome().has_value(); }
+  bool opened() const { return opened_; }
+  // alive(), after a look at whether the process exited since (a spawned host waiting for Open).
+  bool StillRunning();
+  const CandidateHostOptions& options() const { return options_; }
   // The host's output since it started (untrusted text: for the run log only).
   std::string Log() const;
 
@@ -123,6 +144,7 @@ class CandidateHost {
   CandidateHostOptions options_;
   std::unique_ptr<ChildProcess> child_;
   cudaEvent_t start_ = nullptr, done_ = nullptr;
+  bool opened_ = false;  // Open was asked (whatever it answered)
 };
 
 }  // namespace sparseditto

@@ -3,6 +3,10 @@
 // the adversarial corpus.)
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace sparseditto {
@@ -42,6 +46,48 @@ TEST(HostSandboxLayersTest, Table) {
     EXPECT_EQ(options.sandbox->landlock.has_value(), c.spawn_landlock) << c.layers;
     EXPECT_FALSE(options.sandbox->new_user_namespace) << c.layers;
     EXPECT_TRUE(options.sandbox->no_new_privs && options.sandbox->parent_death_signal) << c.layers;
+  }
+}
+
+// A host spawned ahead serves the next candidate only when nothing it was spawned with depends on that
+// candidate's library, and only a candidate whose host options are the same in every field.
+TEST(SpawnAheadTest, OnlyLayersThatNeedNoLibraryPathAndOnlyTheSameOptions) {
+  struct Case {
+    std::string layers;
+    bool ahead;
+  };
+  const Case cases[] = {
+      {"off", true},
+      {"netns,ipcns,landlock,caps,seccomp", true},  // the default
+      {"netns,ipcns,pidns,uid,landlock,seccomp", true},
+      {"netns,spawn-landlock", false},  // its rules name the library's folder
+      {"netns,ipcns,pidns,uid,spawn-landlock,landlock,seccomp", false},
+  };
+  for (const Case& c : cases) {
+    CandidateHostOptions options;
+    ASSERT_TRUE(ApplyHostSandboxLayers(c.layers, "/bin/true", "/tmp", &options).ok()) << c.layers;
+    EXPECT_EQ(CanSpawnAhead(options), c.ahead) << c.layers;
+  }
+
+  CandidateHostOptions base;
+  ASSERT_TRUE(ApplyHostSandboxLayers("netns,ipcns,landlock,caps,seccomp", "/bin/true", "/tmp", &base).ok());
+  base.host_path = "/opt/sd/bin/sparseditto-candidate-host";
+  EXPECT_TRUE(base == base);
+  const SharedMatrixFile* other_matrix = reinterpret_cast<const SharedMatrixFile*>(&base);  // compared, never read
+  const std::vector<std::function<void(CandidateHostOptions&)>> changes = {
+      [](CandidateHostOptions& o) { o.host_path += "2"; },
+      [](CandidateHostOptions& o) { o.request_timeout_seconds += 1; },
+      [](CandidateHostOptions& o) { o.max_resident_bytes /= 2; },
+      [](CandidateHostOptions& o) { o.inherit_variables.push_back("HOME"); },
+      [](CandidateHostOptions& o) { o.in_process_layers = "seccomp"; },
+      [](CandidateHostOptions& o) { o.sandbox->new_network_namespace = false; },
+      [](CandidateHostOptions& o) { o.sandbox.reset(); },
+      [other_matrix](CandidateHostOptions& o) { o.task_matrix = other_matrix; },  // another task's matrix
+  };
+  for (size_t i = 0; i < changes.size(); ++i) {
+    CandidateHostOptions changed = base;
+    changes[i](changed);
+    EXPECT_FALSE(changed == base) << "change " << i;
   }
 }
 

@@ -74,6 +74,7 @@ class Runner {
       // Not a return: exit's CUDA teardown can wait for ever on a stream held by a dead host's event.
       if (reply.context_lost()) std::_Exit(kExitContextLost);
       if (one_request) return 0;
+      if (request.has_evaluate()) SpawnAhead();
     }
     return 0;
   }
@@ -166,10 +167,7 @@ class Runner {
       if (!shared.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(shared.status().message()));
       host_options->task_matrix = *shared;
     }
-    auto host = [&] {
-      ScopedStep step("runner: candidate host start (spawn, sandbox, CUDA, load)");
-      return CandidateHost::Start(*host_options, request.library_path(), flusher_.buffer(), flusher_.bytes());
-    }();
+    auto host = HostFor(*host_options, request.library_path());
     if (!host.ok()) {
       return fail(absl::IsFailedPrecondition(host.status()) ? v1::FAILURE_CATEGORY_COMPILE : v1::FAILURE_CATEGORY_CRASH,
                   fmt::format("the candidate host: {}", host.status().message()));
@@ -193,6 +191,36 @@ class Runner {
     result.set_run_log(log);
     FlushStepTrace(request.candidate_id());
     return result;
+  }
+
+  // A host for `options` that has loaded `library_path`: the one spawned ahead when it was spawned with
+  // the same options and is still running (its start, CUDA included, then overlapped the judge's wait
+  // for this request), else a fresh one. A host spawned ahead that died before being asked anything is
+  // not the candidate's doing: a fresh host is started instead. Errors: CandidateHost::Start's.
+  absl::StatusOr<std::unique_ptr<CandidateHost>> HostFor(const CandidateHostOptions& options,
+                                                         const std::string& library_path) {
+    std::unique_ptr<CandidateHost> ahead = std::move(ahead_);
+    last_host_options_ = options;
+    if (ahead != nullptr && ahead->options() == options && ahead->StillRunning()) {
+      ScopedStep step("runner: candidate host open (spawned ahead: lockdown, load)");
+      if (absl::Status s = ahead->Open(library_path, flusher_.buffer(), flusher_.bytes()); !s.ok()) return s;
+      return ahead;
+    }
+    ahead.reset();
+    ScopedStep step("runner: candidate host start (spawn, sandbox, CUDA, load)");
+    return CandidateHost::Start(options, library_path, flusher_.buffer(), flusher_.bytes());
+  }
+
+  // After an evaluation's reply (its host is gone by then: no two candidates' hosts ever overlap, and
+  // this one has nothing loaded): spawns the host of the next candidate with the last one's options,
+  // when they allow it (CanSpawnAhead). A failure here is not reported: the next evaluation starts its
+  // own host and reports that one's error.
+  void SpawnAhead() {
+    ahead_.reset();
+    if (!last_host_options_ || !CanSpawnAhead(*last_host_options_)) return;
+    ScopedStep step("runner: candidate host spawned ahead");
+    auto spawned = CandidateHost::Spawn(*last_host_options_);
+    if (spawned.ok()) ahead_ = *std::move(spawned);
   }
 
   // The host's sandbox: SPARSEDITTO_HOST_SANDBOX (a layer list, or "off" to run candidates
@@ -232,6 +260,10 @@ class Runner {
   std::optional<gpu::DeviceLimits> limits_;  // measured once per process
   std::optional<BracketCalibration> calibration_;
   std::string host_path_ = HostBinaryBesideUs();
+  // The options of the last candidate's host, and the host spawned ahead with them (SpawnAhead).
+  // Declared last: destroyed (killed) first.
+  std::optional<CandidateHostOptions> last_host_options_;
+  std::unique_ptr<CandidateHost> ahead_;
 };
 
 int Main(int argc, char** argv) {

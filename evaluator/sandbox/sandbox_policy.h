@@ -46,6 +46,8 @@ struct LandlockRules {
   // Landlock ABI 6+ (Linux 6.12): no signals to processes outside the domain and no connects to
   // abstract unix sockets made outside it (the supervisor's, D-Bus, ...).
   bool scope_signals_and_abstract_sockets = true;
+
+  bool operator==(const LandlockRules&) const = default;
 };
 
 struct SandboxPolicy {
@@ -90,6 +92,8 @@ struct SandboxPolicy {
   // kernel, a container) fails Spawn with FailedPrecondition naming it. false: such a layer is skipped
   // and named in ChildProcess::sandbox_skipped() (the explicit opt-out of issue 23 item 6).
   bool require_all_layers = true;
+
+  bool operator==(const SandboxPolicy&) const = default;
 };
 
 }  // namespace sparseditto
