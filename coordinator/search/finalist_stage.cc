@@ -21,10 +21,10 @@ std::vector<std::string> FinalistOrder(const MapElitesArchive& archive, int max_
   return order;
 }
 
-v1::EvalResult EvaluateFinalistById(CandidateEvaluator& evaluator, const v1::Task& task,
+v1::EvalResult EvaluateFinalistById(const std::function<v1::EvalResult(const v1::Candidate&)>& evaluate_finalist,
                                     const std::map<std::string, v1::Candidate>& candidates, const std::string& id) {
   auto it = candidates.find(id);
-  if (it != candidates.end()) return evaluator.EvaluateFinalist(task, it->second, task.seed());
+  if (it != candidates.end()) return evaluate_finalist(it->second);
   v1::EvalResult missing;
   missing.set_candidate_id(id);
   missing.set_failure(v1::FAILURE_CATEGORY_INTERNAL);

@@ -28,10 +28,10 @@ using FinalistAttempts = google::protobuf::RepeatedPtrField<store::FinalistAttem
 // The archive's elites by fitness, highest first (ties by candidate id), at most `max_count`.
 std::vector<std::string> FinalistOrder(const MapElitesArchive& archive, int max_count);
 
-// The finalist checks of candidate `id` (CandidateEvaluator::EvaluateFinalist with the task's seed). An
-// id missing from `candidates` (an elite not loaded: a harness fault, not the candidate's) gives an
-// INTERNAL result saying so.
-v1::EvalResult EvaluateFinalistById(CandidateEvaluator& evaluator, const v1::Task& task,
+// The finalist checks of candidate `id`: `evaluate_finalist` on it (the caller runs the checks with the
+// task's seed). An id missing from `candidates` (an elite not loaded: a harness fault, not the
+// candidate's) gives an INTERNAL result saying so, and `evaluate_finalist` is not called.
+v1::EvalResult EvaluateFinalistById(const std::function<v1::EvalResult(const v1::Candidate&)>& evaluate_finalist,
                                     const std::map<std::string, v1::Candidate>& candidates, const std::string& id);
 
 // A finalist evaluation that passed: stage DONE and correct (IsCorrect, common/eval_outcome.h).

@@ -24,7 +24,8 @@ absl::StatusOr<SearchSummary> TaskLoop::Finish() {
                               .attempt = finalist_attempts_.size() + 1,
                               .max_finalists = options_.max_finalists});
       }
-      return EvaluateFinalistById(evaluator_, task_, candidates_, id);
+      return EvaluateFinalistById(
+          [this](const v1::Candidate& c) { return EvaluateNow(c, EvaluationKind::kFinalist); }, candidates_, id);
     };
     auto store_attempts = [this] { return records_.Write(State("")); };
     const std::vector<std::string> order = FinalistOrder(coordinator_->archive(), options_.max_finalists);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/status_format.h"
+#include "coordinator/search/local_pipeline.h"
 #include "coordinator/search/task_loop.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
@@ -52,10 +53,11 @@ absl::StatusOr<SearchSummary> TaskLoop::Run(const std::vector<SeedKernel>& seeds
     attempts_ = stored.has_value() ? std::max(stored->attempts(), 1) : 1;
     if (absl::Status s = Start(seeds, &pending_seeds); !s.ok()) return s;
   }
-  if (BatchSize() > 1) evaluator_.Prefetch(task_, pending_seeds);
-  for (const v1::Candidate& seed : pending_seeds) {
+  if (BatchSize() > 1) pipeline_.Hint(task_, pending_seeds);
+  for (size_t i = 0; i < pending_seeds.size(); ++i) {
     if (coordinator_->CheckStop() != StopReason::kNone) break;
-    absl::StatusOr<bool> go_on = OfferSeed(seed);
+    absl::StatusOr<bool> go_on = OfferSeed(pending_seeds[i], {pending_seeds.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                                              pending_seeds.end()});
     if (!go_on.ok()) return go_on.status();
     if (!*go_on) return Summary("interrupted");
   }
@@ -113,6 +115,13 @@ absl::Status TaskLoop::Resume(const store::RunState& stored, std::vector<v1::Can
   finalist_done_ = stored.finalist_done();
   plan_done_ = stored.plan_done();
   in_flight_queue_.assign(stored.in_flight_queue().begin(), stored.in_flight_queue().end());
+  for (const auto& [id, bytes] : stored.in_flight_screen_bars()) {
+    v1::ScreenBar bar;
+    if (!bar.ParseFromString(bytes)) {
+      return absl::DataLossError(fmt::format("task {}: the screen bar of {} in flight does not parse", task_.name(), id));
+    }
+    bars_[id] = bar;
+  }
   absl::StatusOr<std::vector<v1::Candidate>> all = records_.Candidates();
   if (!all.ok()) return all.status();
   std::vector<v1::Candidate> seeds;
@@ -142,7 +151,7 @@ absl::Status TaskLoop::Resume(const store::RunState& stored, std::vector<v1::Can
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> TaskLoop::OfferSeed(const v1::Candidate& seed) {
+absl::StatusOr<bool> TaskLoop::OfferSeed(const v1::Candidate& seed, const std::vector<v1::Candidate>& next) {
   absl::StatusOr<bool> unseen = RegisterOrReuse(seed);
   if (!unseen.ok()) return unseen.status();
   if (!*unseen) return true;
@@ -150,6 +159,9 @@ absl::StatusOr<bool> TaskLoop::OfferSeed(const v1::Candidate& seed) {
   if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
     return false;
   }
+  std::vector<v1::Candidate> due = {seed};
+  due.insert(due.end(), next.begin(), next.end());
+  if (absl::Status s = SubmitAhead(due); !s.ok()) return s;
   if (absl::Status s = EvaluateAndCommit(seed); !s.ok()) return s;
   return true;
 }
@@ -172,6 +184,11 @@ MutationContext TaskLoop::Context() const {
 store::RunState TaskLoop::State(const std::string& in_flight, const std::vector<std::string>& queue) const {
   store::RunState state;
   for (const std::string& id : queue) state.add_in_flight_queue(id);
+  auto keep_bar = [&](const std::string& id) {
+    if (auto it = bars_.find(id); it != bars_.end()) (*state.mutable_in_flight_screen_bars())[id] = it->second.SerializeAsString();
+  };
+  if (!in_flight.empty()) keep_bar(in_flight);
+  for (const std::string& id : queue) keep_bar(id);
   state.set_status(StatusOf(coordinator_->CheckStop()));
   state.set_search_state(coordinator_->SaveState().SerializeAsString());
   state.set_in_flight_candidate_id(in_flight);
@@ -206,7 +223,10 @@ absl::StatusOr<SearchSummary> RunTaskSearch(PopulationStore& store, const std::s
                                             const v1::Task& task, const std::vector<SeedKernel>& seeds,
                                             CandidateEvaluator& evaluator, const SearchLoopOptions& options) {
   if (absl::Status s = options.coordinator.Validate(); !s.ok()) return s;
-  return TaskLoop(store, run_id, task, evaluator, options).Run(seeds);
+  if (options.pipeline != nullptr) return TaskLoop(store, run_id, task, evaluator, *options.pipeline, options).Run(seeds);
+  // Every evaluation as a job on the queue distributed mode serves, one at a time (local_pipeline.h).
+  LocalEvaluationPipeline pipeline({&evaluator});
+  return TaskLoop(store, run_id, task, evaluator, pipeline, options).Run(seeds);
 }
 
 }  // namespace sparseditto

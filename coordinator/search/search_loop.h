@@ -49,6 +49,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/search/candidate_evaluator.h"
+#include "coordinator/search/evaluation_pipeline.h"
 #include "coordinator/search/mutator.h"
 #include "kernels/seed_library.h"
 #include "mutators/builtin/builtin_mutator.h"
@@ -129,6 +130,14 @@ struct SearchLoopOptions {
   // change a choice. 0.10: the screen's spread on the H200 is a few percent, and children of one
   // seed's family differ from their parents by about that much or more. 0: every child in full.
   double screen_margin = 0.10;
+  // Where the evaluations go (evaluation_pipeline.h): not owned, outlives the call. Null: a
+  // LocalEvaluationPipeline over the call's `evaluator` alone (one job at a time). With a pipeline of
+  // k slots the loop keeps up to k jobs of its window outstanding (children with the screen bar of the
+  // point they were submitted at, stored with them: RunState.in_flight_screen_bars) and commits their
+  // results in the window's order, so the run is as deterministic as with one; a stop
+  // (stop_after_evaluations, a crash) may then leave up to k - 1 evaluations made and not committed,
+  // which the resumed run makes again. The call's `evaluator` still answers Device().
+  EvaluationPipeline* pipeline = nullptr;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.

@@ -16,7 +16,7 @@ namespace sparseditto {
 absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> queue) {
   const int64_t window = BatchSize();
   int64_t step = 0;
-  if (window > 1 && !queue.empty()) evaluator_.Prefetch(task_, queue);
+  if (window > 1 && !queue.empty()) pipeline_.Hint(task_, queue);
   while (true) {
     // Top up: new children until the window is full, never past the evaluations left.
     std::vector<v1::Candidate> fresh;
@@ -56,7 +56,7 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
       for (const v1::Candidate& c : fresh) candidates_[c.id()] = c;
       queue.insert(queue.end(), fresh.begin(), fresh.end());
       if (absl::Status s = records_.CommitCandidates(fresh, State(queue[0].id(), Rest(queue, 1))); !s.ok()) return s;
-      if (window > 1) evaluator_.Prefetch(task_, fresh);
+      if (window > 1) pipeline_.Hint(task_, fresh);
     }
     if (queue.empty()) {
       if (coordinator_->CheckStop() != StopReason::kNone) break;
@@ -65,6 +65,7 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
     if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
       return Summary("interrupted");  // the queue is in flight as committed last
     }
+    if (absl::Status s = SubmitAhead(queue); !s.ok()) return s;
     const v1::Candidate head = queue.front();
     queue.erase(queue.begin());
     if (absl::Status s = EvaluateAndCommit(head, Rest(queue, 0)); !s.ok()) return s;
@@ -133,6 +134,7 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
                                     ? State("")
                                     : State(still_due[0], std::vector<std::string>(still_due.begin() + 1, still_due.end()));
   if (absl::Status s = records_.CommitEvaluation(result, after); !s.ok()) return s;
+  bars_.erase(candidate.id());
   NoteElite(result);
   if (options_.on_evaluation) {
     SearchProgress progress;
@@ -155,20 +157,60 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
   return absl::OkStatus();
 }
 
+v1::EvaluationJob TaskLoop::JobFor(const v1::Candidate& candidate, std::optional<EvaluationKind> kind) {
+  const v1::MutationOperator op = candidate.operator_();
+  const bool screened = options_.screen_margin > 0 && op != v1::MUTATION_OPERATOR_SEED && op != v1::MUTATION_OPERATOR_PLAN;
+  const EvaluationKind chosen = kind.value_or(screened ? EvaluationKind::kScreened : EvaluationKind::kFull);
+  const v1::ScreenBar* bar = nullptr;
+  if (chosen == EvaluationKind::kScreened) {
+    bar = &bars_.try_emplace(candidate.id(), EliteBar()).first->second;  // the stored bar, else the elite's now
+  }
+  return MakeEvaluationJob(task_, candidate, task_.seed(), chosen, bar);
+}
+
+absl::Status TaskLoop::SubmitAhead(const std::vector<v1::Candidate>& due) {
+  const size_t ahead = std::min(due.size(), static_cast<size_t>(std::max(pipeline_.Slots(), 1)));
+  for (size_t i = 0; i < ahead; ++i) {
+    if (submitted_.contains(due[i].id())) continue;
+    absl::StatusOr<v1::EvaluationJob> job = pipeline_.Submit(JobFor(due[i]));
+    if (!job.ok()) {
+      return absl::Status(job.status().code(), fmt::format("task {}: the evaluation job of {}: {}", task_.name(),
+                                                           due[i].id(), job.status().message()));
+    }
+    submitted_.emplace(due[i].id(), *std::move(job));
+  }
+  return absl::OkStatus();
+}
+
+v1::EvalResult TaskLoop::AwaitJob(const v1::Candidate& candidate, std::optional<EvaluationKind> kind) {
+  v1::EvaluationJob job;
+  if (auto it = submitted_.find(candidate.id()); it != submitted_.end() && !kind.has_value()) {
+    job = std::move(it->second);
+    submitted_.erase(it);
+  } else {
+    absl::StatusOr<v1::EvaluationJob> queued = pipeline_.Submit(JobFor(candidate, kind));
+    if (!queued.ok()) {
+      return JobEndedWithoutResult(JobFor(candidate, kind), fmt::format("the evaluation job was not queued: {}",
+                                                                        std::string(queued.status().message())));
+    }
+    job = *std::move(queued);
+  }
+  return pipeline_.Await(job);
+}
+
+v1::EvalResult TaskLoop::EvaluateNow(const v1::Candidate& candidate, EvaluationKind kind) {
+  return AwaitJob(candidate, kind);
+}
+
 v1::EvalResult TaskLoop::EvaluateWithScreen(const v1::Candidate& candidate) {
   auto account = [this](const v1::EvalResult& r) {
     throughput_.gpu_seconds += r.gpu_seconds();
     for (const auto& [stage, seconds] : r.stage_seconds()) throughput_.stage_seconds[stage] += seconds;
   };
-  const v1::MutationOperator kind = candidate.operator_();
-  if (options_.screen_margin <= 0 || kind == v1::MUTATION_OPERATOR_SEED || kind == v1::MUTATION_OPERATOR_PLAN) {
-    v1::EvalResult result = evaluator_.Evaluate(task_, candidate, task_.seed());
-    account(result);
-    return result;
-  }
-  const v1::ScreenBar bar = EliteBar();
-  v1::EvalResult screened = evaluator_.EvaluateScreened(task_, candidate, task_.seed(), bar);
+  v1::EvalResult screened = AwaitJob(candidate);
   account(screened);
+  auto bar = bars_.find(candidate.id());
+  if (bar == bars_.end()) return screened;  // a seed or the plan, or no screen: in full
   if (screened.timed_in_full_after_screen()) {  // the evaluator went on in full itself
     ++throughput_.screened;
     ++throughput_.timed_in_full;
@@ -177,9 +219,11 @@ v1::EvalResult TaskLoop::EvaluateWithScreen(const v1::Candidate& candidate) {
   if (!screened.timing_screen()) return screened;  // an evaluator without a screen timed it in full
   ++throughput_.screened;
   const std::vector<v1::TimingStats> timings(screened.timings().begin(), screened.timings().end());
-  if (!NearScreenBar(screened.fitness(), timings, bar)) return screened;
+  // Against the bar the screen was submitted with: bars only rise, so a child not near it is not near
+  // today's either, and the choice stays what the evaluator itself would have made.
+  if (!NearScreenBar(screened.fitness(), timings, bar->second)) return screened;
   ++throughput_.timed_in_full;
-  v1::EvalResult full = evaluator_.Evaluate(task_, candidate, task_.seed());
+  v1::EvalResult full = AwaitJob(candidate, EvaluationKind::kFull);
   account(full);
   return full;
 }

@@ -17,6 +17,8 @@
 #include "absl/status/statusor.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/search/builtin_child.h"
+#include "coordinator/search/evaluation_job.h"
+#include "coordinator/search/evaluation_pipeline.h"
 #include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/mutator.h"
 #include "coordinator/search/run_records.h"
@@ -26,10 +28,11 @@ namespace sparseditto {
 
 class TaskLoop {
  public:
+  // `evaluator` answers Device(); every evaluation goes through `pipeline`.
   TaskLoop(PopulationStore& store, const std::string& run_id, const v1::Task& task, CandidateEvaluator& evaluator,
-           const SearchLoopOptions& options)
+           EvaluationPipeline& pipeline, const SearchLoopOptions& options)
       : run_(store, run_id), records_(store, run_id, task.name()), task_(task), evaluator_(evaluator),
-        options_(options), mutator_options_(options.mutator) {}
+        pipeline_(pipeline), options_(options), mutator_options_(options.mutator) {}
 
   absl::StatusOr<SearchSummary> Run(const std::vector<SeedKernel>& seeds);
 
@@ -62,9 +65,9 @@ class TaskLoop {
   absl::Status Resume(const store::RunState& stored, std::vector<v1::Candidate>* pending);
 
   // Registers a stored seed, records it as in flight, then evaluates and commits it; a duplicate
-  // reuses the stored result. False when the evaluation due is past options.stop_after_evaluations
-  // (interrupted).
-  absl::StatusOr<bool> OfferSeed(const v1::Candidate& seed);
+  // reuses the stored result. `next`: the seeds due after it, submitted ahead as far as the pipeline
+  // has slots. False when the evaluation due is past options.stop_after_evaluations (interrupted).
+  absl::StatusOr<bool> OfferSeed(const v1::Candidate& seed, const std::vector<v1::Candidate>& next);
 
   // The task's RunState as of now: the coordinator's and the mutators' state, `in_flight` and the rest
   // of its batch (`queue`), the attempts and the finalist and plan stages' records.
@@ -108,6 +111,22 @@ class TaskLoop {
   // Counts into throughput_.
   v1::EvalResult EvaluateWithScreen(const v1::Candidate& candidate);
 
+  // The job that evaluates `candidate` (its id is the pipeline's to give): a seed or the
+  // plan in full, a child with the timing screen (SearchLoopOptions::screen_margin) against its bar
+  // (bars_: the one stored for it, else EliteBar() now, kept there), or `kind` when given.
+  v1::EvaluationJob JobFor(const v1::Candidate& candidate, std::optional<EvaluationKind> kind = std::nullopt);
+
+  // Submits the jobs of the first pipeline_.Slots() candidates of `due` not submitted yet (submitted_),
+  // so that the pipeline's takers work on them while the loop awaits the first. Results are still
+  // awaited and committed in `due`'s order. An error from the pipeline is returned.
+  absl::Status SubmitAhead(const std::vector<v1::Candidate>& due);
+
+  // The result of `candidate`'s job: the one submitted ahead, else one submitted now; then forgotten.
+  v1::EvalResult AwaitJob(const v1::Candidate& candidate, std::optional<EvaluationKind> kind = std::nullopt);
+
+  // A job of `kind` for `candidate`, submitted and awaited now (the finalist checks).
+  v1::EvalResult EvaluateNow(const v1::Candidate& candidate, EvaluationKind kind);
+
   // The bar a screened child must come near to be timed in full (common/screen_bar.h): the best's
   // fitness and the fastest full timing at each n (best_ms_by_n_), within screen_margin.
   v1::ScreenBar EliteBar() const;
@@ -127,7 +146,12 @@ class TaskLoop {
   RunRecords run_;
   TaskRecords records_;  // the only writer of the task's records
   const v1::Task& task_;
-  CandidateEvaluator& evaluator_;
+  CandidateEvaluator& evaluator_;  // Device() only
+  EvaluationPipeline& pipeline_;
+  std::map<std::string, v1::EvaluationJob> submitted_;  // by candidate id: submitted, not yet awaited
+  // By candidate id: the bar each child in flight is screened against (RunState.in_flight_screen_bars);
+  // dropped once its evaluation is committed.
+  std::map<std::string, v1::ScreenBar> bars_;
   const SearchLoopOptions& options_;
   BuiltinMutatorOptions mutator_options_;  // options.mutator with the run's device facts
   std::optional<Coordinator> coordinator_;
