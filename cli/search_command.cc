@@ -5,11 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -20,6 +24,7 @@
 #include "common/status_format.h"
 #include "coordinator/search/batch_search.h"
 #include "coordinator/search/confirmation.h"
+#include "coordinator/search/evaluator_group.h"
 #include "coordinator/search/gpu_candidate_evaluator.h"
 #include "coordinator/search/run_artifacts.h"
 #include "coordinator/search/search_progress.h"
@@ -48,7 +53,29 @@ struct SearchOptions {
   int finalists = SearchLoopOptions().max_finalists;
   int confirm_rounds = ConfirmationOptions().rounds;
   double screen_margin = SearchLoopOptions().screen_margin;
+  std::string gpus;  // --gpus: CUDA device ids, one evaluator each; empty: one, on the device we see first
 };
+
+// "0,1" -> {"0", "1"}; a GPU UUID ("GPU-5f1c...") is taken as CUDA_VISIBLE_DEVICES takes it. Empty: {""}
+// (one evaluator that inherits our CUDA_VISIBLE_DEVICES). InvalidArgument names a bad or repeated id.
+absl::StatusOr<std::vector<std::string>> ParseGpuList(const std::string& list) {
+  if (list.empty()) return std::vector<std::string>{""};
+  std::vector<std::string> ids;
+  for (absl::string_view raw : absl::StrSplit(list, ',')) {
+    const std::string id(absl::StripAsciiWhitespace(raw));
+    const bool index = !id.empty() && id.size() < 4 && std::all_of(id.begin(), id.end(), ::isdigit);
+    const bool uuid = id.starts_with("GPU-") && id.size() > 4 &&
+                      std::all_of(id.begin() + 4, id.end(), [](char c) { return std::isxdigit(c) || c == '-'; });
+    if (!index && !uuid) {
+      return absl::InvalidArgumentError(fmt::format("--gpus {}: '{}' is not a device index or a GPU UUID", list, id));
+    }
+    if (std::find(ids.begin(), ids.end(), id) != ids.end()) {
+      return absl::InvalidArgumentError(fmt::format("--gpus {}: '{}' is listed twice", list, id));
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
 
 // "throughput: 120 evaluations in 300 s (0.40/s); GPU stages 250 s (83% of the wall: START 40, ...);
 // waiting for compiles 20 s; 100 children screened, 12 timed in full"
@@ -94,6 +121,8 @@ void ConfirmTask(const PopulationStore& store, const std::string& run, const std
 }
 
 int RunSearch(const SearchOptions& o) {
+  absl::StatusOr<std::vector<std::string>> gpu_ids = ParseGpuList(o.gpus);
+  if (!gpu_ids.ok()) return Fail(gpu_ids.status());
   // The run's name names its folder: checked before anything is read or written (task/run_paths.h).
   const std::string run = o.run.empty() ? std::filesystem::path(o.task_file).stem().string() : o.run;
   const std::string run_name_from =
@@ -121,9 +150,20 @@ int RunSearch(const SearchOptions& o) {
   if (absl::Status s = RequireSandboxLayers("search"); !s.ok()) return Fail(s);
   const EvaluatorOptions evaluator_options =
       InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20);
-  auto evaluator = Evaluator::Create(evaluator_options);
-  if (!evaluator.ok()) return Fail(evaluator.status());
-  GpuCandidateEvaluator gpu(evaluator->get());
+  // One evaluator (its own runner process) per GPU; the search's jobs go to all of them at once.
+  std::vector<std::unique_ptr<Evaluator>> evaluators;
+  std::vector<std::unique_ptr<GpuCandidateEvaluator>> gpu_evaluators;
+  std::vector<CandidateEvaluator*> members;
+  for (const std::string& id : *gpu_ids) {
+    EvaluatorOptions one = evaluator_options;
+    one.runner.cuda_visible_devices = id;
+    auto evaluator = Evaluator::Create(one);
+    if (!evaluator.ok()) return Fail(evaluator.status());
+    evaluators.push_back(*std::move(evaluator));
+    gpu_evaluators.push_back(std::make_unique<GpuCandidateEvaluator>(evaluators.back().get()));
+    members.push_back(gpu_evaluators.back().get());
+  }
+  EvaluatorGroup gpu(members);
 
   ProgressPrinter progress(stderr, isatty(STDERR_FILENO) != 0, o.log_interval_seconds);
   BatchSearchOptions options;
@@ -131,6 +171,7 @@ int RunSearch(const SearchOptions& o) {
   options.loop.compile_ahead = o.compile_ahead;
   options.loop.max_finalists = o.finalists;
   options.loop.screen_margin = o.screen_margin;
+  options.loop.pipeline = &gpu.pipeline();
   options.run_dir = run_dir;
   options.project_revision = ProjectRevision();
   options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
@@ -221,6 +262,10 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
                   "minute or two each on a GPU) until one passes or this many were tried; 0: none")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
+  cmd->add_option("--gpus", o->gpus,
+                  "CUDA devices to search on, one evaluator each, evaluating at once (e.g. 0,1 or GPU UUIDs); "
+                  "default: the first device visible. Each times the baselines on its own GPU; use GPUs of one "
+                  "model, or fitness from different ones mixes");
   cmd->add_option("--screen-margin", o->screen_margin,
                   "Time a child in full only when its short timing screen is within this share of an elite "
                   "(its fitness of the best's, or its time at some n of the fastest there); 0: every child in full")

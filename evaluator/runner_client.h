@@ -38,6 +38,9 @@ struct RunnerClientOptions {
   // never stalls behind the stream gate (evaluator/runner/problem_run.h). Off for a child that only
   // times baselines: eager loading of cuSPARSELt's thousands of kernels took minutes on the H200.
   bool eager_module_loading = true;
+  // Set: the child's CUDA_VISIBLE_DEVICES (e.g. "1"), so that it sees one GPU of several, as its
+  // device 0 (`sparseditto search --gpus`: one evaluator per GPU). Empty: ours, inherited.
+  std::string cuda_visible_devices;
   // On destruction a healthy child is asked to leave (its request pipe is closed; the runner exits
   // at end of input) and given this long before it is killed, so a wrapper around the runner (a
   // profiler such as ncu, which writes its report when its target exits) can finish.

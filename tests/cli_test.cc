@@ -256,6 +256,10 @@ TEST_F(CliTest, SearchRefusesRunNamesThatLeaveTheRunsFolderAndRunsThatLostTheirS
       {"search '" + (dir_ / "my tasks.yaml").string() + "'",
        "my tasks.yaml (give --run NAME for another): run name must match"},
       {"search " + t + " --run lost", "holds an earlier run's files"},
+      {"search " + t + " --gpus 0,x", "--gpus 0,x: 'x' is not a device index or a GPU UUID"},
+      {"search " + t + " --gpus 0,,1", "--gpus 0,,1: '' is not a device index"},
+      {"search " + t + " --gpus 1,1", "--gpus 1,1: '1' is listed twice"},
+      {"search " + t + " --gpus 'GPU-zz'", "'GPU-zz' is not a device index or a GPU UUID"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.args);
