@@ -54,6 +54,7 @@ struct SearchOptions {
   int confirm_rounds = ConfirmationOptions().rounds;
   double screen_margin = SearchLoopOptions().screen_margin;
   std::string gpus;  // --gpus: CUDA device ids, one evaluator each; empty: one, on the device we see first
+  int per_gpu = 1;   // --per-gpu: evaluators on each of those GPUs, timing one at a time
 };
 
 // "0,1" -> {"0", "1"}; a GPU UUID ("GPU-5f1c...") is taken as CUDA_VISIBLE_DEVICES takes it. Empty: {""}
@@ -154,9 +155,18 @@ int RunSearch(const SearchOptions& o) {
   std::vector<std::unique_ptr<Evaluator>> evaluators;
   std::vector<std::unique_ptr<GpuCandidateEvaluator>> gpu_evaluators;
   std::vector<CandidateEvaluator*> members;
-  for (const std::string& id : *gpu_ids) {
+  std::string share_dir;  // where the evaluators of one GPU keep its timing lock (gpu_share.h)
+  if (o.per_gpu > 1) {
+    share_dir = (std::filesystem::path(evaluator_options.compiler.cache_directory).parent_path() / "gpu-share").string();
+    std::error_code error;
+    std::filesystem::create_directories(share_dir, error);
+    if (error) return Fail(absl::InternalError(fmt::format("--per-gpu: cannot make {}: {}", share_dir, error.message())));
+  }
+  for (size_t k = 0; k < gpu_ids->size() * static_cast<size_t>(o.per_gpu); ++k) {
+    const std::string& id = (*gpu_ids)[k % gpu_ids->size()];
     EvaluatorOptions one = evaluator_options;
     one.runner.cuda_visible_devices = id;
+    one.runner.gpu_share_dir = share_dir;
     auto evaluator = Evaluator::Create(one);
     if (!evaluator.ok()) return Fail(evaluator.status());
     evaluators.push_back(*std::move(evaluator));
@@ -266,6 +276,12 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
                   "CUDA devices to search on, one evaluator each, evaluating at once (e.g. 0,1 or GPU UUIDs); "
                   "default: the first device visible. Each times the baselines on its own GPU; use GPUs of one "
                   "model, or fitness from different ones mixes");
+  cmd->add_option("--per-gpu", o->per_gpu,
+                  "Evaluators on each GPU: their untimed stages (smoke, correctness, host start) overlap, while "
+                  "each timing (and each baseline timing) has the GPU to itself, under a lock the runners of one "
+                  "GPU share")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
   cmd->add_option("--screen-margin", o->screen_margin,
                   "Time a child in full only when its short timing screen is within this share of an elite "
                   "(its fitness of the best's, or its time at some n of the fastest there); 0: every child in full")

@@ -218,6 +218,11 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
                 std::to_string(setup->second.matrix_rows()), std::to_string(setup->second.matrix_cols())};
   spawn.inherit_variables = options_.runner.inherit_variables;
   spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
+  // On the evaluator's own GPU (`--gpus`). Not under the GPU's shared lock (gpu_share.h): the search
+  // runs its finalists only once its evaluations are over.
+  if (!options_.runner.cuda_visible_devices.empty()) {
+    spawn.environment["CUDA_VISIBLE_DEVICES"] = options_.runner.cuda_visible_devices;
+  }
   spawn.merge_stderr_into_stdout = true;
   auto run = RunCommand(spawn, options_.sanitizer_timeout_seconds);
   std::filesystem::remove_all(dir);

@@ -33,6 +33,7 @@ absl::Status RunnerClient::EnsureChild() {
   spawn.inherit_variables = options_.inherit_variables;
   if (options_.eager_module_loading) spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
   if (!options_.cuda_visible_devices.empty()) spawn.environment["CUDA_VISIBLE_DEVICES"] = options_.cuda_visible_devices;
+  if (!options_.gpu_share_dir.empty()) spawn.environment["SPARSEDITTO_GPU_SHARE_DIR"] = options_.gpu_share_dir;
   spawn.pipes = {{kRequestFd, ChildPipe::Direction::kToChild}, {kEventFd, ChildPipe::Direction::kFromChild}};
   spawn.limits.file_size_bytes = int64_t{1} << 30;
   spawn.max_captured_bytes = options_.max_log_bytes;

@@ -41,6 +41,10 @@ struct RunnerClientOptions {
   // Set: the child's CUDA_VISIBLE_DEVICES (e.g. "1"), so that it sees one GPU of several, as its
   // device 0 (`sparseditto search --gpus`: one evaluator per GPU). Empty: ours, inherited.
   std::string cuda_visible_devices;
+  // Set: other runners share this GPU (`sparseditto search --per-gpu K`): the child's
+  // SPARSEDITTO_GPU_SHARE_DIR, where the runners of one GPU keep the lock that gives each timing the
+  // GPU to itself (evaluator/runner/gpu_share.h). Must exist. Empty: this runner's GPU alone.
+  std::string gpu_share_dir;
   // On destruction a healthy child is asked to leave (its request pipe is closed; the runner exits
   // at end of input) and given this long before it is killed, so a wrapper around the runner (a
   // profiler such as ncu, which writes its report when its target exits) can finish.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "common/fitness.h"
 #include "common/screen_bar.h"
@@ -46,7 +47,7 @@ bool ImplausiblyFast(const std::vector<v1::TimingStats>& timings,
 v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHost& host,
                                  const BracketCalibration* calibration, TaskContext& context,
                                  const std::map<int64_t, v1::BaselineList>& baselines,
-                                 const StageListener& on_stage, bool* context_lost) {
+                                 const StageListener& on_stage, bool* context_lost, GpuShare* share) {
   v1::EvalResult result;
   result.set_candidate_id(request.candidate_id());
   result.set_task_name(context.task().name());
@@ -109,6 +110,13 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
 
   enter(v1::EVAL_STAGE_TIMING);
   std::vector<v1::TimingStats> timings;
+  // The GPU to itself while it times (other runners' shared stages wait); shared again after.
+  std::optional<GpuShare::Scoped> alone(std::in_place, share, GpuShare::Mode::kExclusive);
+  if (!alone->status().ok()) {
+    result.set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+    result.set_failure_detail(fmt::format("the GPU's timing lock: {}", alone->status().message()));
+    return result;
+  }
   (*run)->set_calibration(calibration);
   // Times every n under `timing`; true when the cascade must stop (the verdict is in the result).
   auto time_each_n = [&](const v1::RunnerOptions& timing) {
@@ -146,6 +154,7 @@ v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHo
     return result;
   }
 
+  alone.reset();
   enter(v1::EVAL_STAGE_RECHECK);
   for (int64_t n : n_values) {  // fresh B in the very buffers the timing used
     v1::CorrectnessCheck* check = result.add_checks();

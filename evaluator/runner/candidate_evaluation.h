@@ -11,6 +11,7 @@
 #include "eval_result.pb.h"
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
+#include "evaluator/runner/gpu_share.h"
 #include "evaluator/runner/task_context.h"
 #include "evaluator/runner/timing.h"
 #include "runner.pb.h"
@@ -24,11 +25,12 @@ using StageListener = std::function<void(v1::EvalStage)>;
 // when the CUDA context is unusable afterwards.
 // Every verdict is the judge's: outputs are read from the judge's buffers, times are the host's only
 // where they fit the judge's bracket (`calibration`; may be null when the request does not time:
-// small_only or correctness_only).
+// small_only or correctness_only). `share` (null: the GPU is this runner's alone) is held exclusive
+// for the timing stage (gpu_share.h): the caller holds it shared for the rest.
 v1::EvalResult EvaluateCandidate(const v1::EvaluateRequest& request, CandidateHost& host,
                                  const BracketCalibration* calibration, TaskContext& context,
                                  const std::map<int64_t, v1::BaselineList>& baselines,
-                                 const StageListener& on_stage, bool* context_lost);
+                                 const StageListener& on_stage, bool* context_lost, GpuShare* share = nullptr);
 
 // True when the candidate is faster than the pattern allows: more than 2 / density times faster than
 // dense cuBLAS at some n (a sparse kernel must at least touch every nonzero).

@@ -21,6 +21,7 @@
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
 #include "evaluator/runner/framing.h"
+#include "evaluator/runner/gpu_share.h"
 #include "evaluator/runner/task_context.h"
 #include "evaluator/runner/task_key.h"
 #include "evaluator/runner/timing.h"
@@ -55,8 +56,9 @@ struct Device {  // read from cudaGetDeviceProperties, never typed in
 
 class Runner {
  public:
-  Runner(int in_fd, int out_fd, Device device, L2Flusher flusher)
-      : in_(in_fd), out_(out_fd), device_(std::move(device)), flusher_(std::move(flusher)) {}
+  // `share`: the lock of a GPU shared with other runners (gpu_share.h); null: this runner's alone.
+  Runner(int in_fd, int out_fd, Device device, L2Flusher flusher, std::unique_ptr<GpuShare> share)
+      : in_(in_fd), out_(out_fd), device_(std::move(device)), flusher_(std::move(flusher)), share_(std::move(share)) {}
 
   // Serves requests until end of input (0) or a lost context (kExitContextLost).
   int Serve(bool one_request) {
@@ -91,6 +93,12 @@ class Runner {
 
   v1::SetupTaskReply SetupTask(const v1::SetupTaskRequest& request) {
     v1::SetupTaskReply reply;
+    // The device limits and the baselines are timed: the GPU to itself.
+    GpuShare::Scoped alone(share_.get(), GpuShare::Mode::kExclusive);
+    if (!alone.status().ok()) {
+      reply.set_error(fmt::format("the GPU's timing lock: {}", alone.status().message()));
+      return reply;
+    }
     reply.set_gpu_name(device_.name);
     reply.set_arch(device_.arch);
     // The facts the built-in mutator's device-relative tunables resolve against (kernel_abi/tunable_values.h).
@@ -131,6 +139,9 @@ class Runner {
   }
 
   v1::EvalResult Evaluate(const v1::EvaluateRequest& request, bool* lost) {
+    // Shared with other runners' untimed stages for the whole request (the host's start and teardown
+    // included: declared before the host); EvaluateCandidate holds it exclusive while it times.
+    GpuShare::Scoped beside(share_.get(), GpuShare::Mode::kShared);
     v1::EvalResult result;
     result.set_candidate_id(request.candidate_id());
     result.set_task_name(request.task().name());
@@ -146,8 +157,12 @@ class Runner {
       return ContextFor(request.task());
     }();
     if (!context.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(context.status().message()));
+    if (!beside.status().ok()) {
+      return fail(v1::FAILURE_CATEGORY_INTERNAL, fmt::format("the GPU's lock: {}", beside.status().message()));
+    }
     std::map<int64_t, v1::BaselineList> baselines(request.baselines().begin(), request.baselines().end());
     if (baselines.empty() && !request.options().skip_baselines() && !request.small_only()) {
+      GpuShare::Scoped alone(share_.get(), GpuShare::Mode::kExclusive);
       auto timed = (*context)->Baselines(request.options(), flusher_, device_.name);
       if (!timed.ok()) return fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(timed.status().message()));
       baselines = *timed;
@@ -179,7 +194,7 @@ class Runner {
                                  event.set_stage_entered(stage);
                                  (void)WriteFrame(out, event);
                                },
-                               lost);
+                               lost, share_.get());
     result.set_gpu_name(device_.name);
     result.set_arch(device_.arch);
     // The candidate's own output, for the run log (the evaluator treats it as untrusted text).
@@ -215,9 +230,10 @@ class Runner {
   // this one has nothing loaded): spawns the host of the next candidate with the last one's options,
   // when they allow it (CanSpawnAhead). A failure here is not reported: the next evaluation starts its
   // own host and reports that one's error.
+  // Not on a shared GPU: the host's CUDA start would run outside any lock, beside another runner's timing.
   void SpawnAhead() {
     ahead_.reset();
-    if (!last_host_options_ || !CanSpawnAhead(*last_host_options_)) return;
+    if (share_ != nullptr || !last_host_options_ || !CanSpawnAhead(*last_host_options_)) return;
     ScopedStep step("runner: candidate host spawned ahead");
     auto spawned = CandidateHost::Spawn(*last_host_options_);
     if (spawned.ok()) ahead_ = *std::move(spawned);
@@ -238,6 +254,8 @@ class Runner {
   // The judge's bracket calibration, measured once with a host that loads nothing.
   absl::StatusOr<BracketCalibration> Calibration() {
     if (calibration_) return *calibration_;
+    GpuShare::Scoped alone(share_.get(), GpuShare::Mode::kExclusive);  // it times
+    if (!alone.status().ok()) return alone.status();
     auto host_options = HostOptions("");
     if (!host_options.ok()) return host_options.status();
     auto null_host = CandidateHost::Start(*host_options, "", flusher_.buffer(), flusher_.bytes());
@@ -260,6 +278,7 @@ class Runner {
   std::optional<gpu::DeviceLimits> limits_;  // measured once per process
   std::optional<BracketCalibration> calibration_;
   std::string host_path_ = HostBinaryBesideUs();
+  std::unique_ptr<GpuShare> share_;
   // The options of the last candidate's host, and the host spawned ahead with them (SpawnAhead).
   // Declared last: destroyed (killed) first.
   std::optional<CandidateHostOptions> last_host_options_;
@@ -296,7 +315,20 @@ int Main(int argc, char** argv) {
   const Device device{prop.name, fmt::format("sm_{}{}", prop.major, prop.minor), prop.multiProcessorCount,
                       static_cast<int64_t>(prop.sharedMemPerBlockOptin),
                       static_cast<int64_t>(prop.sharedMemPerMultiprocessor)};
-  Runner runner(in_fd, out_fd, device, *std::move(flusher));
+  // SPARSEDITTO_GPU_SHARE_DIR: other runners share this GPU (RunnerClientOptions::gpu_share_dir); the
+  // lock files are named by the GPU's UUID, so every runner on it finds the same ones.
+  std::unique_ptr<GpuShare> share;
+  if (const char* dir = std::getenv("SPARSEDITTO_GPU_SHARE_DIR"); dir != nullptr && *dir != 0) {
+    std::string uuid;
+    for (unsigned char byte : prop.uuid.bytes) uuid += fmt::format("{:02x}", byte);
+    auto opened = GpuShare::Open(dir, uuid);
+    if (!opened.ok()) {
+      fmt::print(stderr, "sparseditto-runner: cannot share the GPU: {}\n", opened.status().message());
+      return 2;
+    }
+    share = *std::move(opened);
+  }
+  Runner runner(in_fd, out_fd, device, *std::move(flusher), std::move(share));
   return runner.Serve(one_request);
 }
 
