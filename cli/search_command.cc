@@ -79,14 +79,22 @@ absl::StatusOr<std::vector<std::string>> ParseGpuList(const std::string& list) {
 }
 
 // "throughput: 120 evaluations in 300 s (0.40/s); GPU stages 250 s (83% of the wall: START 40, ...);
-// waiting for compiles 20 s; 100 children screened, 12 timed in full"
-std::string DescribeThroughput(const SearchSummary& s) {
+// waiting for compiles 20 s; 100 children screened, 12 timed in full". With several evaluators the GPU
+// stages are summed over them (they overlap) and the loop's wait says nothing about compiles, so that
+// figure is left out.
+std::string DescribeThroughput(const SearchSummary& s, size_t evaluators) {
   const SearchThroughput& t = s.throughput;
   std::string stages;
   for (const auto& [stage, seconds] : t.stage_seconds) {
     stages += fmt::format("{}{} {:.0f}", stages.empty() ? "" : ", ", absl::StripPrefix(stage, "EVAL_STAGE_"), seconds);
   }
   const double wall = std::max(t.wall_seconds, 1e-9);
+  if (evaluators > 1) {
+    return fmt::format("throughput: {} evaluations in {:.0f} s ({:.2f}/s) on {} evaluators; GPU stages {:.0f} s summed "
+                       "over them{}{}; {} children screened, {} timed in full",
+                       s.evaluations_this_call, t.wall_seconds, s.evaluations_this_call / wall, evaluators,
+                       t.gpu_seconds, stages.empty() ? "" : ": ", stages, t.screened, t.timed_in_full);
+  }
   return fmt::format("throughput: {} evaluations in {:.0f} s ({:.2f}/s); GPU stages {:.0f} s ({:.0f}% of the wall{}{}); "
                      "waiting for compiles and CPU stages {:.0f} s; {} children screened, {} timed in full",
                      s.evaluations_this_call, t.wall_seconds, s.evaluations_this_call / wall, t.gpu_seconds,
@@ -224,7 +232,7 @@ int RunSearch(const SearchOptions& o) {
     // "seed X: all N points of its tunable space proposed; no more built-in children of it"
     for (const std::string& line : s.exhausted_spaces) std::cout << fmt::format("{}: {}\n", t.task_name, line);
     if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
-    if (s.evaluations_this_call > 0) std::cout << fmt::format("{}: {}\n", t.task_name, DescribeThroughput(s));
+    if (s.evaluations_this_call > 0) std::cout << fmt::format("{}: {}\n", t.task_name, DescribeThroughput(s, members.size()));
     if (o.confirm_rounds > 0 && !s.best_candidate_id.empty()) {
       ConfirmTask(**store, run, run_dir, tasks, t.task_name, gpu, o.confirm_rounds);
     }
