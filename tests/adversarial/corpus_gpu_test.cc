@@ -46,6 +46,13 @@ TEST(CorpusGpuTest, EveryCandidateIsCaughtWithItsCategoryAndTheEvaluatorSurvives
   options.sanitizer_timeout_seconds = 120;
   auto evaluator = Evaluator::Create(options);
   ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  // A second evaluator whose runner shares the GPU through a lock folder (`--per-gpu`,
+  // evaluator/runner/gpu_share.h), for the entries that attack that lock (corpus.json "gpu_share").
+  EvaluatorOptions sharing = options;
+  sharing.runner.gpu_share_dir = testing_support::ProcessTempDir() + "gpu_share";
+  ASSERT_TRUE(fs::create_directories(sharing.runner.gpu_share_dir));
+  auto shared_evaluator = Evaluator::Create(sharing);
+  ASSERT_TRUE(shared_evaluator.ok()) << shared_evaluator.status();
 
   v1::Task task;
   task.set_name("corpus_unstructured80_fp16");
@@ -60,6 +67,8 @@ TEST(CorpusGpuTest, EveryCandidateIsCaughtWithItsCategoryAndTheEvaluatorSurvives
   task.set_seed(9);
   auto setup = (*evaluator)->SetupTask(task);
   ASSERT_TRUE(setup.ok()) << setup.status();
+  auto shared_setup = (*shared_evaluator)->SetupTask(task);
+  ASSERT_TRUE(shared_setup.ok()) << shared_setup.status();
 
   // The honest reference before the corpus; evaluated again after it, its verdict and times must hold.
   v1::Candidate reference;
@@ -94,13 +103,14 @@ TEST(CorpusGpuTest, EveryCandidateIsCaughtWithItsCategoryAndTheEvaluatorSurvives
       ++caught;
       continue;
     }
-    (*evaluator)->set_static_screen(!entry.contains("screen") || entry["screen"].get<bool>());
+    Evaluator& judge = entry.contains("gpu_share") && entry["gpu_share"].get<bool>() ? **shared_evaluator : **evaluator;
+    judge.set_static_screen(!entry.contains("screen") || entry["screen"].get<bool>());
     v1::Candidate candidate;
     candidate.set_id(fs::path(file).stem().string());
     candidate.set_source(Slurp(kCorpus / file));
     auto compiled = compiles[total].get();
     ASSERT_TRUE(compiled.ok()) << file << ": " << compiled.status();
-    const v1::EvalResult result = (*evaluator)->Evaluate(task, candidate, finalist, 1000 + total, &*compiled);
+    const v1::EvalResult result = judge.Evaluate(task, candidate, finalist, 1000 + total, &*compiled);
     const std::string got = CategoryName(result.failure());
     bool ok = accepted.contains(got);
     // "times_like_reference": a candidate that is the reference apart from how it reports its times must
