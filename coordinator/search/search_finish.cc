@@ -25,7 +25,7 @@ absl::StatusOr<SearchSummary> TaskLoop::Finish() {
                               .max_finalists = options_.max_finalists});
       }
       return EvaluateFinalistById(
-          [this](const v1::Candidate& c) { return EvaluateNow(c, EvaluationKind::kFinalist); }, candidates_, id);
+          [this](const v1::Candidate& c) { return AwaitJob(c, EvaluationKind::kFinalist); }, candidates_, id);
     };
     auto store_attempts = [this] { return records_.Write(State("")); };
     const std::vector<std::string> order = FinalistOrder(coordinator_->archive(), options_.max_finalists);

@@ -111,30 +111,7 @@ std::string BarText(const v1::ScreenBar& bar) {
   return text;
 }
 
-// Each screen's bar goes to `bars` (shared by the takers, under `mutex`), the last one per child.
-class ScreeningEvaluator : public CountingEvaluator {
- public:
-  ScreeningEvaluator(const testing::FakeLandscape& landscape, absl::Mutex* mutex,
-                     std::map<std::string, std::string>* bars)
-      : CountingEvaluator(landscape), mutex_(mutex), bars_(bars) {}
-  v1::EvalResult EvaluateScreened(const v1::Task&, const v1::Candidate& candidate, uint64_t,
-                                  const v1::ScreenBar& bar) override {
-    {
-      absl::MutexLock lock(mutex_);
-      (*bars_)[candidate.id()] = BarText(bar);
-    }
-    v1::EvalResult r = fake.Score(candidate);
-    r.set_timing_screen(true);
-    const double noise = 1.0 + 0.06 * std::sin(static_cast<double>(std::hash<std::string>{}(candidate.id()) % 1000));
-    r.set_fitness(r.fitness() / noise);
-    for (v1::TimingStats& t : *r.mutable_timings()) t.set_median_ms(t.median_ms() * noise);
-    return r;
-  }
-
- private:
-  absl::Mutex* mutex_;
-  std::map<std::string, std::string>* bars_;
-};
+using testing::ScreeningEvaluator;
 
 TEST_F(SearchPipelineTest, ACutScreenedSearchOverThreeTakersResumesToTheUninterruptedEnd) {
   SearchLoopOptions options = testing::TestLoopOptions();
@@ -150,7 +127,13 @@ TEST_F(SearchPipelineTest, ACutScreenedSearchOverThreeTakersResumesToTheUninterr
     absl::Mutex mutex;
     auto call = [&](int64_t stop_after) {
       std::vector<std::unique_ptr<ScreeningEvaluator>> evaluators;
-      for (int i = 0; i < 3; ++i) evaluators.push_back(std::make_unique<ScreeningEvaluator>(landscape_, &mutex, &out.bars));
+      for (int i = 0; i < 3; ++i) {
+        evaluators.push_back(std::make_unique<ScreeningEvaluator>(landscape_));
+        evaluators.back()->on_screen = [&](const std::string& id, const v1::ScreenBar& bar) {
+          absl::MutexLock lock(&mutex);
+          out.bars[id] = BarText(bar);  // the last screen of each child
+        };
+      }
       LocalEvaluationPipeline pipeline({evaluators[0].get(), evaluators[1].get(), evaluators[2].get()});
       SearchLoopOptions o = options;
       o.pipeline = &pipeline;

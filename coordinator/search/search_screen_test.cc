@@ -18,31 +18,7 @@ namespace {
 
 using testing::CountingEvaluator;
 
-// The fake's screen: the same verdict with timing_screen set and its times off by a fixed,
-// candidate-dependent factor (within +-6%, as a short screen's noise), so the screen's choice is
-// deterministic and sometimes wrong in both directions.
-class ScreeningEvaluator : public CountingEvaluator {
- public:
-  using CountingEvaluator::CountingEvaluator;
-  v1::EvalResult EvaluateScreened(const v1::Task&, const v1::Candidate& candidate, uint64_t,
-                                  const v1::ScreenBar& bar) override {
-    ++screened_by_id[candidate.id()];
-    v1::EvalResult r = fake.Score(candidate);
-    r.set_timing_screen(true);
-    const double noise = 1.0 + 0.06 * std::sin(static_cast<double>(std::hash<std::string>{}(candidate.id()) % 1000));
-    r.set_fitness(r.fitness() / noise);
-    for (v1::TimingStats& t : *r.mutable_timings()) t.set_median_ms(t.median_ms() * noise);
-    if (continues_itself && NearScreenBar(r.fitness(), {r.timings().begin(), r.timings().end()}, bar)) {
-      ++full_after_screen_by_id[candidate.id()];  // as the GPU evaluator does, in the same host
-      r = fake.Score(candidate);
-      r.set_timed_in_full_after_screen(true);
-    }
-    return r;
-  }
-  bool continues_itself = false;
-  std::map<std::string, int> screened_by_id;
-  std::map<std::string, int> full_after_screen_by_id;
-};
+using testing::ScreeningEvaluator;
 
 class SearchScreenTest : public testing::StoreTest {
  protected:

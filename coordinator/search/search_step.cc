@@ -198,10 +198,6 @@ v1::EvalResult TaskLoop::AwaitJob(const v1::Candidate& candidate, std::optional<
   return pipeline_.Await(job);
 }
 
-v1::EvalResult TaskLoop::EvaluateNow(const v1::Candidate& candidate, EvaluationKind kind) {
-  return AwaitJob(candidate, kind);
-}
-
 v1::EvalResult TaskLoop::EvaluateWithScreen(const v1::Candidate& candidate) {
   auto account = [this](const v1::EvalResult& r) {
     throughput_.gpu_seconds += r.gpu_seconds();

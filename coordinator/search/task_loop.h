@@ -122,10 +122,8 @@ class TaskLoop {
   absl::Status SubmitAhead(const std::vector<v1::Candidate>& due);
 
   // The result of `candidate`'s job: the one submitted ahead, else one submitted now; then forgotten.
+  // With `kind` (a full timing after a screen, the finalist checks) always a new job of that kind.
   v1::EvalResult AwaitJob(const v1::Candidate& candidate, std::optional<EvaluationKind> kind = std::nullopt);
-
-  // A job of `kind` for `candidate`, submitted and awaited now (the finalist checks).
-  v1::EvalResult EvaluateNow(const v1::Candidate& candidate, EvaluationKind kind);
 
   // The bar a screened child must come near to be timed in full (common/screen_bar.h): the best's
   // fitness and the fastest full timing at each n (best_ms_by_n_), within screen_margin.

@@ -9,9 +9,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <cmath>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "common/screen_bar.h"
 #include "coordinator/search/candidate_evaluator.h"
 #include "coordinator/search/search_loop.h"
 #include "coordinator/testing/fake_evaluator.h"
@@ -95,6 +99,37 @@ class CountingEvaluator : public CandidateEvaluator {
   std::vector<std::string> finalist_ids;  // EvaluateFinalist's candidates, in call order
   std::vector<std::vector<std::string>> prefetched;  // the batches Prefetch was told, in order
   std::function<void(const v1::Candidate&)> on_call;
+};
+
+// The fake's screen: the same verdict with timing_screen set and its times off by a fixed,
+// candidate-dependent factor (within +-6%, as a short screen's noise), so the screen's choice is
+// deterministic and sometimes wrong in both directions. With continues_itself it goes on to the full
+// timing when the screen is near the bar, as the GPU evaluator does in the same host. `on_screen`,
+// when set, is told each screen's candidate and bar (a pipeline's takers share one, so it must be
+// thread-safe then).
+class ScreeningEvaluator : public CountingEvaluator {
+ public:
+  using CountingEvaluator::CountingEvaluator;
+  v1::EvalResult EvaluateScreened(const v1::Task&, const v1::Candidate& candidate, uint64_t,
+                                  const v1::ScreenBar& bar) override {
+    ++screened_by_id[candidate.id()];
+    if (on_screen) on_screen(candidate.id(), bar);
+    v1::EvalResult r = fake.Score(candidate);
+    r.set_timing_screen(true);
+    const double noise = 1.0 + 0.06 * std::sin(static_cast<double>(std::hash<std::string>{}(candidate.id()) % 1000));
+    r.set_fitness(r.fitness() / noise);
+    for (v1::TimingStats& t : *r.mutable_timings()) t.set_median_ms(t.median_ms() * noise);
+    if (continues_itself && NearScreenBar(r.fitness(), {r.timings().begin(), r.timings().end()}, bar)) {
+      ++full_after_screen_by_id[candidate.id()];
+      r = fake.Score(candidate);
+      r.set_timed_in_full_after_screen(true);
+    }
+    return r;
+  }
+  bool continues_itself = false;
+  std::map<std::string, int> screened_by_id;
+  std::map<std::string, int> full_after_screen_by_id;
+  std::function<void(const std::string& id, const v1::ScreenBar& bar)> on_screen;
 };
 
 }  // namespace sparseditto::testing
