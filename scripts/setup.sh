@@ -12,7 +12,7 @@ PACKAGES=(
   libabsl-dev librocksdb-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   patchelf
-  libssl-dev
+  libssl-dev openssl
   libseccomp-dev
 )
 
