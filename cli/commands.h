@@ -30,6 +30,15 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code);
 // or the store cannot be opened, or a task failed after its retries.
 void RegisterSearchCommand(CLI::App& app, int* exit_code);
 
+// `sparseditto coordinator TASKS.yaml --listen HOST:PORT --tokens FILE`: the search of `search` with its
+// evaluations done by evaluator workers over gRPC (coordinator/server/). Exit codes as search's.
+void RegisterCoordinatorCommand(CLI::App& app, int* exit_code);
+
+// `sparseditto evaluator --coordinator HOST:PORT`: an evaluator worker on one local GPU
+// (evaluator/node/). Exit 0 when drained by the coordinator, 143 / 130 after SIGTERM / SIGINT, 1 when
+// it cannot start or its token is refused.
+void RegisterEvaluatorCommand(CLI::App& app, int* exit_code);
+
 // `sparseditto bench-mutators --task T.yaml --models FILE [--budget-evaluations N] [--out DIR]`: the
 // task searched once per model of the mutator file (coordinator/search/mutator_bench.h), each in
 // DIR/<model>/, and the comparison table printed and written as DIR/bench-mutators.{txt,json,csv}.

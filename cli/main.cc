@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   RegisterEvalCommand(app, &exit_code);
   RegisterBenchCommand(app, &exit_code);
   RegisterSearchCommand(app, &exit_code);
+  RegisterCoordinatorCommand(app, &exit_code);
+  RegisterEvaluatorCommand(app, &exit_code);
   RegisterBenchMutatorsCommand(app, &exit_code);
   RegisterBenchSearchCommand(app, &exit_code);
   RegisterStatusCommand(app, &exit_code);

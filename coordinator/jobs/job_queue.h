@@ -79,7 +79,9 @@ class JobQueue {
   }
 
   // Queues `job` as pending, after every job submitted before it. A taker gets it only if `platform`
-  // is empty or equals the taker's platform (e.g. "sm_90a").
+  // is empty, equals the taker's platform (e.g. "sm_90a"), or is PinnedTo(its taker id): a job for
+  // that one taker (whatever its platform), e.g. the confirmation stage's, which compares candidates
+  // on one GPU.
   // InvalidArgument: empty id. AlreadyExists: the id was submitted before, in any state (nothing
   // changes). FailedPrecondition: the queue is closed.
   absl::Status Submit(std::string job_id, std::string platform, Job job) {

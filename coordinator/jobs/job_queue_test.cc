@@ -36,6 +36,9 @@ TEST_F(JobQueueTest, TakeGrantsMatchingPlatformsInSubmissionOrder) {
       {"max_jobs_2", mixed, "sm_90a", 2, {"a", "c"}},
       {"none_matches", {{"a", "sm_80"}}, "sm_90a", 10, {}},
       {"empty_queue", {}, "sm_90a", 10, {}},
+      {"pinned_to_this_taker", {{"a", "@w1"}, {"b", "sm_80"}}, "sm_90a", 10, {"a"}},
+      {"pinned_to_another_taker", {{"a", "@w2"}, {"b", "@w"}, {"c", "@w10"}, {"d", "w1"}}, "sm_90a", 10, {}},
+      {"pinned_without_platform", {{"a", PinnedTo("w1")}}, "", 10, {"a"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -47,7 +50,8 @@ TEST_F(JobQueueTest, TakeGrantsMatchingPlatformsInSubmissionOrder) {
       EXPECT_EQ(grant.attempt, 1);
       EXPECT_EQ(grant.lease_end, clock_.Now() + kLease);
       EXPECT_EQ(grant.lease, kLease);
-      EXPECT_TRUE(grant.job.platform.empty() || grant.job.platform == c.taker_platform);
+      EXPECT_TRUE(grant.job.platform.empty() || grant.job.platform == c.taker_platform ||
+                  grant.job.platform == PinnedTo("w1"));
     }
     EXPECT_EQ(queue_->Stats().leased, static_cast<int64_t>(c.want.size()));
   }

@@ -26,6 +26,11 @@ struct JobQueueOptions {
   int max_lost_attempts = 3;
 };
 
+// A job's platform that names one taker: PinnedTo("worker-7") is "@worker-7", granted only to the
+// taker with that id (JobQueue::Submit). Platforms proper (an arch such as "sm_90a") never start so.
+inline constexpr char kPinnedToTaker = '@';
+inline std::string PinnedTo(std::string_view taker_id) { return std::string(1, kPinnedToTaker) + std::string(taker_id); }
+
 // Where a job is. kDone, kLost and kCancelled are terminal: the job never changes again.
 enum class JobState {
   kPending,    // waiting for a taker, in submission order

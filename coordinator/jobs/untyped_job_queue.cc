@@ -99,7 +99,9 @@ std::vector<UntypedJobQueue::Grant> UntypedJobQueue::GrantLocked(const std::stri
   for (auto it = pending_.begin(); it != pending_.end() && static_cast<int>(grants.size()) < max_jobs;) {
     JobSlot* slot = it->second;
     Entry& entry = slot->second;
-    if (!entry.platform.empty() && entry.platform != platform) {
+    const bool pinned_here = entry.platform.size() == taker_id.size() + 1 && entry.platform[0] == kPinnedToTaker &&
+                             entry.platform.compare(1, std::string::npos, taker_id) == 0;
+    if (!entry.platform.empty() && entry.platform != platform && !pinned_here) {
       ++it;
       continue;
     }

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace sparseditto {
 
 v1::EvaluationJob MakeEvaluationJob(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed,
@@ -16,6 +18,16 @@ v1::EvaluationJob MakeEvaluationJob(const v1::Task& task, const v1::Candidate& c
 }
 
 v1::EvalResult RunEvaluationJob(CandidateEvaluator& evaluator, const v1::EvaluationJob& job) {
+  if (job.retime_baselines()) {
+    if (absl::Status s = evaluator.RetimeBaselines(job.task()); !s.ok()) {
+      return JobEndedWithoutResult(job, absl::StrCat("re-timing the baselines failed: ", s.message()));
+    }
+  }
+  if (job.candidate().id().empty()) {  // a set-up job (the taker sets the task up before any job of it)
+    v1::EvalResult done;
+    done.set_task_name(job.task().name());
+    return done;
+  }
   v1::EvalResult result =
       job.finalist()     ? evaluator.EvaluateFinalist(job.task(), job.candidate(), job.check_seed())
       : job.has_screen() ? evaluator.EvaluateScreened(job.task(), job.candidate(), job.check_seed(), job.screen())

@@ -26,7 +26,10 @@ enum class EvaluationKind { kFull, kScreened, kFinalist };
 v1::EvaluationJob MakeEvaluationJob(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed,
                                     EvaluationKind kind, const v1::ScreenBar* bar = nullptr);
 
-// Runs `job` on `evaluator`: EvaluateFinalist (finalist), EvaluateScreened (a screen bar) or Evaluate.
+// Runs `job` on `evaluator`: EvaluateFinalist (finalist), EvaluateScreened (a screen bar) or Evaluate,
+// after RetimeBaselines when the job asks (its failure is the job's INTERNAL result). A job with no
+// candidate evaluates nothing: an empty result, failure NONE (a distributed set-up or re-timing job;
+// the worker sets the task up before any job of it).
 // The result names the job's candidate and task whatever the evaluator set.
 v1::EvalResult RunEvaluationJob(CandidateEvaluator& evaluator, const v1::EvaluationJob& job);
 

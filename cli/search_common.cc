@@ -1,0 +1,225 @@
+#include "cli/search_common.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <vector>
+
+#include "absl/strings/strip.h"
+#include "cli/exit_codes.h"
+#include "cli/install_paths.h"
+#include "cli/llm_setup.h"
+#include "cli/provenance.h"
+#include "common/status_format.h"
+#include "common/shared_gpu.h"
+#include "coordinator/search/batch_search.h"
+#include "coordinator/search/confirmation.h"
+#include "coordinator/search/run_artifacts.h"
+#include "coordinator/search/search_progress.h"
+#include "fmt/format.h"
+#include "kernels/seed_library.h"
+#include "population_store/population_store.h"
+#include "task/run_paths.h"
+#include "task/task_loader.h"
+
+namespace sparseditto {
+namespace {
+
+// "throughput: 120 evaluations in 300 s (0.40/s); GPU stages 250 s (83% of the wall: START 40, ...);
+// waiting for compiles 20 s; 100 children screened, 12 timed in full". With several evaluators the GPU
+// stages are summed over them (they overlap) and the loop's wait says nothing about compiles, so that
+// figure is left out.
+std::string DescribeThroughput(const SearchSummary& s, size_t evaluators) {
+  const SearchThroughput& t = s.throughput;
+  std::string stages;
+  for (const auto& [stage, seconds] : t.stage_seconds) {
+    stages += fmt::format("{}{} {:.0f}", stages.empty() ? "" : ", ", absl::StripPrefix(stage, "EVAL_STAGE_"), seconds);
+  }
+  const double wall = std::max(t.wall_seconds, 1e-9);
+  if (evaluators > 1) {
+    return fmt::format("throughput: {} evaluations in {:.0f} s ({:.2f}/s) on {} evaluators; GPU stages {:.0f} s summed "
+                       "over them{}{}; {} children screened, {} timed in full",
+                       s.evaluations_this_call, t.wall_seconds, s.evaluations_this_call / wall, evaluators,
+                       t.gpu_seconds, stages.empty() ? "" : ": ", stages, t.screened, t.timed_in_full);
+  }
+  return fmt::format("throughput: {} evaluations in {:.0f} s ({:.2f}/s); GPU stages {:.0f} s ({:.0f}% of the wall{}{}); "
+                     "waiting for compiles and CPU stages {:.0f} s; {} children screened, {} timed in full",
+                     s.evaluations_this_call, t.wall_seconds, s.evaluations_this_call / wall, t.gpu_seconds,
+                     100 * t.gpu_seconds / wall, stages.empty() ? "" : ": ", stages,
+                     std::max(0.0, t.evaluator_seconds - t.gpu_seconds), t.screened, t.timed_in_full);
+}
+
+int FailWith(const char* command, const absl::Status& status) {
+  std::cerr << "sparseditto " << command << ": " << status.message() << "\n";
+  return kExitFailure;
+}
+
+// The confirmation stage of one finished task (coordinator/search/confirmation.h): its best and its
+// best seed re-timed in rounds behind fresh baselines; printed and kept as <run>/<task>.confirmation.txt.
+void ConfirmTask(const PopulationStore& store, const std::string& run, const std::string& run_dir,
+                 const std::vector<v1::Task>& tasks, const std::string& task_name, CandidateEvaluator& evaluator,
+                 int rounds) {
+  const auto task = std::find_if(tasks.begin(), tasks.end(), [&](const v1::Task& x) { return x.name() == task_name; });
+  if (task == tasks.end()) return;
+  std::cerr << fmt::format("{}: confirming over {} rounds (the result, the best seed and the baselines re-timed)\n",
+                           task_name, rounds);
+  auto subjects = ConfirmationSubjects(store, run, task_name);
+  absl::StatusOr<Confirmation> confirmed =
+      subjects.ok() ? ConfirmSubjects(evaluator, *task, *subjects, {.rounds = rounds}, task->seed() + 1000)
+                    : absl::StatusOr<Confirmation>(subjects.status());
+  if (!confirmed.ok()) {
+    std::cout << fmt::format("{}: not confirmed: {}\n", task_name, confirmed.status().message());
+    return;
+  }
+  const std::string text = DescribeConfirmation(*confirmed);
+  std::cout << fmt::format("{}: {}\n", task_name, text);
+  std::ofstream(std::filesystem::path(run_dir) / (task_name + ".confirmation.txt")) << text << "\n";
+}
+
+}  // namespace
+
+void AddSearchOptions(CLI::App* cmd, SearchOptions* o) {
+  cmd->add_option("tasks", o->task_file, "Task file (YAML); several tasks form a batch")->required();
+  cmd->add_option("--run", o->run, "Run name (default: the task file's name)");
+  cmd->add_option("--runs-dir", o->runs_dir, "Folder of runs")->capture_default_str();
+  cmd->add_option("--name", o->task_name, "Only this task of the file");
+  cmd->add_option("--mutators", o->mutators_file,
+                  "Mutator file (a YAML 'mutators:' list, configs/mutators/) replacing every task's mutators");
+  cmd->add_option("--model-choice", o->model_choice,
+                  "Which LLM model serves an LLM plan: 'plan' (the mutator the plan drew by weight) or 'bandit' "
+                  "(a cost-aware UCB bandit over the LLM models)")
+      ->capture_default_str();
+  cmd->add_option("--retries", o->retries,
+                  "Retries of a failed task in this command (default: each task's budget.max_retries, 1 "
+                  "unless the task file says otherwise)")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--cache", o->cache_dir, "Compile and baseline cache folder (default ~/.cache/sparseditto)");
+  cmd->add_option("--timing-seconds", o->timing_seconds, "Timing budget per n")->capture_default_str();
+  cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
+  cmd->add_option("--compile-ahead", o->compile_ahead,
+                  "Children planned and compiled together per step (1: one at a time; built-in mutator only)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--finalists", o->finalists,
+                  "When a task's search stops, its best candidates get the finalist checks (sanitizers, about a "
+                  "minute or two each on a GPU) until one passes or this many were tried; 0: none")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd->add_option("--screen-margin", o->screen_margin,
+                  "Time a child in full only when its short timing screen is within this share of an elite "
+                  "(its fitness of the best's, or its time at some n of the fastest there); 0: every child in full")
+      ->capture_default_str();
+  cmd->add_option("--confirm-rounds", o->confirm_rounds,
+                  "When a task's search stops, its best candidate and its best seed are timed again this many "
+                  "rounds, each behind freshly timed baselines; the confirmed fitness (median and range) is what "
+                  "to read; 0: none")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str();
+  cmd->add_option("--log-interval", o->log_interval_seconds,
+                  "Seconds between progress lines when stderr is not a terminal")
+      ->capture_default_str();
+}
+
+int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make) {
+  auto Fail = [command](const absl::Status& status) { return FailWith(command, status); };
+  // The run's name names its folder: checked before anything is read or written (task/run_paths.h).
+  const std::string run = o.run.empty() ? std::filesystem::path(o.task_file).stem().string() : o.run;
+  const std::string run_name_from =
+      o.run.empty() ? fmt::format("the task file's name {} (give --run NAME for another)", o.task_file) : "--run";
+  if (absl::Status s = CheckRunName(run, run_name_from); !s.ok()) return Fail(s);
+  absl::StatusOr<std::filesystem::path> run_path = PathInside(o.runs_dir, {run});
+  if (!run_path.ok()) return Fail(run_path.status());
+  const std::string run_dir = run_path->string();
+  auto batch = LoadTaskFile(o.task_file);
+  if (!batch.ok()) return Fail(batch.status());
+  std::vector<v1::Task> tasks;
+  for (const v1::Task& task : batch->tasks()) {
+    if (o.task_name.empty() || task.name() == o.task_name) tasks.push_back(task);
+  }
+  if (tasks.empty()) return Fail(absl::NotFoundError(fmt::format("{} has no task named {}", o.task_file, o.task_name)));
+  if (absl::Status s = ReplaceMutators(o.mutators_file, &tasks); !s.ok()) return Fail(s);
+  absl::StatusOr<ModelChoice> choice = ParseModelChoice(o.model_choice);
+  if (!choice.ok()) return Fail(choice.status());
+  auto seeds = LoadSeedLibrary(SeedLibraryDir());
+  if (!seeds.ok()) return Fail(seeds.status());
+  PopulationStoreOptions store_options;
+  store_options.create_if_missing = true;
+  auto store = OpenRunStore(run_dir, store_options);
+  if (!store.ok()) return Fail(store.status());
+  const EvaluatorOptions evaluator_options =
+      InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20);
+  absl::StatusOr<std::unique_ptr<SearchBackend>> backend = make(evaluator_options);
+  if (!backend.ok()) return Fail(backend.status());
+  CandidateEvaluator& gpu = (*backend)->evaluator();
+
+  ProgressPrinter progress(stderr, isatty(STDERR_FILENO) != 0, o.log_interval_seconds);
+  BatchSearchOptions options;
+  options.max_retries = o.retries;
+  options.loop.compile_ahead = o.compile_ahead;
+  options.loop.max_finalists = o.finalists;
+  options.loop.screen_margin = o.screen_margin;
+  options.loop.pipeline = &(*backend)->pipeline();
+  options.run_dir = run_dir;
+  options.project_revision = ProjectRevision();
+  options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
+  options.make_llm = CliLlmFactory(*choice);
+  std::string current_task;
+  options.on_progress = [&](const SearchProgress& p) {
+    if (!current_task.empty() && current_task != p.task_name) progress.EndTask();
+    current_task = p.task_name;
+    progress.Update(p);
+  };
+  options.loop.on_finalist = [&](const FinalistProgress& f) {
+    progress.EndTask();
+    current_task.clear();
+    std::cerr << fmt::format("{}: finalist checks {} of at most {}: {} (determinism rerun, compute-sanitizer "
+                             "memcheck, racecheck, initcheck; a minute or two on a GPU)\n",
+                             f.task_name, f.attempt, f.max_finalists, f.candidate_id);
+  };
+  auto outcome = RunBatchSearch(**store, run, tasks, *seeds, gpu, options);
+  progress.EndTask();
+  if (!outcome.ok()) return Fail(outcome.status());
+  for (const TaskOutcome& t : outcome->tasks) {
+    for (size_t i = 0; i < t.errors.size(); ++i) {
+      std::cerr << fmt::format("{}: attempt {} failed: {}\n", t.task_name, i + 1, t.errors[i]);
+    }
+    if (!t.artifact_error.empty()) std::cerr << fmt::format("{}: artifacts: {}\n", t.task_name, t.artifact_error);
+    if (!t.ok) {
+      std::cout << fmt::format("{}: FAILED after {} attempts\n", t.task_name, t.attempts);
+      continue;
+    }
+    const SearchSummary& s = t.summary;
+    std::cout << fmt::format("{}: {} evaluations ({} now{}), best {} fitness {:.3f}, stopped: {}\n", t.task_name,
+                             s.evaluations, s.evaluations_this_call, s.resumed ? ", resumed" : "",
+                             s.best_candidate_id.empty() ? "(none correct)" : s.best_candidate_id, s.best_fitness,
+                             s.stop_detail.empty() ? s.stop_reason : s.stop_detail);
+    if (!s.plan.empty()) {
+      // "no plan: ..." or "plan <id>: <variants> (predicted fitness ...)"
+      std::cout << fmt::format("{}: {}{}\n", t.task_name,
+                               s.plan_candidate_id.empty() ? "" : "plan " + s.plan_candidate_id + ": ", s.plan);
+    }
+    // "seed X: all N points of its tunable space proposed; no more built-in children of it"
+    for (const std::string& line : s.exhausted_spaces) std::cout << fmt::format("{}: {}\n", t.task_name, line);
+    if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
+    if (s.evaluations_this_call > 0) std::cout << fmt::format("{}: {}\n", t.task_name, DescribeThroughput(s, (*backend)->evaluators()));
+    if (o.confirm_rounds > 0 && !s.best_candidate_id.empty()) {
+      ConfirmTask(**store, run, run_dir, tasks, t.task_name, gpu, o.confirm_rounds);
+    }
+    if (s.shared_gpu_evaluations_this_call > 0) {
+      std::cout << fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "
+                               "(median idle trial {}): their fitness is not comparable with a quiet GPU's\n",
+                               t.task_name, s.shared_gpu_evaluations_this_call, s.evaluations_this_call,
+                               kSharedGpuRule);
+    }
+  }
+  std::cout << fmt::format("run {}: {} (status: sparseditto status {}, best kernels: sparseditto export {})\n",
+                           run, run_dir, run_dir, run_dir);
+  return outcome->failed() == 0 ? kExitSuccess : kExitFailure;
+}
+
+
+}  // namespace sparseditto

@@ -1,0 +1,67 @@
+// What `sparseditto search` (embedded: evaluators on this machine's GPUs) and `sparseditto coordinator`
+// (distributed: evaluator workers over gRPC) share: the options of a search, and the run of a task
+// file's batch over a SearchBackend (its evaluator and its pipeline of evaluation jobs), with its
+// printed results, confirmation and throughput line. The search code is the same in both.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "CLI/CLI.hpp"
+#include "coordinator/search/candidate_evaluator.h"
+#include "coordinator/search/confirmation.h"
+#include "coordinator/search/search_loop.h"
+#include "coordinator/search/evaluation_pipeline.h"
+#include "evaluator/evaluator.h"
+
+namespace sparseditto {
+
+struct SearchOptions {
+  // Shared by search and coordinator:
+  std::string task_file;
+  std::string run;
+  std::string runs_dir = "runs";
+  std::string task_name;
+  std::string mutators_file;
+  std::string model_choice = "plan";
+  std::string cache_dir;
+  double timing_seconds = 1.0;
+  double stage_timeout = 60;
+  int retries = -1;
+  double log_interval_seconds = 30;
+  int compile_ahead = 1;
+  int finalists = SearchLoopOptions().max_finalists;
+  int confirm_rounds = ConfirmationOptions().rounds;
+  double screen_margin = SearchLoopOptions().screen_margin;
+  // search only:
+  std::string gpus;  // --gpus: CUDA device ids, one evaluator each; empty: one, on the device we see first
+  int per_gpu = 1;   // --per-gpu: evaluators on each of those GPUs, timing one at a time
+};
+
+// What evaluates a search's candidates.
+class SearchBackend {
+ public:
+  virtual ~SearchBackend() = default;
+  // For the machine-wide calls: set-up, device facts, the confirmation stage.
+  virtual CandidateEvaluator& evaluator() = 0;
+  // For the search's evaluation jobs.
+  virtual EvaluationPipeline& pipeline() = 0;
+  // How many evaluate at once (for the throughput line).
+  virtual size_t evaluators() = 0;
+};
+
+// Made once the run, its tasks and its store are ready (so a bad task file fails before any GPU or
+// port is touched), from the evaluator options the installation gives.
+using MakeSearchBackend = std::function<absl::StatusOr<std::unique_ptr<SearchBackend>>(const EvaluatorOptions&)>;
+
+// The options both commands take (the task file, run, budgets, timing, finalists, confirmation...).
+void AddSearchOptions(CLI::App* cmd, SearchOptions* o);
+
+// Runs the batch of o.task_file over the backend `make` gives and prints each task's result; messages
+// name `command`. The exit code: 0 when every task ended well, 1 otherwise (the reason on stderr).
+int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make);
+
+}  // namespace sparseditto

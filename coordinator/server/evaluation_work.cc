@@ -1,0 +1,203 @@
+#include "coordinator/server/evaluation_work.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "coordinator/search/evaluation_job.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+constexpr size_t kSessionIdLength = 32;  // hex digits: 128 bits from the OS's entropy
+
+bool WellFormedSessionId(const std::string& id) {
+  return id.size() == kSessionIdLength && std::all_of(id.begin(), id.end(), [](char c) { return absl::ascii_isxdigit(c); });
+}
+
+int64_t Milliseconds(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+v1::ReportOutcome ToProto(jobs::ReportOutcome outcome) {
+  switch (outcome) {
+    case jobs::ReportOutcome::kAccepted: return v1::REPORT_OUTCOME_ACCEPTED;
+    case jobs::ReportOutcome::kDuplicate: return v1::REPORT_OUTCOME_DUPLICATE;
+    case jobs::ReportOutcome::kStale: return v1::REPORT_OUTCOME_STALE;
+    case jobs::ReportOutcome::kNotHeld: return v1::REPORT_OUTCOME_NOT_HELD;
+  }
+  return v1::REPORT_OUTCOME_UNSPECIFIED;
+}
+
+}  // namespace
+
+EvaluationWork::EvaluationWork(EvaluationWorkOptions options, const jobs::MonotonicClock* clock)
+    : options_(std::move(options)),
+      own_clock_(clock == nullptr ? std::make_unique<jobs::SteadyMonotonicClock>() : nullptr),
+      clock_(clock != nullptr ? clock : own_clock_.get()),
+      queue_({.lease = options_.lease, .max_lost_attempts = options_.max_lost_attempts}, clock_) {}
+
+EvaluationWork::~EvaluationWork() { Close(); }
+
+void EvaluationWork::Close() {
+  {
+    absl::MutexLock lock(&mutex_);
+    closed_ = true;
+  }
+  queue_.Close();
+}
+
+std::string EvaluationWork::NewSessionIdLocked() {
+  std::random_device entropy;  // /dev/urandom on Linux: a session id is a secret of its worker
+  std::string id;
+  do {
+    id.clear();
+    while (id.size() < kSessionIdLength) id += fmt::format("{:08x}", entropy());
+  } while (sessions_.contains(id));
+  return id;
+}
+
+absl::StatusOr<v1::RegisterWorkerResponse> EvaluationWork::Register(const v1::RegisterWorkerRequest& request) {
+  const v1::WorkerInfo& worker = request.worker();
+  if (worker.kind() != v1::WORKER_KIND_EVALUATOR) {
+    return absl::InvalidArgumentError("worker.kind: this coordinator serves evaluation work to evaluators only");
+  }
+  if (worker.slots() < 1) return absl::InvalidArgumentError(fmt::format("worker.slots {} < 1", worker.slots()));
+  if (worker.arch().empty()) return absl::InvalidArgumentError("worker.arch is empty (read it from the device)");
+  const std::string& previous = request.previous_session_id();
+  if (!previous.empty() && !WellFormedSessionId(previous)) {
+    return absl::InvalidArgumentError("previous_session_id is not a session id this coordinator gives");
+  }
+  absl::MutexLock lock(&mutex_);
+  if (closed_) return absl::FailedPreconditionError("the coordinator is draining: no new workers");
+  const absl::Duration now = clock_->Now();
+  ExpireSessionsLocked(now);
+  // A reconnecting worker keeps its id, so the leases it holds stay its own and its reports count.
+  const std::string id = previous.empty() ? NewSessionIdLocked() : previous;
+  auto [it, inserted] = sessions_.try_emplace(id);
+  if (inserted) it->second.order = next_order_++;
+  it->second.worker = worker;
+  it->second.last_seen = now;
+  v1::RegisterWorkerResponse response;
+  response.set_session_id(id);
+  response.set_session_ttl_ms(Milliseconds(options_.session_ttl));
+  response.set_heartbeat_interval_ms(Milliseconds(options_.heartbeat_interval));
+  return response;
+}
+
+void EvaluationWork::ExpireSessionsLocked(absl::Duration now) {
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    if (now - it->second.last_seen < options_.session_ttl) {
+      ++it;
+      continue;
+    }
+    // Its jobs' leases run out by themselves; only the jobs no one else may take must end now.
+    if (auto pinned = pinned_jobs_.find(it->first); pinned != pinned_jobs_.end()) {
+      for (const std::string& job_id : pinned->second) queue_.Cancel(job_id);
+      pinned_jobs_.erase(pinned);
+    }
+    if (confirmation_session_ == it->first) confirmation_session_.clear();
+    it = sessions_.erase(it);
+  }
+}
+
+absl::StatusOr<EvaluationWork::Session*> EvaluationWork::TouchLocked(const std::string& session_id) {
+  const absl::Duration now = clock_->Now();
+  ExpireSessionsLocked(now);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) {
+    return absl::NotFoundError("unknown or ended session: register again (with previous_session_id to keep it)");
+  }
+  it->second.last_seen = now;
+  return &it->second;
+}
+
+absl::StatusOr<v1::PullEvaluationJobsResponse> EvaluationWork::Pull(const v1::PullEvaluationJobsRequest& request) {
+  if (request.max_jobs() < 1) return absl::InvalidArgumentError(fmt::format("max_jobs {} < 1", request.max_jobs()));
+  if (request.wait_ms() < 0) return absl::InvalidArgumentError(fmt::format("wait_ms {} < 0", request.wait_ms()));
+  std::string platform;
+  {
+    absl::MutexLock lock(&mutex_);
+    absl::StatusOr<Session*> session = TouchLocked(request.session_id());
+    if (!session.ok()) return session.status();
+    platform = (*session)->worker.arch();
+  }
+  const int max_jobs = std::min(request.max_jobs(), options_.max_jobs_per_pull);
+  const absl::Duration wait = std::min(absl::Milliseconds(request.wait_ms()), options_.max_pull_wait);
+  absl::StatusOr<std::vector<jobs::JobQueue<v1::EvaluationJob, v1::EvalResult>::Grant>> grants =
+      queue_.Take(request.session_id(), platform, max_jobs, wait);
+  if (!grants.ok()) return grants.status();
+  v1::PullEvaluationJobsResponse response;
+  {
+    absl::MutexLock lock(&mutex_);
+    // The long poll counted as the worker's presence; a session that ended meanwhile (it cannot while
+    // its own call is held for less than the ttl) would leave these grants to expire.
+    if (auto it = sessions_.find(request.session_id()); it != sessions_.end()) it->second.last_seen = clock_->Now();
+    response.set_draining(closed_);
+  }
+  for (auto& grant : *grants) {
+    v1::EvaluationGrant* out = response.add_grants();
+    *out->mutable_job() = std::move(grant.job);
+    out->set_attempt(grant.attempt);
+    out->set_lease_ms(Milliseconds(grant.lease));
+  }
+  return response;
+}
+
+absl::StatusOr<v1::HeartbeatResponse> EvaluationWork::Heartbeat(const v1::HeartbeatRequest& request) {
+  {
+    absl::MutexLock lock(&mutex_);
+    if (absl::StatusOr<Session*> session = TouchLocked(request.session_id()); !session.ok()) return session.status();
+  }
+  const jobs::HeartbeatReply reply = queue_.Heartbeat(request.session_id());
+  v1::HeartbeatResponse response;
+  for (const std::string& id : reply.cancelled_job_ids) response.add_stop_job_ids(id);
+  for (const std::string& id : reply.revoked_job_ids) response.add_stop_job_ids(id);
+  response.set_draining(reply.closing);
+  response.set_lease_ms(Milliseconds(options_.lease));
+  return response;
+}
+
+absl::StatusOr<v1::ReportEvaluationResponse> EvaluationWork::Report(const v1::ReportEvaluationRequest& request) {
+  if (request.job_id().empty()) return absl::InvalidArgumentError("job_id is empty");
+  {
+    absl::MutexLock lock(&mutex_);
+    if (absl::StatusOr<Session*> session = TouchLocked(request.session_id()); !session.ok()) return session.status();
+  }
+  {
+    // A result must be the job's: its candidate and task (the worker's RunEvaluationJob names them).
+    absl::MutexLock lock(&mutex_);
+    auto subject = job_subjects_.find(request.job_id());
+    if (subject != job_subjects_.end() && (request.result().candidate_id() != subject->second.candidate_id ||
+                                           request.result().task_name() != subject->second.task_name)) {
+      return absl::InvalidArgumentError(fmt::format(
+          "result names candidate '{}' of task '{}', but job {} is candidate '{}' of task '{}'",
+          request.result().candidate_id(), request.result().task_name(), request.job_id(),
+          subject->second.candidate_id, subject->second.task_name));
+    }
+  }
+  v1::ReportEvaluationResponse response;
+  response.set_outcome(ToProto(queue_.Report(request.session_id(), request.job_id(), request.attempt(), request.result())));
+  return response;
+}
+
+absl::Status EvaluationWork::Release(const v1::ReleaseEvaluationRequest& request) {
+  {
+    absl::MutexLock lock(&mutex_);
+    if (absl::StatusOr<Session*> session = TouchLocked(request.session_id()); !session.ok()) return session.status();
+  }
+  return queue_.Release(request.session_id(), request.job_id(), request.attempt());
+}
+
+std::vector<v1::WorkerInfo> EvaluationWork::LiveWorkers() {
+  absl::MutexLock lock(&mutex_);
+  ExpireSessionsLocked(clock_->Now());
+  std::vector<const Session*> live;
+  for (const auto& [id, session] : sessions_) live.push_back(&session);
+  std::sort(live.begin(), live.end(), [](const Session* a, const Session* b) { return a->order < b->order; });
+  std::vector<v1::WorkerInfo> workers;
+  for (const Session* s : live) workers.push_back(s->worker);
+  return workers;
+}
+
+}  // namespace sparseditto

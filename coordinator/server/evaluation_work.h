@@ -1,0 +1,168 @@
+// The coordinator's side of distributed evaluation, without the network (the gRPC service,
+// worker_service.h, is a thin class over it): the sessions of evaluator workers, the queue of
+// evaluation jobs they pull (coordinator/jobs/job_queue.h), and the search's view of those workers as
+// one EvaluationPipeline (each live session a taker) and one CandidateEvaluator (for what the search
+// asks of "the evaluator" as a whole). The search code is embedded mode's, unchanged: RunBatchSearch
+// over this object as evaluator and pipeline.
+//
+// Worker side (DESIGN.md §3.7): Register gives a session; Pull is a long poll for jobs of the
+// worker's arch (a job's platform is empty, or pinned to one session); Heartbeat renews the session
+// and all its leases and carries cancels, revocations and drain; Report judges a result by its attempt
+// (the first terminal result wins); Release gives a job back. A session ends session_ttl after its
+// last call; its jobs' leases run out by themselves (lease), so they go to another worker, and after
+// max_lost_attempts losses a job ends as a typed failure (JobEndedWithoutResult), never a score.
+// Sessions and leases are durations on `clock`, never wall-clock times from a worker.
+//
+// Search side:
+//   SetUp(task)        waits (wait_for_workers) until an evaluator worker has a live session, then
+//                      runs a set-up job (a job with no candidate) on one; its error is SetUp's. Each
+//                      worker sets a task up itself when the task's first job reaches it (every job
+//                      carries its task), and times its baselines on its own GPU.
+//   Device()           the facts of the longest-lived session that knows them (a worker learns them
+//                      at its first set-up and registers again with them); zero before any.
+//   RetimeBaselines    a job pinned to one live session: that worker re-times the task's baselines;
+//                      the direct evaluations after it (Evaluate*, the confirmation stage's) are pinned
+//                      to the same worker, so candidates are compared on one GPU against fresh
+//                      baselines. A pinned job whose session ends is cancelled.
+//   Evaluate*          a job, submitted and awaited.
+//   Slots()            the live sessions' slots summed (at least 1).
+// Not yet: hints (workers compile what they get), per-arch populations (jobs carry no platform).
+//
+// Ownership: borrows `clock` (nullptr: a steady clock of its own), which must outlive it.
+// Thread-safety: every method may be called from any thread; the search calls its side from one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/jobs/job_queue.h"
+#include "coordinator/jobs/monotonic_clock.h"
+#include "coordinator/search/candidate_evaluator.h"
+#include "coordinator/search/evaluation_pipeline.h"
+#include "services.pb.h"
+
+namespace sparseditto {
+
+struct EvaluationWorkOptions {
+  // A grant's lease, renewed by every heartbeat. 60 s: a worker heartbeats every heartbeat_interval,
+  // so a lease survives five lost heartbeats (a slow network, a paused process), yet the job of a dead
+  // worker goes to another within a minute. Evaluations run seconds to minutes; leases are renewed.
+  absl::Duration lease = absl::Seconds(60);
+  // Lease expiries after which a job ends as lost (a typed failure): 3, as the queue's default (one
+  // worker death is retried twice; a candidate that kills every worker stops circling).
+  int max_lost_attempts = 3;
+  // A session ends this long after its worker's last call (pull, heartbeat, report): 60 s, six
+  // heartbeats, so only a worker that is gone (or cut off) loses it; it may come back with
+  // RegisterWorkerRequest.previous_session_id.
+  absl::Duration session_ttl = absl::Seconds(60);
+  // How often workers are told to heartbeat: 10 s, well inside lease and session_ttl.
+  absl::Duration heartbeat_interval = absl::Seconds(10);
+  // The longest a Pull is held when no job matches: 20 s, below the usual proxies' idle timeouts, and
+  // the worker's call deadline is set above it.
+  absl::Duration max_pull_wait = absl::Seconds(20);
+  // The most grants one Pull hands out, whatever it asks: 16.
+  int max_jobs_per_pull = 16;
+  // How long SetUp waits for a first evaluator worker: unbounded, since a coordinator is usually
+  // started before its workers (a Slurm array, a Kubernetes Deployment). Tests bound it.
+  absl::Duration wait_for_workers = absl::InfiniteDuration();
+};
+
+class EvaluationWork final : public CandidateEvaluator, public EvaluationPipeline {
+ public:
+  explicit EvaluationWork(EvaluationWorkOptions options = {}, const jobs::MonotonicClock* clock = nullptr);
+  // Closes (Close()).
+  ~EvaluationWork() override;
+  EvaluationWork(const EvaluationWork&) = delete;
+  EvaluationWork& operator=(const EvaluationWork&) = delete;
+
+  // ---- Worker side (worker_service.h). Errors: InvalidArgument for a malformed request (naming the
+  // field), NotFound for an unknown or ended session ("register again"), FailedPrecondition once closed
+  // (Register only).
+
+  // A new session, or `previous_session_id` again when that session is live or holds leases (a
+  // reconnect). InvalidArgument: not an evaluator, slots < 1, no arch.
+  absl::StatusOr<v1::RegisterWorkerResponse> Register(const v1::RegisterWorkerRequest& request);
+  // Grants up to min(max_jobs, max_jobs_per_pull) jobs, waiting up to min(wait_ms, max_pull_wait)
+  // when none matches (a long poll, outside every lock of this object). Empty and draining once closed.
+  absl::StatusOr<v1::PullEvaluationJobsResponse> Pull(const v1::PullEvaluationJobsRequest& request);
+  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& request);
+  // The queue's verdict on the result. InvalidArgument: a result naming another candidate or task
+  // than the job's (nothing recorded).
+  absl::StatusOr<v1::ReportEvaluationResponse> Report(const v1::ReportEvaluationRequest& request);
+  // NotFound / FailedPrecondition as JobQueue::Release.
+  absl::Status Release(const v1::ReleaseEvaluationRequest& request);
+
+  // Drain: no more grants or registrations, workers are told `draining`, and Awaits of unfinished
+  // jobs end (JobEndedWithoutResult). Idempotent.
+  void Close();
+
+  // The live sessions' workers, oldest session first (for status and logs).
+  std::vector<v1::WorkerInfo> LiveWorkers();
+
+  // ---- Search side (see the file comment).
+  absl::Status SetUp(const v1::Task& task) override;
+  absl::Status RetimeBaselines(const v1::Task& task) override;
+  DeviceFacts Device() const override;
+  v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
+  v1::EvalResult EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed,
+                                  const v1::ScreenBar& bar) override;
+  v1::EvalResult EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
+
+  int Slots() const override;
+  // The job id is "<candidate id>/<jobs submitted so far>".
+  absl::StatusOr<v1::EvaluationJob> Submit(v1::EvaluationJob job) override;
+  void Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override {
+    (void)task;
+    (void)candidates;
+  }
+  v1::EvalResult Await(const v1::EvaluationJob& job) override;
+
+  jobs::JobQueueStats QueueStats() { return queue_.Stats(); }
+
+ private:
+  struct Session {
+    v1::WorkerInfo worker;
+    int64_t order = 0;            // registration order, for "oldest first"
+    absl::Duration last_seen;     // on clock_
+  };
+
+  // Ends sessions unseen for session_ttl; cancels the jobs pinned to them.
+  void ExpireSessionsLocked(absl::Duration now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The session, seen now; NotFound when unknown or expired.
+  absl::StatusOr<Session*> TouchLocked(const std::string& session_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Submit under a platform (empty, or pinned), and note a pinned job.
+  absl::StatusOr<v1::EvaluationJob> SubmitOn(v1::EvaluationJob job, const std::string& session_id);
+  // A direct evaluation: pinned to the confirmation's session when one is chosen.
+  v1::EvalResult EvaluateDirect(v1::EvaluationJob job);
+  std::string NewSessionIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  const EvaluationWorkOptions options_;
+  std::unique_ptr<jobs::MonotonicClock> own_clock_;
+  const jobs::MonotonicClock* clock_;
+  jobs::JobQueue<v1::EvaluationJob, v1::EvalResult> queue_;
+  std::atomic<int64_t> jobs_submitted_{0};
+
+  mutable absl::Mutex mutex_;
+  std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mutex_);
+  int64_t next_order_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::map<std::string, std::set<std::string>> pinned_jobs_ ABSL_GUARDED_BY(mutex_);  // session -> job ids
+  struct Subject {
+    std::string candidate_id;
+    std::string task_name;
+  };
+  std::map<std::string, Subject> job_subjects_ ABSL_GUARDED_BY(mutex_);  // every job submitted, by id
+  std::string confirmation_session_ ABSL_GUARDED_BY(mutex_);  // RetimeBaselines' choice; empty: none
+  bool closed_ ABSL_GUARDED_BY(mutex_) = false;
+};
+
+}  // namespace sparseditto

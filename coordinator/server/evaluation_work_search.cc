@@ -1,0 +1,152 @@
+// EvaluationWork's search side (evaluation_work.h): the CandidateEvaluator and EvaluationPipeline that
+// the embedded search code runs over when its evaluators are remote workers.
+#include <algorithm>
+#include <utility>
+
+#include "coordinator/search/evaluation_job.h"
+#include "coordinator/server/evaluation_work.h"
+#include "fmt/format.h"
+
+namespace sparseditto {
+namespace {
+
+// How often an Await looks at the sessions: a pinned job whose worker went away is cancelled within
+// about this long after its session ends, even when no worker calls in.
+constexpr absl::Duration kAwaitPoll = absl::Seconds(1);
+
+}  // namespace
+
+absl::Status EvaluationWork::SetUp(const v1::Task& task) {
+  absl::ReleasableMutexLock lock(&mutex_);
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return closed_ || !sessions_.empty(); };
+  if (!mutex_.AwaitWithTimeout(absl::Condition(&ready), options_.wait_for_workers)) {
+    return absl::UnavailableError(fmt::format("task {}: no evaluator registered within {}", task.name(),
+                                              absl::FormatDuration(options_.wait_for_workers)));
+  }
+  if (closed_) return absl::FailedPreconditionError(fmt::format("task {}: the coordinator is draining", task.name()));
+  lock.Release();
+  // A set-up job: the worker that takes it sets the task up (its baselines timed on its GPU) and tells
+  // its device facts (by registering again) before answering, so that Device() knows them after.
+  absl::StatusOr<v1::EvaluationJob> queued = SubmitOn(MakeEvaluationJob(task, v1::Candidate(), 0, EvaluationKind::kFull), "");
+  if (!queued.ok()) return queued.status();
+  const v1::EvalResult result = Await(*queued);
+  if (result.failure() != v1::FAILURE_CATEGORY_NONE) {
+    return absl::InternalError(fmt::format("task {}: set-up on an evaluator: {}", task.name(), result.failure_detail()));
+  }
+  return absl::OkStatus();
+}
+
+DeviceFacts EvaluationWork::Device() const {
+  absl::MutexLock lock(&mutex_);
+  const Session* oldest = nullptr;  // the oldest that knows its facts (they come with its first set-up)
+  for (const auto& [id, session] : sessions_) {
+    if (session.worker.device().sm_count() == 0) continue;
+    if (oldest == nullptr || session.order < oldest->order) oldest = &session;
+  }
+  if (oldest == nullptr) return {};
+  const v1::DeviceFactsProto& d = oldest->worker.device();
+  return {.sm_count = d.sm_count(), .smem_per_block = d.smem_per_block(), .smem_per_sm = d.smem_per_sm(),
+          .arch = d.arch()};
+}
+
+absl::Status EvaluationWork::RetimeBaselines(const v1::Task& task) {
+  std::string chosen;
+  {
+    absl::MutexLock lock(&mutex_);
+    ExpireSessionsLocked(clock_->Now());
+    const Session* oldest = nullptr;
+    for (const auto& [id, session] : sessions_) {
+      if (oldest == nullptr || session.order < oldest->order) {
+        oldest = &session;
+        chosen = id;
+      }
+    }
+    if (oldest == nullptr) {
+      return absl::UnavailableError(fmt::format("task {}: no evaluator to re-time the baselines on", task.name()));
+    }
+    confirmation_session_ = chosen;
+  }
+  v1::EvaluationJob job = MakeEvaluationJob(task, v1::Candidate(), 0, EvaluationKind::kFull);
+  job.set_retime_baselines(true);
+  absl::StatusOr<v1::EvaluationJob> queued = SubmitOn(std::move(job), chosen);
+  if (!queued.ok()) return queued.status();
+  const v1::EvalResult result = Await(*queued);
+  if (result.failure() != v1::FAILURE_CATEGORY_NONE) {
+    return absl::InternalError(fmt::format("task {}: {}", task.name(), result.failure_detail()));
+  }
+  return absl::OkStatus();
+}
+
+v1::EvalResult EvaluationWork::EvaluateDirect(v1::EvaluationJob job) {
+  std::string session;
+  {
+    absl::MutexLock lock(&mutex_);
+    session = confirmation_session_;
+  }
+  absl::StatusOr<v1::EvaluationJob> queued = SubmitOn(job, session);
+  if (!queued.ok()) return JobEndedWithoutResult(job, std::string(queued.status().message()));
+  return Await(*queued);
+}
+
+v1::EvalResult EvaluationWork::Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) {
+  return EvaluateDirect(MakeEvaluationJob(task, candidate, check_seed, EvaluationKind::kFull));
+}
+
+v1::EvalResult EvaluationWork::EvaluateScreened(const v1::Task& task, const v1::Candidate& candidate,
+                                                uint64_t check_seed, const v1::ScreenBar& bar) {
+  return EvaluateDirect(MakeEvaluationJob(task, candidate, check_seed, EvaluationKind::kScreened, &bar));
+}
+
+v1::EvalResult EvaluationWork::EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate,
+                                                uint64_t check_seed) {
+  return EvaluateDirect(MakeEvaluationJob(task, candidate, check_seed, EvaluationKind::kFinalist));
+}
+
+int EvaluationWork::Slots() const {
+  absl::MutexLock lock(&mutex_);
+  int slots = 0;
+  for (const auto& [id, session] : sessions_) slots += session.worker.slots();
+  return std::max(slots, 1);
+}
+
+absl::StatusOr<v1::EvaluationJob> EvaluationWork::Submit(v1::EvaluationJob job) { return SubmitOn(std::move(job), ""); }
+
+absl::StatusOr<v1::EvaluationJob> EvaluationWork::SubmitOn(v1::EvaluationJob job, const std::string& session_id) {
+  const std::string& candidate_id = job.candidate().id();
+  job.set_job_id(fmt::format("{}/{}", candidate_id.empty() ? "baselines" : candidate_id, jobs_submitted_++));
+  absl::MutexLock lock(&mutex_);
+  // Under mutex_, so that the session cannot end between this look and the pinning below.
+  if (!session_id.empty() && !sessions_.contains(session_id)) {
+    return absl::UnavailableError("the evaluator chosen for the confirmation has gone");
+  }
+  if (absl::Status s = queue_.Submit(job.job_id(), session_id.empty() ? "" : jobs::PinnedTo(session_id), job); !s.ok()) {
+    return s;
+  }
+  job_subjects_[job.job_id()] = {.candidate_id = candidate_id, .task_name = job.task().name()};
+  if (!session_id.empty()) pinned_jobs_[session_id].insert(job.job_id());
+  return job;
+}
+
+v1::EvalResult EvaluationWork::Await(const v1::EvaluationJob& job) {
+  for (;;) {
+    absl::StatusOr<jobs::JobQueue<v1::EvaluationJob, v1::EvalResult>::Outcome> outcome =
+        queue_.Await(job.job_id(), kAwaitPoll);
+    if (absl::IsDeadlineExceeded(outcome.status())) {
+      absl::MutexLock lock(&mutex_);
+      ExpireSessionsLocked(clock_->Now());
+      continue;
+    }
+    {
+      absl::MutexLock lock(&mutex_);
+      for (auto& [session, ids] : pinned_jobs_) ids.erase(job.job_id());
+    }
+    if (!outcome.ok()) {
+      return JobEndedWithoutResult(job, absl::IsCancelled(outcome.status()) ? "the coordinator is draining"
+                                                                            : std::string(outcome.status().message()));
+    }
+    if (outcome->kind == jobs::OutcomeKind::kResult && outcome->result.has_value()) return *outcome->result;
+    return JobEndedWithoutResult(job, outcome->message);
+  }
+}
+
+}  // namespace sparseditto
