@@ -189,9 +189,12 @@ TEST_F(DistributedSearchTest, ASearchThroughTheCoordinatorAndTwoEvaluatorsIsTheE
     EXPECT_EQ(c0.duplicate + c1.duplicate + c0.stale + c1.stale + c0.not_held + c1.not_held, 0);
     EXPECT_EQ(c0.accepted + c1.accepted, c0.jobs_run + c1.jobs_run);
   }
+  size_t prefetched = 0;
   for (auto& e : evaluators) {
     for (const auto& [id, n] : e.calls_by_id) calls[id] += n;
+    for (const auto& batch : e.prefetched) prefetched += batch.size();
   }
+  EXPECT_GT(prefetched, 0u) << "the search's compile-ahead hints reached the workers";
   EXPECT_EQ(calls, alone.calls_by_id) << "each candidate evaluated once, the same ones";
 }
 

@@ -132,7 +132,14 @@ absl::StatusOr<v1::PullEvaluationJobsResponse> EvaluationWork::Pull(const v1::Pu
     absl::MutexLock lock(&mutex_);
     // The long poll counted as the worker's presence; a session that ended meanwhile (it cannot while
     // its own call is held for less than the ttl) would leave these grants to expire.
-    if (auto it = sessions_.find(request.session_id()); it != sessions_.end()) it->second.last_seen = clock_->Now();
+    if (auto it = sessions_.find(request.session_id()); it != sessions_.end()) {
+      it->second.last_seen = clock_->Now();
+      if (it->second.hint_seen < hint_generation_) {
+        it->second.hint_seen = hint_generation_;
+        *response.mutable_prefetch_task() = hint_task_;
+        for (const v1::Candidate& c : hint_) *response.add_prefetch() = c;
+      }
+    }
     response.set_draining(closed_);
   }
   for (auto& grant : *grants) {
@@ -187,6 +194,13 @@ absl::Status EvaluationWork::Release(const v1::ReleaseEvaluationRequest& request
     if (absl::StatusOr<Session*> session = TouchLocked(request.session_id()); !session.ok()) return session.status();
   }
   return queue_.Release(request.session_id(), request.job_id(), request.attempt());
+}
+
+void EvaluationWork::Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {
+  absl::MutexLock lock(&mutex_);
+  hint_task_ = task;
+  hint_ = candidates;
+  ++hint_generation_;
 }
 
 std::vector<v1::WorkerInfo> EvaluationWork::LiveWorkers() {

@@ -26,7 +26,9 @@
 //                      baselines. A pinned job whose session ends is cancelled.
 //   Evaluate*          a job, submitted and awaited.
 //   Slots()            the live sessions' slots summed (at least 1).
-// Not yet: hints (workers compile what they get), per-arch populations (jobs carry no platform).
+//   Hint               the latest hint goes to every session once, with its next pull, so that each
+//                      worker compiles the search's window ahead as embedded mode's evaluator does.
+// Not yet: per-arch populations (jobs carry no platform).
 //
 // Ownership: borrows `clock` (nullptr: a steady clock of its own), which must outlive it.
 // Thread-safety: every method may be called from any thread; the search calls its side from one.
@@ -121,10 +123,8 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   int Slots() const override;
   // The job id is "<candidate id>/<jobs submitted so far>".
   absl::StatusOr<v1::EvaluationJob> Submit(v1::EvaluationJob job) override;
-  void Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override {
-    (void)task;
-    (void)candidates;
-  }
+  // Kept as the latest hint, handed to each session with its next pull (its worker compiles them).
+  void Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override;
   v1::EvalResult Await(const v1::EvaluationJob& job) override;
 
   jobs::JobQueueStats QueueStats() { return queue_.Stats(); }
@@ -134,6 +134,7 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
     v1::WorkerInfo worker;
     int64_t order = 0;            // registration order, for "oldest first"
     absl::Duration last_seen;     // on clock_
+    int64_t hint_seen = 0;        // the hint generation last handed to it
   };
 
   // Ends sessions unseen for session_ttl; cancels the jobs pinned to them.
@@ -163,6 +164,9 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   std::map<std::string, Subject> job_subjects_ ABSL_GUARDED_BY(mutex_);  // every job submitted, by id
   std::string confirmation_session_ ABSL_GUARDED_BY(mutex_);  // RetimeBaselines' choice; empty: none
   bool closed_ ABSL_GUARDED_BY(mutex_) = false;
+  v1::Task hint_task_ ABSL_GUARDED_BY(mutex_);
+  std::vector<v1::Candidate> hint_ ABSL_GUARDED_BY(mutex_);
+  int64_t hint_generation_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace sparseditto

@@ -263,6 +263,26 @@ TEST_F(EvaluationWorkTest, CloseDrainsWorkersAndEndsWhatTheSearchAwaits) {
   EXPECT_THAT(result.failure_detail(), HasSubstr("draining"));
 }
 
+TEST_F(EvaluationWorkTest, EachSessionGetsTheLatestHintOnceWithItsNextPull) {
+  const std::string a = Register("a"), b = Register("b");
+  work_.Hint(Task(), {Candidate("c1"), Candidate("c2")});
+  v1::PullEvaluationJobsRequest r;
+  r.set_max_jobs(1);
+  auto prefetch_of = [&](const std::string& session) {
+    r.set_session_id(session);
+    auto reply = work_.Pull(r);
+    EXPECT_TRUE(reply.ok());
+    std::vector<std::string> ids;
+    for (const v1::Candidate& c : reply->prefetch()) ids.push_back(c.id());
+    return ids;
+  };
+  EXPECT_THAT(prefetch_of(a), ::testing::ElementsAre("c1", "c2"));
+  EXPECT_THAT(prefetch_of(a), ::testing::IsEmpty()) << "once";
+  EXPECT_THAT(prefetch_of(b), ::testing::ElementsAre("c1", "c2")) << "every session";
+  work_.Hint(Task(), {Candidate("c3")});
+  EXPECT_THAT(prefetch_of(a), ::testing::ElementsAre("c3")) << "the latest";
+}
+
 TEST_F(EvaluationWorkTest, MalformedPullsAreRefused) {
   const std::string id = Register("w");
   v1::PullEvaluationJobsRequest r;

@@ -273,6 +273,9 @@ absl::Status EvaluatorNode::Run() {
     }
     ResetBackoff();
     if (reply->draining()) RequestDrain();
+    if (reply->prefetch_size() > 0) {  // the search's window: compiled ahead, as in embedded mode
+      evaluator_->Prefetch(reply->prefetch_task(), {reply->prefetch().begin(), reply->prefetch().end()});
+    }
     for (const v1::EvaluationGrant& grant : reply->grants()) {
       if (draining()) {  // not started: give it back so another worker takes it at once
         v1::ReleaseEvaluationRequest release;
