@@ -3,9 +3,10 @@
 // evaluations done by evaluator workers (`sparseditto evaluator --coordinator HOST:PORT`) that pull
 // them over gRPC (coordinator/server/: EvaluationWork behind WorkerService). Workers may come and go;
 // a job whose worker vanished goes to another after its lease (DESIGN.md §3.7).
-// Not yet (issue 25): the client service (submit, watch, status over the network), mutator workers,
-// and the persistence of leases and acknowledged results across a coordinator restart (a restarted
-// coordinator resumes its search from the store, and re-evaluates what was in flight).
+// Its jobs, grants and acknowledged results are journaled in runs/<run>/jobs (job_journal.h): killed
+// and started again with the same command, it resumes the search from the store and takes its jobs
+// back, so running workers still report and nothing acknowledged is evaluated again.
+// Not yet (issue 25): the client service (submit, watch, status over the network), mutator workers.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/search_common.h"
 #include "coordinator/server/evaluation_work.h"
+#include "coordinator/server/job_journal.h"
 #include "coordinator/server/worker_service.h"
 #include "fmt/format.h"
 #include "grpcpp/grpcpp.h"
@@ -38,7 +40,8 @@ struct CoordinatorCommandOptions {
 // The workers' server and what it serves, for the time of the search.
 class RemoteEvaluators final : public SearchBackend {
  public:
-  static absl::StatusOr<std::unique_ptr<SearchBackend>> Make(const CoordinatorCommandOptions& o) {
+  static absl::StatusOr<std::unique_ptr<SearchBackend>> Make(const CoordinatorCommandOptions& o,
+                                                             const std::string& run_dir) {
     auto tokens = o.tokens_file.empty() ? rpc::RoleTokens::FromEnvironment() : rpc::RoleTokens::FromFile(o.tokens_file);
     if (!tokens.ok()) return tokens.status();
     if (tokens->empty()) {
@@ -53,7 +56,14 @@ class RemoteEvaluators final : public SearchBackend {
     EvaluationWorkOptions work_options;
     if (o.wait_for_evaluators_seconds > 0) work_options.wait_for_workers = absl::Seconds(o.wait_for_evaluators_seconds);
     if (o.lease_seconds > 0) work_options.lease = absl::Seconds(o.lease_seconds);
-    auto remote = std::unique_ptr<RemoteEvaluators>(new RemoteEvaluators(work_options, *std::move(tokens)));
+    // The jobs' journal beside the run's store: a coordinator killed and started again on the run
+    // takes its jobs, leases and acknowledged results back (evaluation_work.h Restore).
+    auto journal = JobJournal::Open((std::filesystem::path(run_dir) / "jobs").string());
+    if (!journal.ok()) return journal.status();
+    auto work = EvaluationWork::Restore(work_options, journal->get());
+    if (!work.ok()) return work.status();
+    auto remote = std::unique_ptr<RemoteEvaluators>(
+        new RemoteEvaluators(*std::move(journal), *std::move(work), *std::move(tokens)));
     rpc::EnableHealthService();
     grpc::ServerBuilder builder;
     int port = 0;
@@ -80,20 +90,21 @@ class RemoteEvaluators final : public SearchBackend {
     return remote;
   }
   ~RemoteEvaluators() override {
-    work_.Close();  // workers hear "draining" and stop pulling
+    work_->Close();  // workers hear "draining" and stop pulling
     if (server_ != nullptr) {
       (void)rpc::SetServing(*server_, false);
       server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
     }
   }
-  CandidateEvaluator& evaluator() override { return work_; }
-  EvaluationPipeline& pipeline() override { return work_; }
-  size_t evaluators() override { return std::max<size_t>(work_.LiveWorkers().size(), 1); }
+  CandidateEvaluator& evaluator() override { return *work_; }
+  EvaluationPipeline& pipeline() override { return *work_; }
+  size_t evaluators() override { return std::max<size_t>(work_->LiveWorkers().size(), 1); }
 
  private:
-  RemoteEvaluators(EvaluationWorkOptions options, rpc::RoleTokens tokens)
-      : work_(options), tokens_(std::move(tokens)), service_(&work_, &tokens_) {}
-  EvaluationWork work_;
+  RemoteEvaluators(std::unique_ptr<JobJournal> journal, std::unique_ptr<EvaluationWork> work, rpc::RoleTokens tokens)
+      : journal_(std::move(journal)), work_(std::move(work)), tokens_(std::move(tokens)), service_(work_.get(), &tokens_) {}
+  std::unique_ptr<JobJournal> journal_;
+  std::unique_ptr<EvaluationWork> work_;
   rpc::RoleTokens tokens_;
   WorkerServiceImpl service_;
   std::unique_ptr<grpc::Server> server_;
@@ -129,7 +140,9 @@ void RegisterCoordinatorCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
   cmd->callback([o, c, exit_code] {
-    *exit_code = RunSearch(*o, "coordinator", [&](const EvaluatorOptions&) { return RemoteEvaluators::Make(*c); });
+    *exit_code = RunSearch(*o, "coordinator", [&](const EvaluatorOptions&, const std::string& run_dir) {
+      return RemoteEvaluators::Make(*c, run_dir);
+    });
   });
 }
 

@@ -110,7 +110,7 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
       *exit_code = kExitFailure;
       return;
     }
-    *exit_code = RunSearch(*o, "search", [&](const EvaluatorOptions& evaluator_options) {
+    *exit_code = RunSearch(*o, "search", [&](const EvaluatorOptions& evaluator_options, const std::string&) {
       return LocalGpus::Make(*o, *gpu_ids, evaluator_options);
     });
   });

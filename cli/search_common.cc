@@ -152,7 +152,7 @@ int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBacke
   if (!store.ok()) return Fail(store.status());
   const EvaluatorOptions evaluator_options =
       InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20);
-  absl::StatusOr<std::unique_ptr<SearchBackend>> backend = make(evaluator_options);
+  absl::StatusOr<std::unique_ptr<SearchBackend>> backend = make(evaluator_options, run_dir);
   if (!backend.ok()) return Fail(backend.status());
   CandidateEvaluator& gpu = (*backend)->evaluator();
 

@@ -54,8 +54,9 @@ class SearchBackend {
 };
 
 // Made once the run, its tasks and its store are ready (so a bad task file fails before any GPU or
-// port is touched), from the evaluator options the installation gives.
-using MakeSearchBackend = std::function<absl::StatusOr<std::unique_ptr<SearchBackend>>(const EvaluatorOptions&)>;
+// port is touched), from the evaluator options the installation gives and the run's folder.
+using MakeSearchBackend = std::function<absl::StatusOr<std::unique_ptr<SearchBackend>>(
+    const EvaluatorOptions& evaluator_options, const std::string& run_dir)>;
 
 // The options both commands take (the task file, run, budgets, timing, finalists, confirmation...).
 void AddSearchOptions(CLI::App* cmd, SearchOptions* o);

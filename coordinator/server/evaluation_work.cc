@@ -35,7 +35,8 @@ EvaluationWork::EvaluationWork(EvaluationWorkOptions options, const jobs::Monoto
     : options_(std::move(options)),
       own_clock_(clock == nullptr ? std::make_unique<jobs::SteadyMonotonicClock>() : nullptr),
       clock_(clock != nullptr ? clock : own_clock_.get()),
-      queue_({.lease = options_.lease, .max_lost_attempts = options_.max_lost_attempts}, clock_) {}
+      queue_(std::make_unique<Queue>(
+          jobs::JobQueueOptions{.lease = options_.lease, .max_lost_attempts = options_.max_lost_attempts}, clock_)) {}
 
 EvaluationWork::~EvaluationWork() { Close(); }
 
@@ -44,7 +45,7 @@ void EvaluationWork::Close() {
     absl::MutexLock lock(&mutex_);
     closed_ = true;
   }
-  queue_.Close();
+  queue_->Close();
 }
 
 std::string EvaluationWork::NewSessionIdLocked() {
@@ -93,7 +94,7 @@ void EvaluationWork::ExpireSessionsLocked(absl::Duration now) {
     }
     // Its jobs' leases run out by themselves; only the jobs no one else may take must end now.
     if (auto pinned = pinned_jobs_.find(it->first); pinned != pinned_jobs_.end()) {
-      for (const std::string& job_id : pinned->second) queue_.Cancel(job_id);
+      for (const std::string& job_id : pinned->second) queue_->Cancel(job_id);
       pinned_jobs_.erase(pinned);
     }
     if (confirmation_session_ == it->first) confirmation_session_.clear();
@@ -125,8 +126,23 @@ absl::StatusOr<v1::PullEvaluationJobsResponse> EvaluationWork::Pull(const v1::Pu
   const int max_jobs = std::min(request.max_jobs(), options_.max_jobs_per_pull);
   const absl::Duration wait = std::min(absl::Milliseconds(request.wait_ms()), options_.max_pull_wait);
   absl::StatusOr<std::vector<jobs::JobQueue<v1::EvaluationJob, v1::EvalResult>::Grant>> grants =
-      queue_.Take(request.session_id(), platform, max_jobs, wait);
+      queue_->Take(request.session_id(), platform, max_jobs, wait);
   if (!grants.ok()) return grants.status();
+  // Each grant is durable before it is sent: after a restart its holder still holds it.
+  for (auto it = grants->begin(); it != grants->end();) {
+    absl::Status written = Journal(it->job_id, [&](v1::JournalJob& r) {
+      r.set_state(v1::JOURNAL_JOB_STATE_LEASED);
+      r.set_attempt(it->attempt);
+      r.add_holders(request.session_id());
+    });
+    if (written.ok()) {
+      ++it;
+      continue;
+    }
+    (void)queue_->Release(request.session_id(), it->job_id, it->attempt);
+    it = grants->erase(it);
+    if (grants->empty()) return absl::UnavailableError(std::string(written.message()));
+  }
   v1::PullEvaluationJobsResponse response;
   {
     absl::MutexLock lock(&mutex_);
@@ -156,7 +172,7 @@ absl::StatusOr<v1::HeartbeatResponse> EvaluationWork::Heartbeat(const v1::Heartb
     absl::MutexLock lock(&mutex_);
     if (absl::StatusOr<Session*> session = TouchLocked(request.session_id()); !session.ok()) return session.status();
   }
-  const jobs::HeartbeatReply reply = queue_.Heartbeat(request.session_id());
+  const jobs::HeartbeatReply reply = queue_->Heartbeat(request.session_id());
   v1::HeartbeatResponse response;
   for (const std::string& id : reply.cancelled_job_ids) response.add_stop_job_ids(id);
   for (const std::string& id : reply.revoked_job_ids) response.add_stop_job_ids(id);
@@ -183,8 +199,19 @@ absl::StatusOr<v1::ReportEvaluationResponse> EvaluationWork::Report(const v1::Re
           subject->second.candidate_id, subject->second.task_name));
     }
   }
+  const jobs::ReportOutcome outcome =
+      queue_->Report(request.session_id(), request.job_id(), request.attempt(), request.result());
+  if (outcome == jobs::ReportOutcome::kAccepted) {
+    // Durable before the worker hears it was accepted (and drops its copy). Should the write fail,
+    // the worker keeps the result and reports again (a duplicate then; the search has it already).
+    absl::Status written = Journal(request.job_id(), [&](v1::JournalJob& r) {
+      r.set_state(v1::JOURNAL_JOB_STATE_DONE);
+      *r.mutable_result() = request.result();
+    });
+    if (!written.ok()) return absl::UnavailableError(std::string(written.message()));
+  }
   v1::ReportEvaluationResponse response;
-  response.set_outcome(ToProto(queue_.Report(request.session_id(), request.job_id(), request.attempt(), request.result())));
+  response.set_outcome(ToProto(outcome));
   return response;
 }
 
@@ -193,7 +220,8 @@ absl::Status EvaluationWork::Release(const v1::ReleaseEvaluationRequest& request
     absl::MutexLock lock(&mutex_);
     if (absl::StatusOr<Session*> session = TouchLocked(request.session_id()); !session.ok()) return session.status();
   }
-  return queue_.Release(request.session_id(), request.job_id(), request.attempt());
+  if (absl::Status s = queue_->Release(request.session_id(), request.job_id(), request.attempt()); !s.ok()) return s;
+  return Journal(request.job_id(), [](v1::JournalJob& r) { r.set_state(v1::JOURNAL_JOB_STATE_PENDING); });
 }
 
 void EvaluationWork::Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {

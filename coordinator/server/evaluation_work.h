@@ -36,6 +36,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -51,6 +52,7 @@
 #include "coordinator/jobs/monotonic_clock.h"
 #include "coordinator/search/candidate_evaluator.h"
 #include "coordinator/search/evaluation_pipeline.h"
+#include "coordinator/server/job_journal.h"
 #include "services.pb.h"
 
 namespace sparseditto {
@@ -81,7 +83,18 @@ struct EvaluationWorkOptions {
 
 class EvaluationWork final : public CandidateEvaluator, public EvaluationPipeline {
  public:
+  // In memory only: a restart loses the jobs (the search resumes from its store and asks again).
   explicit EvaluationWork(EvaluationWorkOptions options = {}, const jobs::MonotonicClock* clock = nullptr);
+  // Durable: every job, grant and accepted result is written to `journal` (job_journal.h) before it
+  // is pulled, sent or acknowledged, and what `journal` holds is taken back first: done jobs keep their
+  // result (a resumed search that asks again gets it at once), leased ones get a fresh lease window for
+  // their holder (a running worker that comes back as its session still reports), pending ones wait.
+  // Job ids are made from the job's content (and how many times that content was asked for in this
+  // process), so a resumed search asks for the same ids. A job pinned to a session is restored for any
+  // worker (sessions do not survive a restart). Errors: the journal's, or a record it cannot take.
+  // Borrows `journal`, which must outlive the object.
+  static absl::StatusOr<std::unique_ptr<EvaluationWork>> Restore(EvaluationWorkOptions options, JobJournal* journal,
+                                                                 const jobs::MonotonicClock* clock = nullptr);
   // Closes (Close()).
   ~EvaluationWork() override;
   EvaluationWork(const EvaluationWork&) = delete;
@@ -121,13 +134,15 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   v1::EvalResult EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
 
   int Slots() const override;
-  // The job id is "<candidate id>/<jobs submitted so far>".
+  // The job id is "<candidate id, or setup / baselines>/<hash of the job's content>.<times that content
+  // was asked for before>". A job restored from the journal under that id is taken over, not queued
+  // again. Unavailable: the journal could not be written (nothing queued).
   absl::StatusOr<v1::EvaluationJob> Submit(v1::EvaluationJob job) override;
   // Kept as the latest hint, handed to each session with its next pull (its worker compiles them).
   void Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override;
   v1::EvalResult Await(const v1::EvaluationJob& job) override;
 
-  jobs::JobQueueStats QueueStats() { return queue_.Stats(); }
+  jobs::JobQueueStats QueueStats() { return queue_->Stats(); }
 
  private:
   struct Session {
@@ -147,11 +162,16 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   v1::EvalResult EvaluateDirect(v1::EvaluationJob job);
   std::string NewSessionIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
+  using Queue = jobs::JobQueue<v1::EvaluationJob, v1::EvalResult>;
+  // Writes the journal's record of `job_id` after `change` (nothing without a journal). The write
+  // is outside mutex_ (a synced write takes milliseconds; RocksDB groups concurrent ones).
+  absl::Status Journal(const std::string& job_id, const std::function<void(v1::JournalJob&)>& change);
+
   const EvaluationWorkOptions options_;
   std::unique_ptr<jobs::MonotonicClock> own_clock_;
   const jobs::MonotonicClock* clock_;
-  jobs::JobQueue<v1::EvaluationJob, v1::EvalResult> queue_;
-  std::atomic<int64_t> jobs_submitted_{0};
+  std::unique_ptr<Queue> queue_;
+  JobJournal* journal_ = nullptr;  // null: in memory only
 
   mutable absl::Mutex mutex_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mutex_);
@@ -162,6 +182,9 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
     std::string task_name;
   };
   std::map<std::string, Subject> job_subjects_ ABSL_GUARDED_BY(mutex_);  // every job submitted, by id
+  std::map<std::string, int64_t> occurrences_ ABSL_GUARDED_BY(mutex_);   // content hash -> times asked
+  std::map<std::string, v1::JournalJob> records_ ABSL_GUARDED_BY(mutex_);  // with a journal: as written
+  int64_t next_sequence_ ABSL_GUARDED_BY(mutex_) = 0;
   std::string confirmation_session_ ABSL_GUARDED_BY(mutex_);  // RetimeBaselines' choice; empty: none
   bool closed_ ABSL_GUARDED_BY(mutex_) = false;
   v1::Task hint_task_ ABSL_GUARDED_BY(mutex_);

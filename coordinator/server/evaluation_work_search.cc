@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/deterministic_bytes.h"
+#include "common/sha256.h"
 #include "coordinator/search/evaluation_job.h"
 #include "coordinator/server/evaluation_work.h"
 #include "fmt/format.h"
+
 
 namespace sparseditto {
 namespace {
@@ -13,6 +16,9 @@ namespace {
 // How often an Await looks at the sessions: a pinned job whose worker went away is cancelled within
 // about this long after its session ends, even when no worker calls in.
 constexpr absl::Duration kAwaitPoll = absl::Seconds(1);
+
+// 16 hex digits of the SHA-256 of the job's deterministic serialisation (its id cleared).
+std::string ContentKey(const v1::EvaluationJob& job) { return Sha256Hex(DeterministicBytes(job)).substr(0, 16); }
 
 }  // namespace
 
@@ -112,16 +118,38 @@ int EvaluationWork::Slots() const {
 absl::StatusOr<v1::EvaluationJob> EvaluationWork::Submit(v1::EvaluationJob job) { return SubmitOn(std::move(job), ""); }
 
 absl::StatusOr<v1::EvaluationJob> EvaluationWork::SubmitOn(v1::EvaluationJob job, const std::string& session_id) {
+  job.clear_job_id();
+  const std::string content = ContentKey(job);
   const std::string& candidate_id = job.candidate().id();
-  job.set_job_id(fmt::format("{}/{}", candidate_id.empty() ? "baselines" : candidate_id, jobs_submitted_++));
+  const std::string label = !candidate_id.empty() ? candidate_id : job.retime_baselines() ? "baselines" : "setup";
+  v1::JournalJob record;
+  {
+    absl::MutexLock lock(&mutex_);
+    job.set_job_id(fmt::format("{}/{}.{}", label, content, occurrences_[content]++));
+    if (records_.contains(job.job_id())) return job;  // restored from the journal: take it over
+    // Under mutex_, so that the session cannot end between this look and the pinning below.
+    if (!session_id.empty() && !sessions_.contains(session_id)) {
+      return absl::UnavailableError("the evaluator chosen for the confirmation has gone");
+    }
+    record.set_sequence(next_sequence_++);
+    record.set_job_id(job.job_id());
+    record.set_platform(session_id.empty() ? "" : jobs::PinnedTo(session_id));
+    *record.mutable_job() = job;
+    if (journal_ != nullptr) records_[job.job_id()] = record;
+  }
+  // Durable before it can be pulled.
+  if (journal_ != nullptr) {
+    if (absl::Status s = journal_->Write(record); !s.ok()) {
+      absl::MutexLock lock(&mutex_);
+      records_.erase(job.job_id());
+      return absl::UnavailableError(std::string(s.message()));
+    }
+  }
   absl::MutexLock lock(&mutex_);
-  // Under mutex_, so that the session cannot end between this look and the pinning below.
   if (!session_id.empty() && !sessions_.contains(session_id)) {
     return absl::UnavailableError("the evaluator chosen for the confirmation has gone");
   }
-  if (absl::Status s = queue_.Submit(job.job_id(), session_id.empty() ? "" : jobs::PinnedTo(session_id), job); !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = queue_->Submit(job.job_id(), record.platform(), job); !s.ok()) return s;
   job_subjects_[job.job_id()] = {.candidate_id = candidate_id, .task_name = job.task().name()};
   if (!session_id.empty()) pinned_jobs_[session_id].insert(job.job_id());
   return job;
@@ -130,7 +158,7 @@ absl::StatusOr<v1::EvaluationJob> EvaluationWork::SubmitOn(v1::EvaluationJob job
 v1::EvalResult EvaluationWork::Await(const v1::EvaluationJob& job) {
   for (;;) {
     absl::StatusOr<jobs::JobQueue<v1::EvaluationJob, v1::EvalResult>::Outcome> outcome =
-        queue_.Await(job.job_id(), kAwaitPoll);
+        queue_->Await(job.job_id(), kAwaitPoll);
     if (absl::IsDeadlineExceeded(outcome.status())) {
       absl::MutexLock lock(&mutex_);
       ExpireSessionsLocked(clock_->Now());
@@ -145,6 +173,11 @@ v1::EvalResult EvaluationWork::Await(const v1::EvaluationJob& job) {
                                                                             : std::string(outcome.status().message()));
     }
     if (outcome->kind == jobs::OutcomeKind::kResult && outcome->result.has_value()) return *outcome->result;
+    (void)Journal(job.job_id(), [&](v1::JournalJob& r) {  // so that a restart does not run it again
+      r.set_state(outcome->kind == jobs::OutcomeKind::kLost ? v1::JOURNAL_JOB_STATE_LOST
+                                                            : v1::JOURNAL_JOB_STATE_CANCELLED);
+      r.set_message(outcome->message);
+    });
     return JobEndedWithoutResult(job, outcome->message);
   }
 }

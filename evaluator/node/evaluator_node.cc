@@ -4,10 +4,9 @@
 #include <thread>
 #include <utility>
 
+#include "common/deterministic_bytes.h"
 #include "coordinator/search/evaluation_job.h"
 #include "fmt/format.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace sparseditto {
 namespace {
@@ -15,17 +14,6 @@ namespace {
 // Calls the coordinator refuses for good: retrying them cannot help.
 bool Permanent(const absl::Status& s) {
   return absl::IsUnauthenticated(s) || absl::IsPermissionDenied(s) || absl::IsInvalidArgument(s);
-}
-
-// The task as bytes that are equal exactly when the tasks are (deterministic: map order fixed).
-std::string TaskKey(const v1::Task& task) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  task.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
 }
 
 // Tries of the final flush when draining, a fixed wait apart: a coordinator that is gone for good must
@@ -201,7 +189,7 @@ void EvaluatorNode::RunGrant(const v1::EvaluationGrant& grant) {
     stop_running_job_ = false;
   }
   v1::EvalResult result;
-  const std::string task_key = TaskKey(job.task());
+  const std::string task_key = DeterministicBytes(job.task());
   absl::Status set_up = absl::OkStatus();
   if (task_key != set_up_task_) {
     set_up = evaluator_->SetUp(job.task());

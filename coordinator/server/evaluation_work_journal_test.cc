@@ -1,0 +1,139 @@
+// EvaluationWork over a real RocksDB journal in a temporary folder (job_journal.h): a coordinator
+// that stops dead (its objects dropped without a drain) and is restored from the journal keeps every
+// accepted result, lets a worker that held a lease report it under its old session, and gives a
+// resumed search the same job ids, so nothing acknowledged is asked for again.
+#include <memory>
+#include <string>
+
+#include "coordinator/search/evaluation_job.h"
+#include "coordinator/server/evaluation_work.h"
+#include "coordinator/server/job_journal.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
+
+namespace sparseditto {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::RegisterWorkerRequest Worker(const std::string& previous = "") {
+  v1::RegisterWorkerRequest r;
+  r.mutable_worker()->set_kind(v1::WORKER_KIND_EVALUATOR);
+  r.mutable_worker()->set_slots(1);
+  r.mutable_worker()->set_arch("sm_90");
+  r.set_previous_session_id(previous);
+  return r;
+}
+
+v1::EvaluationJob JobFor(const std::string& candidate_id) {
+  v1::Task task;
+  task.set_name("t");
+  v1::Candidate c;
+  c.set_id(candidate_id);
+  c.set_source("// " + candidate_id);
+  return MakeEvaluationJob(task, c, 9, EvaluationKind::kFull);
+}
+
+class EvaluationWorkJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(folder_.ok()); }
+  // A coordinator process's objects over the journal: the old ones are dropped first (a kill).
+  void Start() {
+    work_.reset();
+    journal_.reset();
+    auto journal = JobJournal::Open((folder_.path() / "jobs").string());
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    journal_ = *std::move(journal);
+    auto work = EvaluationWork::Restore({.lease = absl::Seconds(30)}, journal_.get(), &clock_);
+    ASSERT_TRUE(work.ok()) << work.status();
+    work_ = *std::move(work);
+  }
+  v1::EvaluationGrant PullOne(const std::string& session) {
+    v1::PullEvaluationJobsRequest r;
+    r.set_session_id(session);
+    r.set_max_jobs(1);
+    auto reply = work_->Pull(r);
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    return reply.ok() && reply->grants_size() == 1 ? reply->grants(0) : v1::EvaluationGrant();
+  }
+  v1::ReportOutcome Report(const std::string& session, const v1::EvaluationGrant& grant, double fitness) {
+    v1::ReportEvaluationRequest r;
+    r.set_session_id(session);
+    r.set_job_id(grant.job().job_id());
+    r.set_attempt(grant.attempt());
+    r.mutable_result()->set_candidate_id(grant.job().candidate().id());
+    r.mutable_result()->set_task_name("t");
+    r.mutable_result()->set_fitness(fitness);
+    auto reply = work_->Report(r);
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    return reply.ok() ? reply->outcome() : v1::REPORT_OUTCOME_UNSPECIFIED;
+  }
+
+  testing_support::TempFolder folder_{"evaluation_work_journal_test"};
+  jobs::FakeMonotonicClock clock_;
+  std::unique_ptr<JobJournal> journal_;
+  std::unique_ptr<EvaluationWork> work_;
+};
+
+TEST_F(EvaluationWorkJournalTest, ARestartKeepsResultsLeasesAndPendingJobsAndTheSameIds) {
+  Start();
+  const std::string session = work_->Register(Worker())->session_id();
+  auto a = work_->Submit(JobFor("a")), b = work_->Submit(JobFor("b")), c = work_->Submit(JobFor("c"));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  const v1::EvaluationGrant grant_a = PullOne(session), grant_b = PullOne(session);
+  EXPECT_EQ(grant_a.job().job_id(), a->job_id());
+  EXPECT_EQ(Report(session, grant_a, 0.8), v1::REPORT_OUTCOME_ACCEPTED);  // acknowledged: must survive
+
+  clock_.Advance(absl::Minutes(5));  // the coordinator is down longer than any lease
+  Start();
+  // The resumed search asks for the same three jobs: the same ids, a's result at once.
+  auto a2 = work_->Submit(JobFor("a")), b2 = work_->Submit(JobFor("b")), c2 = work_->Submit(JobFor("c"));
+  ASSERT_TRUE(a2.ok() && b2.ok() && c2.ok());
+  EXPECT_EQ(a2->job_id(), a->job_id());
+  EXPECT_EQ(b2->job_id(), b->job_id());
+  EXPECT_EQ(c2->job_id(), c->job_id());
+  EXPECT_DOUBLE_EQ(work_->Await(*a2).fitness(), 0.8) << "nothing acknowledged is lost or asked for again";
+  // The worker that held b comes back as its session and reports it: its lease got a fresh window.
+  auto again = work_->Register(Worker(session));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->session_id(), session);
+  EXPECT_EQ(Report(session, grant_b, 0.6), v1::REPORT_OUTCOME_ACCEPTED);
+  EXPECT_DOUBLE_EQ(work_->Await(*b2).fitness(), 0.6);
+  // c was pending: a worker gets it as its first attempt.
+  const std::string other = work_->Register(Worker())->session_id();
+  const v1::EvaluationGrant grant_c = PullOne(other);
+  EXPECT_EQ(grant_c.job().job_id(), c->job_id());
+  EXPECT_EQ(grant_c.attempt(), 1);
+  EXPECT_EQ(work_->QueueStats().total(), 3) << "no job queued twice";
+}
+
+TEST_F(EvaluationWorkJournalTest, AnAcceptedResultIsInTheJournalBeforeTheReportIsAnswered) {
+  Start();
+  const std::string session = work_->Register(Worker())->session_id();
+  ASSERT_TRUE(work_->Submit(JobFor("a")).ok());
+  const v1::EvaluationGrant grant = PullOne(session);
+  ASSERT_EQ(Report(session, grant, 0.7), v1::REPORT_OUTCOME_ACCEPTED);
+  // What the worker was told is on disk: the journal, closed (it has one user at a time) and read back.
+  work_.reset();
+  journal_.reset();
+  auto journal = JobJournal::Open((folder_.path() / "jobs").string());
+  ASSERT_TRUE(journal.ok());
+  auto records = (*journal)->ReadAll();
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].state(), v1::JOURNAL_JOB_STATE_DONE);
+  EXPECT_DOUBLE_EQ((*records)[0].result().fitness(), 0.7);
+  EXPECT_THAT((*records)[0].holders(), ::testing::ElementsAre(session));
+}
+
+TEST_F(EvaluationWorkJournalTest, ASecondCoordinatorOnTheSameJournalIsRefused) {
+  Start();
+  auto second = JobJournal::Open((folder_.path() / "jobs").string());
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::IsUnavailable(second.status())) << second.status();
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr("another coordinator"));
+}
+
+}  // namespace
+}  // namespace sparseditto
