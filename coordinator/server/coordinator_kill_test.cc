@@ -141,7 +141,9 @@ TEST(CoordinatorKillTest, AKilledCoordinatorRestartedOnItsJournalEndsTheSearchLi
       << "the same candidates with the same results";
   std::map<std::string, int> calls = a.evaluator.calls_by_id;
   for (const auto& [id, n] : b.evaluator.calls_by_id) calls[id] += n;
-  EXPECT_EQ(calls, alone.calls_by_id) << "no candidate evaluated twice, none left out";
+  EXPECT_EQ(calls, alone.calls_by_id) << "no candidate evaluated twice, none left out\nfirst coordinator:\n"
+                                      << (*first)->captured_stderr().bytes << "second:\n"
+                                      << (*second)->captured_stderr().bytes;
   const EvaluatorNodeCounts ca = a.node.counts(), cb = b.node.counts();
   std::cerr << fmt::format("accepted {} before the kill, {} in all; registrations {} + {}; duplicate {} stale {} "
                            "not held {}\n",
