@@ -7,6 +7,8 @@
 // and started again with the same command, it resumes the search from the store and takes its jobs
 // back, so running workers still report and nothing acknowledged is evaluated again.
 // Not yet (issue 25): the client service (submit, watch, status over the network), mutator workers.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -74,7 +76,13 @@ class RemoteEvaluators final : public SearchBackend {
     if (remote->server_ == nullptr || port == 0) {
       return absl::UnavailableError(fmt::format("--listen {}: cannot listen there (in use, or not an address)", o.listen));
     }
-    const std::string host = o.listen.substr(0, o.listen.rfind(':'));
+    // The address workers use: a wildcard listen address names no machine, so this one's name is given.
+    std::string host = o.listen.substr(0, o.listen.rfind(':'));
+    if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") {
+      char name[256] = {};
+      gethostname(name, sizeof(name) - 1);
+      host = name;
+    }
     remote->address_ = fmt::format("{}:{}", host, port);
     if (!o.address_file.empty()) {
       const std::string temporary = o.address_file + ".tmp";
@@ -126,8 +134,8 @@ void RegisterCoordinatorCommand(CLI::App& app, int* exit_code) {
                   "Token file: '<role> <token>' lines (roles: evaluator, mutator, client, admin), readable by its "
                   "owner only; default: SPARSEDITTO_TOKEN_EVALUATOR and the like");
   cmd->add_option("--address-file", c->address_file,
-                  "Write the address served on (host:port) to this file once listening (for workers of a Slurm "
-                  "array to find)");
+                  "Write the address served on (host:port; this machine's name for a wildcard --listen) to this "
+                  "file once listening, for workers of a Slurm array to find");
   cmd->add_option("--tls-cert", c->tls.cert_chain_path, "Server certificate chain (PEM); with --tls-key: TLS");
   cmd->add_option("--tls-key", c->tls.private_key_path, "Server private key (PEM)");
   cmd->add_option("--tls-client-ca", c->tls.client_ca_path,

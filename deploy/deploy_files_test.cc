@@ -1,0 +1,176 @@
+// The deployment files (deploy/) checked for what would break a cluster run, with no cluster: every
+// Kubernetes document parses (yaml-cpp) and names itself; the coordinator's port, probes and Service
+// agree, and the evaluators point at that Service; the Secret's keys are the ones referenced; each
+// evaluator asks for one GPU and has time to drain; every --flag in a manifest or Slurm script is one
+// the sparseditto binary accepts (its --help); the Slurm scripts are valid bash and share the address
+// file.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "yaml-cpp/yaml.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kDeploy = fs::path(SPARSEDITTO_SOURCE_DIR) / "deploy";
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// stdout of a shell command, and its exit status.
+std::pair<std::string, int> RunShell(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {"", -1};
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+  return {out, pclose(pipe)};
+}
+
+std::vector<YAML::Node> Documents(const std::string& file) { return YAML::LoadAllFromFile((kDeploy / "kubernetes" / file).string()); }
+
+YAML::Node Find(const std::vector<YAML::Node>& docs, const std::string& kind, const std::string& name) {
+  for (const YAML::Node& d : docs) {
+    if (d["kind"].as<std::string>() == kind && d["metadata"]["name"].as<std::string>() == name) return d;
+  }
+  ADD_FAILURE() << "no " << kind << " " << name;
+  return YAML::Node();
+}
+
+// "--listen=0.0.0.0:7070" -> "0.0.0.0:7070" from a container's command; "" when absent.
+std::string Flag(const YAML::Node& container, const std::string& flag) {
+  for (const YAML::Node& word : container["command"]) {
+    const std::string w = word.as<std::string>();
+    if (w.rfind(flag + "=", 0) == 0) return w.substr(flag.size() + 1);
+  }
+  return "";
+}
+
+// How pods reach a Service: "<name>:<port>".
+std::string ServiceAddress(const YAML::Node& service) {
+  return service["metadata"]["name"].as<std::string>() + ":" + service["spec"]["ports"][0]["port"].as<std::string>();
+}
+
+std::set<std::string> FlagsIn(const std::string& text) {
+  std::set<std::string> flags;
+  const std::regex flag(R"((^|[\s"'])(--[a-z][a-z-]*))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), flag); it != std::sregex_iterator(); ++it) {
+    flags.insert((*it)[2]);
+  }
+  return flags;
+}
+
+TEST(DeployFilesTest, EveryKubernetesDocumentParsesAndNamesItself) {
+  int documents = 0;
+  for (const auto& entry : fs::directory_iterator(kDeploy / "kubernetes")) {
+    SCOPED_TRACE(entry.path().string());
+    for (const YAML::Node& d : YAML::LoadAllFromFile(entry.path().string())) {
+      ++documents;
+      EXPECT_TRUE(d["apiVersion"].IsScalar());
+      EXPECT_TRUE(d["kind"].IsScalar());
+      EXPECT_TRUE(d["metadata"]["name"].IsScalar());
+      if (d["kind"].as<std::string>() != "Deployment") continue;
+      const YAML::Node labels = d["spec"]["template"]["metadata"]["labels"];
+      for (const auto& kv : d["spec"]["selector"]["matchLabels"]) {
+        EXPECT_EQ(labels[kv.first.as<std::string>()].as<std::string>(), kv.second.as<std::string>())
+            << "the selector must match the pods' labels";
+      }
+    }
+  }
+  EXPECT_GE(documents, 6);
+}
+
+TEST(DeployFilesTest, TheCoordinatorsPortProbesServiceAndTheEvaluatorsAgree) {
+  const auto coordinator_docs = Documents("coordinator.yaml");
+  const YAML::Node deployment = Find(coordinator_docs, "Deployment", "sparseditto-coordinator");
+  const YAML::Node container = deployment["spec"]["template"]["spec"]["containers"][0];
+  const std::string listen = Flag(container, "--listen");
+  ASSERT_FALSE(listen.empty());
+  const int port = std::stoi(listen.substr(listen.rfind(':') + 1));
+  EXPECT_EQ(container["ports"][0]["containerPort"].as<int>(), port);
+  EXPECT_EQ(container["readinessProbe"]["grpc"]["port"].as<int>(), port) << "the probe asks our health service";
+  EXPECT_EQ(container["livenessProbe"]["grpc"]["port"].as<int>(), port);
+  EXPECT_EQ(deployment["spec"]["strategy"]["type"].as<std::string>(), "Recreate") << "one writer of the store";
+  const YAML::Node service = Find(coordinator_docs, "Service", "sparseditto-coordinator");
+  EXPECT_EQ(service["spec"]["ports"][0]["targetPort"].as<int>(), port);
+  const std::string reach = ServiceAddress(service);
+  for (const YAML::Node& d : Documents("evaluators.yaml")) {
+    SCOPED_TRACE(d["metadata"]["name"].as<std::string>());
+    const YAML::Node pod = d["spec"]["template"]["spec"];
+    EXPECT_EQ(Flag(pod["containers"][0], "--coordinator"), reach);
+    EXPECT_EQ(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>(), 1) << "one GPU per worker";
+    EXPECT_GE(pod["terminationGracePeriodSeconds"].as<int>(), 60) << "time to finish and report the job in hand";
+  }
+}
+
+TEST(DeployFilesTest, TheSecretHoldsEveryKeyTheManifestsReference) {
+  const YAML::Node secret = Find(Documents("secret.example.yaml"), "Secret", "sparseditto-tokens");
+  std::set<std::string> keys;
+  for (const auto& kv : secret["stringData"]) keys.insert(kv.first.as<std::string>());
+  const YAML::Node coordinator = Find(Documents("coordinator.yaml"), "Deployment", "sparseditto-coordinator");
+  for (const YAML::Node& volume : coordinator["spec"]["template"]["spec"]["volumes"]) {
+    if (!volume["secret"]) continue;
+    EXPECT_EQ(volume["secret"]["secretName"].as<std::string>(), "sparseditto-tokens");
+    for (const YAML::Node& item : volume["secret"]["items"]) EXPECT_TRUE(keys.contains(item["key"].as<std::string>()));
+  }
+  for (const YAML::Node& d : Documents("evaluators.yaml")) {
+    for (const YAML::Node& env : d["spec"]["template"]["spec"]["containers"][0]["env"]) {
+      const YAML::Node ref = env["valueFrom"]["secretKeyRef"];
+      EXPECT_EQ(ref["name"].as<std::string>(), "sparseditto-tokens");
+      EXPECT_TRUE(keys.contains(ref["key"].as<std::string>())) << ref["key"].as<std::string>();
+    }
+  }
+}
+
+TEST(DeployFilesTest, EveryFlagInTheDeploymentFilesIsOneTheBinaryAccepts) {
+  const std::map<std::string, std::vector<fs::path>> by_command = {
+      {"coordinator", {kDeploy / "kubernetes" / "coordinator.yaml", kDeploy / "slurm" / "coordinator.sbatch"}},
+      {"evaluator", {kDeploy / "kubernetes" / "evaluators.yaml", kDeploy / "slurm" / "evaluators.sbatch"}},
+  };
+  for (const auto& [command, files] : by_command) {
+    const auto [help, status] = RunShell(std::string(SPARSEDITTO_BINARY) + " " + command + " --help");
+    ASSERT_EQ(status, 0) << command;
+    for (const fs::path& file : files) {
+      std::string text = Read(file);
+      // Only the lines that run sparseditto (and their continuations) carry its flags.
+      const size_t start = text.find("\"$SPARSEDITTO\" " + command) != std::string::npos
+                               ? text.find("\"$SPARSEDITTO\" " + command)
+                               : text.find("- " + command);
+      ASSERT_NE(start, std::string::npos) << file;
+      for (const std::string& flag : FlagsIn(text.substr(start))) {
+        EXPECT_THAT(help, ::testing::HasSubstr(flag)) << file << " uses " << flag << ", which `" << command
+                                                      << "` does not take";
+      }
+    }
+  }
+}
+
+TEST(DeployFilesTest, TheSlurmScriptsAreBashAndShareTheAddressFile) {
+  for (const char* script : {"coordinator.sbatch", "evaluators.sbatch"}) {
+    EXPECT_EQ(RunShell("bash -n " + (kDeploy / "slurm" / script).string() + " 2>&1").second, 0) << script;
+  }
+  const std::regex address(R"(ADDRESS_FILE="([^"]+)\")");
+  std::smatch a, b;
+  const std::string coordinator = Read(kDeploy / "slurm" / "coordinator.sbatch");
+  const std::string evaluators = Read(kDeploy / "slurm" / "evaluators.sbatch");
+  ASSERT_TRUE(std::regex_search(coordinator, a, address));
+  ASSERT_TRUE(std::regex_search(evaluators, b, address));
+  EXPECT_EQ(a[1], b[1]);
+  EXPECT_THAT(coordinator, ::testing::HasSubstr("--address-file \"$ADDRESS_FILE\""));
+  EXPECT_THAT(evaluators, ::testing::HasSubstr("--coordinator \"$(cat \"$ADDRESS_FILE\")\""));
+}
+
+}  // namespace
