@@ -1,5 +1,6 @@
 #include "rpc/connection_options.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 
@@ -14,6 +15,7 @@ ConnectionOptions WithDefaults(const ConnectionOptions& options) {
   if (valid.max_message_bytes <= 0) valid.max_message_bytes = defaults.max_message_bytes;
   if (valid.keepalive_time <= absl::ZeroDuration()) valid.keepalive_time = defaults.keepalive_time;
   if (valid.keepalive_timeout <= absl::ZeroDuration()) valid.keepalive_timeout = defaults.keepalive_timeout;
+  if (valid.max_reconnect_backoff <= absl::ZeroDuration()) valid.max_reconnect_backoff = defaults.max_reconnect_backoff;
   return valid;
 }
 
@@ -41,6 +43,9 @@ void ApplyServerOptions(grpc::ServerBuilder& builder, const ConnectionOptions& o
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                              Milliseconds(ServerMinPingInterval(valid)));
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // gRPC binds with SO_REUSEPORT by default: a second coordinator started on the same port would then
+  // share it with the first, the kernel splitting the workers' connections between them. Refuse.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
 grpc::ChannelArguments MakeChannelArguments(const ConnectionOptions& options) {
@@ -54,6 +59,10 @@ grpc::ChannelArguments MakeChannelArguments(const ConnectionOptions& options) {
   // gRPC's default (2) stops keepalive pings after two without data: an idle connection would go
   // unchecked until its next call.
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, Milliseconds(valid.max_reconnect_backoff));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+              Milliseconds(std::min(absl::Seconds(1), valid.max_reconnect_backoff)));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, Milliseconds(std::min(absl::Milliseconds(100), valid.max_reconnect_backoff)));
   return args;
 }
 

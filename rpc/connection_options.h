@@ -31,6 +31,11 @@ struct ConnectionOptions {
   absl::Duration keepalive_time = absl::Seconds(30);
   // How long a ping may go unanswered before the connection is closed (its calls fail UNAVAILABLE).
   absl::Duration keepalive_timeout = absl::Seconds(10);
+  // The client's longest wait between two tries to reconnect a lost connection (gRPC's own default
+  // grows to 120 s). A coordinator restarted after kill -9 gives the jobs its workers held a fresh
+  // lease: a worker must be back well within it to report, or its job is evaluated again elsewhere.
+  // 5 s; the worker's own backoff (with jitter) spaces its calls beyond that. Client side only.
+  absl::Duration max_reconnect_backoff = absl::Seconds(5);
 };
 
 // The least interval between a client's pings that the server accepts without a strike (gRPC sends
@@ -40,7 +45,8 @@ absl::Duration ServerMinPingInterval(const ConnectionOptions& options);
 
 // Sets on `builder`: the send and receive size limits; keepalive pings at keepalive_time with
 // keepalive_timeout, also without calls in flight; and the ping policy that accepts the client side's
-// pings (ServerMinPingInterval, also without calls in flight). Call before BuildAndStart.
+// pings (ServerMinPingInterval, also without calls in flight); and no SO_REUSEPORT, so that a port in
+// use (another coordinator) fails the bind instead of being shared. Call before BuildAndStart.
 void ApplyServerOptions(grpc::ServerBuilder& builder, const ConnectionOptions& options);
 
 // The matching client side: the size limits, keepalive pings at keepalive_time with keepalive_timeout,

@@ -28,19 +28,20 @@ std::map<std::string, int> IntArguments(const grpc::ChannelArguments& args) {
 struct ArgumentsCase {
   std::string name;
   ConnectionOptions options;
-  int max_message_bytes, keepalive_ms, keepalive_timeout_ms, min_ping_interval_ms;
+  int max_message_bytes, keepalive_ms, keepalive_timeout_ms, min_ping_interval_ms, max_reconnect_ms;
 };
 
 TEST(ConnectionOptions, ChannelArgumentsAndInvalidValuesReadAsDefaults) {
   const std::vector<ArgumentsCase> cases = {
-      {"defaults", ConnectionOptions{}, 16 << 20, 30000, 10000, 15000},
+      {"defaults", ConnectionOptions{}, 16 << 20, 30000, 10000, 15000, 5000},
       {"custom",
-       ConnectionOptions{.max_message_bytes = 1000, .keepalive_time = absl::Seconds(4), .keepalive_timeout = absl::Seconds(2)},
-       1000, 4000, 2000, 2000},
+       ConnectionOptions{.max_message_bytes = 1000, .keepalive_time = absl::Seconds(4), .keepalive_timeout = absl::Seconds(2),
+                         .max_reconnect_backoff = absl::Milliseconds(200)},
+       1000, 4000, 2000, 2000, 200},
       {"not positive reads as default",
        ConnectionOptions{.max_message_bytes = -1, .keepalive_time = absl::ZeroDuration(),
-                         .keepalive_timeout = absl::Seconds(-3)},
-       16 << 20, 30000, 10000, 15000},
+                         .keepalive_timeout = absl::Seconds(-3), .max_reconnect_backoff = absl::ZeroDuration()},
+       16 << 20, 30000, 10000, 15000, 5000},
   };
   for (const ArgumentsCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -51,6 +52,8 @@ TEST(ConnectionOptions, ChannelArgumentsAndInvalidValuesReadAsDefaults) {
     EXPECT_EQ(ints[GRPC_ARG_KEEPALIVE_TIMEOUT_MS], c.keepalive_timeout_ms);
     EXPECT_EQ(ints[GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS], 1);
     EXPECT_EQ(ints[GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA], 0);
+    EXPECT_EQ(ints[GRPC_ARG_MAX_RECONNECT_BACKOFF_MS], c.max_reconnect_ms);
+    EXPECT_LE(ints[GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS], c.max_reconnect_ms);
     EXPECT_EQ(absl::ToInt64Milliseconds(ServerMinPingInterval(c.options)), c.min_ping_interval_ms);
     EXPECT_LE(c.min_ping_interval_ms, c.keepalive_ms) << "the server would refuse the client's pings";
   }

@@ -74,7 +74,7 @@ absl::Status UntypedJobQueue::Submit(std::string job_id, std::string platform, P
   entry.job = std::move(job);
   in_submission_order_.push_back(&*it);
   pending_.emplace(entry.sequence, &*it);
-  work_arrived_.SignalAll();
+  WakeTakersForLocked(entry);
   return absl::OkStatus();
 }
 
@@ -163,7 +163,18 @@ void UntypedJobQueue::EndLeaseLocked(JobSlot* slot) {
 void UntypedJobQueue::ReturnToPendingLocked(JobSlot* slot) {
   slot->second.state = JobState::kPending;
   pending_.emplace(slot->second.sequence, slot);
-  work_arrived_.SignalAll();
+  WakeTakersForLocked(slot->second);
+}
+
+void UntypedJobQueue::WakeTakersForLocked(const Entry& entry) {
+  // Any taker can take a job of no platform: wake one per job, not every waiting taker (with
+  // thousands of long polls, waking them all for each job is thousands of lock hand-offs a job). A
+  // job for one platform or one taker wakes them all, since the one woken might not match.
+  if (entry.platform.empty()) {
+    work_arrived_.Signal();
+  } else {
+    work_arrived_.SignalAll();
+  }
 }
 
 void UntypedJobQueue::EndJobLocked(JobSlot* slot, JobState terminal) {

@@ -96,6 +96,8 @@ class UntypedJobQueue {
   // Takes the job off its holder's leases (the job must be kLeased); the caller sets its new state.
   void EndLeaseLocked(JobSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void ReturnToPendingLocked(JobSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Wakes the waiting Takes a job that became pending can serve (one, when any taker can).
+  void WakeTakersForLocked(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void EndJobLocked(JobSlot* slot, JobState terminal) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RenewAllLeasesLocked(absl::Duration now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   Outcome OutcomeLocked(const JobSlot& slot) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

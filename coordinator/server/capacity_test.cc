@@ -72,9 +72,10 @@ TEST(CapacityTest, EveryJobEndsOnceWithOneAcceptedResultThroughKills) {
     EXPECT_EQ(count, 1) << job;
     EXPECT_TRUE(ends.contains(job)) << job;
   }
-  // Every killed worker's job went to another worker, and was granted once more.
-  EXPECT_EQ(evaluators.relet.count, killed);
-  EXPECT_EQ(evaluators.relet_waiting, 0);
+  // Every killed worker's job went to another worker and was granted once more, unless the worker was
+  // killed with its report already on the way (then that report ended the job: it ended, once, above).
+  EXPECT_EQ(evaluators.relet.count + evaluators.relet_waiting, killed);
+  EXPECT_GE(evaluators.relet.count, 1);
 }
 
 }  // namespace

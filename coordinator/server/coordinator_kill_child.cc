@@ -3,9 +3,9 @@
 // jobs journaled), with no evaluator of its own: the test's evaluator nodes do the work. The test
 // SIGKILLs it mid-search and starts it again on the same store and journal.
 //
-//   coordinator_kill_child STORE JOURNAL PORT
+//   coordinator_kill_child STORE JOURNAL PORT       (PORT 0: one the OS picks)
 //
-// Prints "listening" once serving, and "done EVALUATIONS BEST_ID FITNESS" at the end (exit 0; 1 when
+// Prints "listening PORT" once serving, and "done EVALUATIONS BEST_ID FITNESS" at the end (exit 0; 1 when
 // the search failed, 2 for bad arguments or a store or journal that does not open).
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +56,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "cannot listen on port %s\n", argv[3]);
     return 2;
   }
-  std::printf("listening\n");
+  std::printf("listening %d\n", port);
   std::fflush(stdout);
   SearchLoopOptions options = kill_test::LoopOptions();
   options.pipeline = work->get();

@@ -1,5 +1,5 @@
 // What coordinator_kill_test and its child share: the task, the loop's options, the coordinator's
-// short leases (so a grant lost in the kill goes to a worker again within seconds) and the token.
+// short leases and the token.
 #pragma once
 
 #include "coordinator/search/search_loop.h"
@@ -19,7 +19,10 @@ inline SearchLoopOptions LoopOptions() {
 }
 
 inline EvaluationWorkOptions WorkOptions() {
-  return {.lease = absl::Seconds(2),
+  // The lease bounds how long a worker may take to come back after the restart and still report the
+  // job it held (else that job is evaluated again): 5 s, far above the workers' reconnection (their
+  // channels retry within 200 ms), yet short enough for a grant lost in the kill to go out again soon.
+  return {.lease = absl::Seconds(5),
           .session_ttl = absl::Seconds(6),
           .heartbeat_interval = absl::Milliseconds(200),
           .max_pull_wait = absl::Milliseconds(500),
