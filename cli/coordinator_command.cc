@@ -58,6 +58,7 @@ class RemoteEvaluators final : public SearchBackend {
     EvaluationWorkOptions work_options;
     if (o.wait_for_evaluators_seconds > 0) work_options.wait_for_workers = absl::Seconds(o.wait_for_evaluators_seconds);
     if (o.lease_seconds > 0) work_options.lease = absl::Seconds(o.lease_seconds);
+    work_options.on_event = [](const std::string& line) { std::cerr << "coordinator: " << line << "\n"; };
     // The jobs' journal beside the run's store: a coordinator killed and started again on the run
     // takes its jobs, leases and acknowledged results back (evaluation_work.h Restore).
     auto journal = JobJournal::Open((std::filesystem::path(run_dir) / "jobs").string());

@@ -70,6 +70,19 @@ absl::Status ReadGpu(const std::string& gpu, v1::WorkerInfo* worker) {
   return absl::OkStatus();
 }
 
+// "12.4" from `nvcc --version` ("Cuda compilation tools, release 12.4, V12.4.131"); "" when unknown.
+std::string NvccRelease(const std::string& nvcc) {
+  SpawnOptions spawn;
+  spawn.argv = {nvcc, "--version"};
+  absl::StatusOr<CommandResult> ran = RunCommand(spawn, 30);
+  if (!ran.ok() || !ran->outcome.success()) return "";
+  const std::string& text = ran->stdout_output.bytes;
+  const size_t at = text.find("release ");
+  if (at == std::string::npos) return "";
+  const size_t end = text.find_first_of(", \n", at + 8);
+  return text.substr(at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
+}
+
 int RunEvaluator(const EvaluatorCommandOptions& o) {
   if (o.coordinator.empty()) return Fail(absl::InvalidArgumentError("--coordinator HOST:PORT is required"));
   absl::StatusOr<std::string> token = rpc::LoadClientToken(o.token_file, "SPARSEDITTO_TOKEN");
@@ -92,6 +105,8 @@ int RunEvaluator(const EvaluatorCommandOptions& o) {
 
   EvaluatorOptions evaluator_options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, 20);
   evaluator_options.runner.cuda_visible_devices = o.gpu;
+  worker.set_nvcc_version(NvccRelease(evaluator_options.compiler.nvcc));
+  worker.set_cuda_version(worker.nvcc_version());  // the toolkit the candidates are built and linked with
   auto evaluator = Evaluator::Create(evaluator_options);
   if (!evaluator.ok()) return Fail(evaluator.status());
   GpuCandidateEvaluator gpu_evaluator(evaluator->get());

@@ -77,6 +77,10 @@ absl::StatusOr<v1::RegisterWorkerResponse> EvaluationWork::Register(const v1::Re
   const std::string id = previous.empty() ? NewSessionIdLocked() : previous;
   auto [it, inserted] = sessions_.try_emplace(id);
   if (inserted) it->second.order = next_order_++;
+  if (options_.on_event && (inserted || it->second.worker.device().SerializeAsString() == worker.device().SerializeAsString())) {
+    options_.on_event(fmt::format("evaluator {} ({}, {}, nvcc {}) {}", worker.name(), worker.gpu_name(), worker.arch(),
+                                  worker.nvcc_version(), !inserted ? "is back" : previous.empty() ? "joined" : "joined again"));
+  }
   it->second.worker = worker;
   it->second.last_seen = now;
   v1::RegisterWorkerResponse response;
@@ -98,6 +102,10 @@ void EvaluationWork::ExpireSessionsLocked(absl::Duration now) {
       pinned_jobs_.erase(pinned);
     }
     if (confirmation_session_ == it->first) confirmation_session_.clear();
+    if (options_.on_event) {
+      options_.on_event(fmt::format("evaluator {} gone (no call for {}); its jobs go to others when their leases end",
+                                    it->second.worker.name(), absl::FormatDuration(options_.session_ttl)));
+    }
     it = sessions_.erase(it);
   }
 }

@@ -79,6 +79,10 @@ struct EvaluationWorkOptions {
   // How long SetUp waits for a first evaluator worker: unbounded, since a coordinator is usually
   // started before its workers (a Slurm array, a Kubernetes Deployment). Tests bound it.
   absl::Duration wait_for_workers = absl::InfiniteDuration();
+  // Told each worker's arrival, return and departure ("evaluator gpu-7/gpu0 (NVIDIA H200, sm_90)
+  // joined"), for the coordinator's log. Called under the object's lock: it must be quick and must not
+  // call back. Null: silent.
+  std::function<void(const std::string&)> on_event;
 };
 
 class EvaluationWork final : public CandidateEvaluator, public EvaluationPipeline {

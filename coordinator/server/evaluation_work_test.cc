@@ -283,6 +283,27 @@ TEST_F(EvaluationWorkTest, EachSessionGetsTheLatestHintOnceWithItsNextPull) {
   EXPECT_THAT(prefetch_of(a), ::testing::ElementsAre("c3")) << "the latest";
 }
 
+TEST(EvaluationWorkEventsTest, WorkersJoiningComingBackAndGoingAreTold) {
+  jobs::FakeMonotonicClock clock;
+  std::vector<std::string> events;
+  EvaluationWork work({.session_ttl = absl::Seconds(60), .on_event = [&](const std::string& e) { events.push_back(e); }},
+                      &clock);
+  v1::RegisterWorkerRequest hello = Worker("node-1");
+  hello.mutable_worker()->set_gpu_name("NVIDIA H200");
+  const std::string id = work.Register(hello)->session_id();
+  hello.set_previous_session_id(id);
+  ASSERT_TRUE(work.Register(hello).ok());  // a reconnect
+  clock.Advance(absl::Seconds(61));
+  EXPECT_TRUE(work.LiveWorkers().empty());
+  ASSERT_TRUE(work.Register(hello).ok());  // back after its session ended
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_THAT(events[0], HasSubstr("evaluator node-1 (NVIDIA H200, sm_90"));
+  EXPECT_THAT(events[0], HasSubstr("joined"));
+  EXPECT_THAT(events[1], HasSubstr("is back"));
+  EXPECT_THAT(events[2], HasSubstr("node-1 gone"));
+  EXPECT_THAT(events[3], HasSubstr("joined again"));
+}
+
 TEST_F(EvaluationWorkTest, MalformedPullsAreRefused) {
   const std::string id = Register("w");
   v1::PullEvaluationJobsRequest r;
