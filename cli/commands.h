@@ -33,6 +33,7 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code);
 // `sparseditto coordinator TASKS.yaml --listen HOST:PORT --tokens FILE`: the search of `search` with its
 // evaluations done by evaluator workers over gRPC (coordinator/server/). Exit codes as search's.
 void RegisterCoordinatorCommand(CLI::App& app, int* exit_code);
+void RegisterClientCommand(CLI::App& app, int* exit_code);
 
 // `sparseditto evaluator --coordinator HOST:PORT`: an evaluator worker on one local GPU
 // (evaluator/node/). Exit 0 when drained by the coordinator, 143 / 130 after SIGTERM / SIGINT, 1 when

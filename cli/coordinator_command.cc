@@ -1,12 +1,16 @@
-// `sparseditto coordinator TASKS.yaml --listen HOST:PORT --tokens FILE`: the search of `sparseditto
-// search` (the same code, search_common.h, the same store and artifacts under runs/<run>/), with its
-// evaluations done by evaluator workers (`sparseditto evaluator --coordinator HOST:PORT`) that pull
-// them over gRPC (coordinator/server/: EvaluationWork behind WorkerService). Workers may come and go;
-// a job whose worker vanished goes to another after its lease (DESIGN.md §3.7).
-// Its jobs, grants and acknowledged results are journaled in runs/<run>/jobs (job_journal.h): killed
-// and started again with the same command, it resumes the search from the store and takes its jobs
-// back, so running workers still report and nothing acknowledged is evaluated again.
-// Not yet (issue 25): the client service (submit, watch, status over the network), mutator workers.
+// `sparseditto coordinator [TASKS.yaml] --listen HOST:PORT --tokens FILE [--serve]`: the search of
+// `sparseditto search` (the same code, search_common.h, the same stores and artifacts under
+// runs/<run>/), its evaluations done by evaluator workers (`sparseditto evaluator --coordinator
+// HOST:PORT`) that pull them over gRPC (coordinator/server/: EvaluationWork behind WorkerService).
+// Clients submit runs, read their status, watch them and fetch their kernels over the same port
+// (ClientService; `sparseditto client ...`). Runs are searched one after another from a durable queue
+// (run_queue.h); the task file on the command line is queued first. Without --serve the coordinator
+// ends once the queue is empty; with it, it waits for more.
+// Its state lives in --state-dir (default <runs-dir>/.coordinator): the job journal (jobs/: every job,
+// grant and acknowledged result) and the queue (runs/). Killed and started again with the same
+// command, it takes its jobs and runs back: running workers still report, nothing acknowledged is
+// evaluated again, and the interrupted run resumes from its store (DESIGN.md §3.7).
+// Not yet (issue 25): mutator workers; several archs in one run.
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,10 +20,14 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cli/search_common.h"
+#include "coordinator/server/client_service.h"
 #include "coordinator/server/evaluation_work.h"
 #include "coordinator/server/job_journal.h"
+#include "coordinator/server/run_queue.h"
 #include "coordinator/server/worker_service.h"
+#include "common/status_format.h"
 #include "fmt/format.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/connection_options.h"
@@ -34,91 +42,163 @@ struct CoordinatorCommandOptions {
   std::string listen = "127.0.0.1:7070";
   std::string tokens_file;
   std::string address_file;
+  std::string state_dir;  // default: <runs_dir>/.coordinator
   rpc::ServerTls tls;
   double wait_for_evaluators_seconds = 0;  // 0: for ever
   double lease_seconds = EvaluationWorkOptions().lease / absl::Seconds(1);
+  bool serve = false;
 };
 
-// The workers' server and what it serves, for the time of the search.
-class RemoteEvaluators final : public SearchBackend {
+constexpr char kStateFolder[] = ".coordinator";
+
+// One run's view of the coordinator's workers: the search's evaluator and pipeline for that run.
+class RunOnWorkers final : public SearchBackend {
  public:
-  static absl::StatusOr<std::unique_ptr<SearchBackend>> Make(const CoordinatorCommandOptions& o,
-                                                             const std::string& run_dir) {
-    auto tokens = o.tokens_file.empty() ? rpc::RoleTokens::FromEnvironment() : rpc::RoleTokens::FromFile(o.tokens_file);
-    if (!tokens.ok()) return tokens.status();
-    if (tokens->empty()) {
-      return absl::InvalidArgumentError(
-          "no tokens: give --tokens FILE ('evaluator <token>' lines) or SPARSEDITTO_TOKEN_EVALUATOR; the "
-          "coordinator serves no one unauthenticated");
-    }
-    std::optional<rpc::ServerTls> tls;
-    if (!o.tls.cert_chain_path.empty() || !o.tls.private_key_path.empty()) tls = o.tls;
-    auto credentials = rpc::MakeServerCredentials(tls);
-    if (!credentials.ok()) return credentials.status();
-    EvaluationWorkOptions work_options;
-    if (o.wait_for_evaluators_seconds > 0) work_options.wait_for_workers = absl::Seconds(o.wait_for_evaluators_seconds);
-    if (o.lease_seconds > 0) work_options.lease = absl::Seconds(o.lease_seconds);
-    work_options.on_event = [](const std::string& line) { std::cerr << "coordinator: " << line << "\n"; };
-    // The jobs' journal beside the run's store: a coordinator killed and started again on the run
-    // takes its jobs, leases and acknowledged results back (evaluation_work.h Restore).
-    auto journal = JobJournal::Open((std::filesystem::path(run_dir) / "jobs").string());
-    if (!journal.ok()) return journal.status();
-    auto work = EvaluationWork::Restore(work_options, journal->get());
-    if (!work.ok()) return work.status();
-    auto remote = std::unique_ptr<RemoteEvaluators>(
-        new RemoteEvaluators(*std::move(journal), *std::move(work), *std::move(tokens)));
-    rpc::EnableHealthService();
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort(o.listen, *credentials, &port);
-    rpc::ApplyServerOptions(builder, {});
-    builder.RegisterService(&remote->service_);
-    remote->server_ = builder.BuildAndStart();
-    if (remote->server_ == nullptr || port == 0) {
-      return absl::UnavailableError(fmt::format("--listen {}: cannot listen there (in use, or not an address)", o.listen));
-    }
-    // The address workers use: a wildcard listen address names no machine, so this one's name is given.
-    std::string host = o.listen.substr(0, o.listen.rfind(':'));
-    if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") {
-      char name[256] = {};
-      gethostname(name, sizeof(name) - 1);
-      host = name;
-    }
-    remote->address_ = fmt::format("{}:{}", host, port);
-    if (!o.address_file.empty()) {
-      const std::string temporary = o.address_file + ".tmp";
-      std::ofstream(temporary) << remote->address_ << "\n";
-      std::error_code error;
-      std::filesystem::rename(temporary, o.address_file, error);
-      if (error) return absl::InternalError(fmt::format("--address-file {}: {}", o.address_file, error.message()));
-    }
-    std::cerr << fmt::format("coordinator: serving evaluators on {}{}; start them with: sparseditto evaluator "
-                             "--coordinator {} --token-file FILE\n",
-                             remote->address_, tls ? " (TLS)" : " (no TLS: use it on a trusted network only)",
-                             remote->address_);
-    return remote;
-  }
-  ~RemoteEvaluators() override {
-    work_->Close();  // workers hear "draining" and stop pulling
-    if (server_ != nullptr) {
-      (void)rpc::SetServing(*server_, false);
-      server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    }
-  }
+  explicit RunOnWorkers(EvaluationWork* work) : work_(work) {}
   CandidateEvaluator& evaluator() override { return *work_; }
   EvaluationPipeline& pipeline() override { return *work_; }
   size_t evaluators() override { return std::max<size_t>(work_->LiveWorkers().size(), 1); }
 
  private:
-  RemoteEvaluators(std::unique_ptr<JobJournal> journal, std::unique_ptr<EvaluationWork> work, rpc::RoleTokens tokens)
-      : journal_(std::move(journal)), work_(std::move(work)), tokens_(std::move(tokens)), service_(work_.get(), &tokens_) {}
-  std::unique_ptr<JobJournal> journal_;
-  std::unique_ptr<EvaluationWork> work_;
-  rpc::RoleTokens tokens_;
-  WorkerServiceImpl service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
+  EvaluationWork* work_;
 };
+
+// The address workers and clients use: a wildcard listen address names no machine, so this one's
+// name is given.
+std::string ServedAddress(const std::string& listen, int port) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") {
+    char name[256] = {};
+    gethostname(name, sizeof(name) - 1);
+    host = name;
+  }
+  return fmt::format("{}:{}", host, port);
+}
+
+absl::Status WriteAddressFile(const std::string& path, const std::string& address) {
+  const std::string temporary = path + ".tmp";
+  std::ofstream(temporary) << address << "\n";
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) return absl::InternalError(fmt::format("--address-file {}: {}", path, error.message()));
+  return absl::OkStatus();
+}
+
+int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
+  auto fail = [](const absl::Status& status) { return FailWith("coordinator", status); };
+  // The command line's own run, checked before any port or file is touched.
+  std::optional<v1::SubmitRunRequest> own_run;
+  if (!o.task_file.empty()) {
+    absl::StatusOr<std::string> run = SearchRunName(o);
+    if (!run.ok()) return fail(run.status());
+    absl::StatusOr<std::vector<v1::Task>> tasks = LoadSearchTasks(o);
+    if (!tasks.ok()) return fail(tasks.status());
+    own_run.emplace().set_run(*run);
+    for (v1::Task& t : *tasks) *own_run->add_tasks() = std::move(t);
+  } else if (!c.serve) {
+    return fail(absl::InvalidArgumentError("give a task file, or --serve to search the runs clients submit"));
+  }
+  auto tokens = c.tokens_file.empty() ? rpc::RoleTokens::FromEnvironment() : rpc::RoleTokens::FromFile(c.tokens_file);
+  if (!tokens.ok()) return fail(tokens.status());
+  if (tokens->empty()) {
+    return fail(absl::InvalidArgumentError(
+        "no tokens: give --tokens FILE ('evaluator <token>' and 'client <token>' lines) or "
+        "SPARSEDITTO_TOKEN_EVALUATOR and the like; the coordinator serves no one unauthenticated"));
+  }
+  std::optional<rpc::ServerTls> tls;
+  if (!c.tls.cert_chain_path.empty() || !c.tls.private_key_path.empty()) tls = c.tls;
+  auto credentials = rpc::MakeServerCredentials(tls);
+  if (!credentials.ok()) return fail(credentials.status());
+  const std::filesystem::path state =
+      c.state_dir.empty() ? std::filesystem::path(o.runs_dir) / kStateFolder : std::filesystem::path(c.state_dir);
+  auto queue = RunQueue::Open({.dir = (state / "runs").string(),
+                               .builtin_mutators_only = o.mutators_file.empty(),
+                               .reserved_names = {kStateFolder}});
+  if (!queue.ok()) return fail(queue.status());
+  if (own_run) {
+    absl::StatusOr<v1::SubmitRunResponse> queued = (*queue)->Submit(*own_run, /*requeue_ended=*/true);
+    if (absl::IsAlreadyExists(queued.status())) {
+      std::cerr << fmt::format("coordinator: run {} is queued from before a restart: it resumes from its store\n",
+                               own_run->run());
+    } else if (!queued.ok()) {
+      return fail(queued.status());
+    }
+  }
+  EvaluationWorkOptions work_options;
+  if (c.wait_for_evaluators_seconds > 0) work_options.wait_for_workers = absl::Seconds(c.wait_for_evaluators_seconds);
+  if (c.lease_seconds > 0) work_options.lease = absl::Seconds(c.lease_seconds);
+  RunQueue* runs = queue->get();
+  work_options.on_event = [runs](const std::string& line) {
+    std::cerr << "coordinator: " << line << "\n";
+    v1::RunEvent event;
+    event.set_line(line);
+    runs->Publish(runs->Running(), std::move(event));
+  };
+  auto journal = JobJournal::Open((state / "jobs").string());
+  if (!journal.ok()) return fail(journal.status());
+  auto work = EvaluationWork::Restore(work_options, journal->get());
+  if (!work.ok()) return fail(work.status());
+  WorkerServiceImpl worker_service(work->get(), &*tokens);
+  ClientServiceImpl client_service(runs, &*tokens, {.runs_dir = o.runs_dir, .work = work->get()});
+  rpc::EnableHealthService();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(c.listen, *credentials, &port);
+  rpc::ApplyServerOptions(builder, {});
+  builder.RegisterService(&worker_service);
+  builder.RegisterService(&client_service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return fail(absl::UnavailableError(fmt::format("--listen {}: cannot listen there (in use, or not an address)", c.listen)));
+  }
+  const std::string address = ServedAddress(c.listen, port);
+  if (!c.address_file.empty()) {
+    if (absl::Status s = WriteAddressFile(c.address_file, address); !s.ok()) return fail(s);
+  }
+  std::cerr << fmt::format("coordinator: serving evaluators and clients on {}{}; start evaluators with: sparseditto "
+                           "evaluator --coordinator {} --token-file FILE\n",
+                           address, tls ? " (TLS)" : " (no TLS: use it on a trusted network only)", address);
+  int exit_code = kExitSuccess;
+  while (std::optional<v1::QueuedRun> next = runs->Next(/*wait=*/c.serve)) {
+    const std::string run = next->run();
+    std::cerr << fmt::format("coordinator: run {} ({} task(s)) starts\n", run, next->tasks_size());
+    (*work)->SetRun(run);
+    std::string last_error;
+    SearchEvents events;
+    events.on_progress = [&](const SearchProgress& p) {
+      v1::RunEvent event;
+      v1::RunEvent::Progress* progress = event.mutable_progress();
+      progress->set_task_name(p.task_name);
+      progress->set_evaluations(p.evaluations);
+      progress->set_max_evaluations(p.max_evaluations);
+      progress->set_best_candidate_id(p.best_candidate_id);
+      progress->set_best_fitness(p.best_fitness);
+      progress->set_seconds(p.seconds_this_call);
+      runs->Publish(run, std::move(event));
+    };
+    events.on_line = [&](const std::string& line) {
+      if (line.starts_with("error: ") || line.find(": FAILED") != std::string::npos) last_error = line;
+      v1::RunEvent event;
+      event.set_line(line);
+      runs->Publish(run, std::move(event));
+    };
+    const std::vector<v1::Task> tasks(next->tasks().begin(), next->tasks().end());
+    const int code = RunSearchOfTasks(o, run, tasks, "coordinator", [&](const EvaluatorOptions&, const std::string&) {
+      return absl::StatusOr<std::unique_ptr<SearchBackend>>(std::make_unique<RunOnWorkers>(work->get()));
+    }, events);
+    if (code != kExitSuccess) exit_code = code;
+    const v1::RunState ended = code == kExitSuccess ? v1::RUN_STATE_DONE : v1::RUN_STATE_FAILED;
+    if (absl::Status s = runs->Finish(run, ended, code == kExitSuccess ? "" : last_error); !s.ok()) {
+      std::cerr << fmt::format("coordinator: run {}: {} (a restarted coordinator searches it again)\n", run,
+                               s.message());
+    }
+  }
+  (*work)->Close();  // workers hear "draining" and stop pulling
+  runs->Close();     // watchers hear the coordinator is stopping
+  (void)rpc::SetServing(*server, false);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  return exit_code;
+}
 
 }  // namespace
 
@@ -127,9 +207,10 @@ void RegisterCoordinatorCommand(CLI::App& app, int* exit_code) {
   auto c = std::make_shared<CoordinatorCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "coordinator", "The search of `search`, its evaluations done by evaluator workers that pull them over gRPC "
-                     "(sparseditto evaluator --coordinator HOST:PORT); resumes an existing run");
-  AddSearchOptions(cmd, o.get());
-  cmd->add_option("--listen", c->listen, "Address to serve the workers on (port 0: one the OS picks)")
+                     "(sparseditto evaluator --coordinator HOST:PORT), of the task file given and of the runs "
+                     "clients submit (sparseditto client submit); resumes after a restart");
+  AddSearchOptions(cmd, o.get(), /*task_file_required=*/false);
+  cmd->add_option("--listen", c->listen, "Address to serve workers and clients on (port 0: one the OS picks)")
       ->capture_default_str();
   cmd->add_option("--tokens", c->tokens_file,
                   "Token file: '<role> <token>' lines (roles: evaluator, mutator, client, admin), readable by its "
@@ -137,6 +218,11 @@ void RegisterCoordinatorCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--address-file", c->address_file,
                   "Write the address served on (host:port; this machine's name for a wildcard --listen) to this "
                   "file once listening, for workers of a Slurm array to find");
+  cmd->add_option("--state-dir", c->state_dir,
+                  "The coordinator's own state: its job journal and run queue (default <runs-dir>/.coordinator)");
+  cmd->add_flag("--serve", c->serve,
+                "Keep serving once the queue is empty, for the runs clients submit (stop it with SIGTERM: its "
+                "queue and jobs are durable, and a restart resumes them)");
   cmd->add_option("--tls-cert", c->tls.cert_chain_path, "Server certificate chain (PEM); with --tls-key: TLS");
   cmd->add_option("--tls-key", c->tls.private_key_path, "Server private key (PEM)");
   cmd->add_option("--tls-client-ca", c->tls.client_ca_path,
@@ -148,11 +234,7 @@ void RegisterCoordinatorCommand(CLI::App& app, int* exit_code) {
                   "Seconds a job stays with a worker that stopped heartbeating before it goes to another")
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
-  cmd->callback([o, c, exit_code] {
-    *exit_code = RunSearch(*o, "coordinator", [&](const EvaluatorOptions&, const std::string& run_dir) {
-      return RemoteEvaluators::Make(*c, run_dir);
-    });
-  });
+  cmd->callback([o, c, exit_code] { *exit_code = RunCoordinator(*o, *c); });
 }
 
 }  // namespace sparseditto

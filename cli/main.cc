@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   RegisterBenchCommand(app, &exit_code);
   RegisterSearchCommand(app, &exit_code);
   RegisterCoordinatorCommand(app, &exit_code);
+  RegisterClientCommand(app, &exit_code);
   RegisterEvaluatorCommand(app, &exit_code);
   RegisterBenchMutatorsCommand(app, &exit_code);
   RegisterBenchSearchCommand(app, &exit_code);

@@ -53,16 +53,12 @@ std::string DescribeThroughput(const SearchSummary& s, size_t evaluators) {
                      std::max(0.0, t.evaluator_seconds - t.gpu_seconds), t.screened, t.timed_in_full);
 }
 
-int FailWith(const char* command, const absl::Status& status) {
-  std::cerr << "sparseditto " << command << ": " << status.message() << "\n";
-  return kExitFailure;
-}
 
 // The confirmation stage of one finished task (coordinator/search/confirmation.h): its best and its
 // best seed re-timed in rounds behind fresh baselines; printed and kept as <run>/<task>.confirmation.txt.
 void ConfirmTask(const PopulationStore& store, const std::string& run, const std::string& run_dir,
                  const std::vector<v1::Task>& tasks, const std::string& task_name, CandidateEvaluator& evaluator,
-                 int rounds) {
+                 int rounds, const std::function<void(const std::string&)>& say) {
   const auto task = std::find_if(tasks.begin(), tasks.end(), [&](const v1::Task& x) { return x.name() == task_name; });
   if (task == tasks.end()) return;
   std::cerr << fmt::format("{}: confirming over {} rounds (the result, the best seed and the baselines re-timed)\n",
@@ -72,18 +68,24 @@ void ConfirmTask(const PopulationStore& store, const std::string& run, const std
       subjects.ok() ? ConfirmSubjects(evaluator, *task, *subjects, {.rounds = rounds}, task->seed() + 1000)
                     : absl::StatusOr<Confirmation>(subjects.status());
   if (!confirmed.ok()) {
-    std::cout << fmt::format("{}: not confirmed: {}\n", task_name, confirmed.status().message());
+    say(fmt::format("{}: not confirmed: {}", task_name, confirmed.status().message()));
     return;
   }
   const std::string text = DescribeConfirmation(*confirmed);
-  std::cout << fmt::format("{}: {}\n", task_name, text);
+  say(fmt::format("{}: {}", task_name, text));
   std::ofstream(std::filesystem::path(run_dir) / (task_name + ".confirmation.txt")) << text << "\n";
 }
 
 }  // namespace
 
-void AddSearchOptions(CLI::App* cmd, SearchOptions* o) {
-  cmd->add_option("tasks", o->task_file, "Task file (YAML); several tasks form a batch")->required();
+int FailWith(const char* command, const absl::Status& status) {
+  std::cerr << "sparseditto " << command << ": " << status.message() << "\n";
+  return kExitFailure;
+}
+
+void AddSearchOptions(CLI::App* cmd, SearchOptions* o, bool task_file_required) {
+  CLI::Option* tasks = cmd->add_option("tasks", o->task_file, "Task file (YAML); several tasks form a batch");
+  if (task_file_required) tasks->required();
   cmd->add_option("--run", o->run, "Run name (default: the task file's name)");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder of runs")->capture_default_str();
   cmd->add_option("--name", o->task_name, "Only this task of the file");
@@ -124,24 +126,49 @@ void AddSearchOptions(CLI::App* cmd, SearchOptions* o) {
       ->capture_default_str();
 }
 
-int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make) {
-  auto Fail = [command](const absl::Status& status) { return FailWith(command, status); };
-  // The run's name names its folder: checked before anything is read or written (task/run_paths.h).
-  const std::string run = o.run.empty() ? std::filesystem::path(o.task_file).stem().string() : o.run;
-  const std::string run_name_from =
-      o.run.empty() ? fmt::format("the task file's name {} (give --run NAME for another)", o.task_file) : "--run";
-  if (absl::Status s = CheckRunName(run, run_name_from); !s.ok()) return Fail(s);
-  absl::StatusOr<std::filesystem::path> run_path = PathInside(o.runs_dir, {run});
-  if (!run_path.ok()) return Fail(run_path.status());
-  const std::string run_dir = run_path->string();
+absl::StatusOr<std::vector<v1::Task>> LoadSearchTasks(const SearchOptions& o) {
   auto batch = LoadTaskFile(o.task_file);
-  if (!batch.ok()) return Fail(batch.status());
+  if (!batch.ok()) return batch.status();
   std::vector<v1::Task> tasks;
   for (const v1::Task& task : batch->tasks()) {
     if (o.task_name.empty() || task.name() == o.task_name) tasks.push_back(task);
   }
-  if (tasks.empty()) return Fail(absl::NotFoundError(fmt::format("{} has no task named {}", o.task_file, o.task_name)));
-  if (absl::Status s = ReplaceMutators(o.mutators_file, &tasks); !s.ok()) return Fail(s);
+  if (tasks.empty()) return absl::NotFoundError(fmt::format("{} has no task named {}", o.task_file, o.task_name));
+  if (absl::Status s = ReplaceMutators(o.mutators_file, &tasks); !s.ok()) return s;
+  return tasks;
+}
+
+absl::StatusOr<std::string> SearchRunName(const SearchOptions& o) {
+  const std::string run = o.run.empty() ? std::filesystem::path(o.task_file).stem().string() : o.run;
+  const std::string run_name_from =
+      o.run.empty() ? fmt::format("the task file's name {} (give --run NAME for another)", o.task_file) : "--run";
+  if (absl::Status s = CheckRunName(run, run_name_from); !s.ok()) return s;
+  return run;
+}
+
+int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make) {
+  // The run's name names its folder: checked before anything is read or written (task/run_paths.h).
+  absl::StatusOr<std::string> run = SearchRunName(o);
+  if (!run.ok()) return FailWith(command, run.status());
+  absl::StatusOr<std::vector<v1::Task>> tasks = LoadSearchTasks(o);
+  if (!tasks.ok()) return FailWith(command, tasks.status());
+  return RunSearchOfTasks(o, *run, *tasks, command, make, {});
+}
+
+int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::vector<v1::Task>& tasks,
+                     const char* command, const MakeSearchBackend& make, const SearchEvents& events) {
+  auto Fail = [command, &events](const absl::Status& status) {
+    if (events.on_line) events.on_line(fmt::format("error: {}", status.message()));
+    return FailWith(command, status);
+  };
+  // Each result line goes to stdout and to the watchers.
+  auto say = [&events](const std::string& line) {
+    std::cout << line << "\n" << std::flush;
+    if (events.on_line) events.on_line(line);
+  };
+  absl::StatusOr<std::filesystem::path> run_path = PathInside(o.runs_dir, {run});
+  if (!run_path.ok()) return Fail(run_path.status());
+  const std::string run_dir = run_path->string();
   absl::StatusOr<ModelChoice> choice = ParseModelChoice(o.model_choice);
   if (!choice.ok()) return Fail(choice.status());
   auto seeds = LoadSeedLibrary(SeedLibraryDir());
@@ -172,13 +199,16 @@ int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBacke
     if (!current_task.empty() && current_task != p.task_name) progress.EndTask();
     current_task = p.task_name;
     progress.Update(p);
+    if (events.on_progress) events.on_progress(p);
   };
   options.loop.on_finalist = [&](const FinalistProgress& f) {
     progress.EndTask();
     current_task.clear();
-    std::cerr << fmt::format("{}: finalist checks {} of at most {}: {} (determinism rerun, compute-sanitizer "
-                             "memcheck, racecheck, initcheck; a minute or two on a GPU)\n",
-                             f.task_name, f.attempt, f.max_finalists, f.candidate_id);
+    const std::string line = fmt::format("{}: finalist checks {} of at most {}: {} (determinism rerun, "
+                                         "compute-sanitizer memcheck, racecheck, initcheck; a minute or two on a GPU)",
+                                         f.task_name, f.attempt, f.max_finalists, f.candidate_id);
+    std::cerr << line << "\n";
+    if (events.on_line) events.on_line(line);
   };
   auto outcome = RunBatchSearch(**store, run, tasks, *seeds, gpu, options);
   progress.EndTask();
@@ -189,35 +219,34 @@ int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBacke
     }
     if (!t.artifact_error.empty()) std::cerr << fmt::format("{}: artifacts: {}\n", t.task_name, t.artifact_error);
     if (!t.ok) {
-      std::cout << fmt::format("{}: FAILED after {} attempts\n", t.task_name, t.attempts);
+      say(fmt::format("{}: FAILED after {} attempts", t.task_name, t.attempts));
       continue;
     }
     const SearchSummary& s = t.summary;
-    std::cout << fmt::format("{}: {} evaluations ({} now{}), best {} fitness {:.3f}, stopped: {}\n", t.task_name,
+    say(fmt::format("{}: {} evaluations ({} now{}), best {} fitness {:.3f}, stopped: {}", t.task_name,
                              s.evaluations, s.evaluations_this_call, s.resumed ? ", resumed" : "",
                              s.best_candidate_id.empty() ? "(none correct)" : s.best_candidate_id, s.best_fitness,
-                             s.stop_detail.empty() ? s.stop_reason : s.stop_detail);
+                             s.stop_detail.empty() ? s.stop_reason : s.stop_detail));
     if (!s.plan.empty()) {
       // "no plan: ..." or "plan <id>: <variants> (predicted fitness ...)"
-      std::cout << fmt::format("{}: {}{}\n", t.task_name,
-                               s.plan_candidate_id.empty() ? "" : "plan " + s.plan_candidate_id + ": ", s.plan);
+      say(fmt::format("{}: {}{}", t.task_name, s.plan_candidate_id.empty() ? "" : "plan " + s.plan_candidate_id + ": ",
+                      s.plan));
     }
     // "seed X: all N points of its tunable space proposed; no more built-in children of it"
-    for (const std::string& line : s.exhausted_spaces) std::cout << fmt::format("{}: {}\n", t.task_name, line);
-    if (!s.finalists.empty()) std::cout << fmt::format("{}: {}\n", t.task_name, s.finalists);
-    if (s.evaluations_this_call > 0) std::cout << fmt::format("{}: {}\n", t.task_name, DescribeThroughput(s, (*backend)->evaluators()));
+    for (const std::string& line : s.exhausted_spaces) say(fmt::format("{}: {}", t.task_name, line));
+    if (!s.finalists.empty()) say(fmt::format("{}: {}", t.task_name, s.finalists));
+    if (s.evaluations_this_call > 0) say(fmt::format("{}: {}", t.task_name, DescribeThroughput(s, (*backend)->evaluators())));
     if (o.confirm_rounds > 0 && !s.best_candidate_id.empty()) {
-      ConfirmTask(**store, run, run_dir, tasks, t.task_name, gpu, o.confirm_rounds);
+      ConfirmTask(**store, run, run_dir, tasks, t.task_name, gpu, o.confirm_rounds, say);
     }
     if (s.shared_gpu_evaluations_this_call > 0) {
-      std::cout << fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "
-                               "(median idle trial {}): their fitness is not comparable with a quiet GPU's\n",
-                               t.task_name, s.shared_gpu_evaluations_this_call, s.evaluations_this_call,
-                               kSharedGpuRule);
+      say(fmt::format("{}: warning: {} of the {} evaluations now were timed while other work shared the GPU "
+                      "(median idle trial {}): their fitness is not comparable with a quiet GPU's",
+                      t.task_name, s.shared_gpu_evaluations_this_call, s.evaluations_this_call, kSharedGpuRule));
     }
   }
-  std::cout << fmt::format("run {}: {} (status: sparseditto status {}, best kernels: sparseditto export {})\n",
-                           run, run_dir, run_dir, run_dir);
+  say(fmt::format("run {}: {} (status: sparseditto status {}, best kernels: sparseditto export {})", run, run_dir,
+                  run_dir, run_dir));
   return outcome->failed() == 0 ? kExitSuccess : kExitFailure;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "CLI/CLI.hpp"
@@ -59,10 +60,31 @@ using MakeSearchBackend = std::function<absl::StatusOr<std::unique_ptr<SearchBac
     const EvaluatorOptions& evaluator_options, const std::string& run_dir)>;
 
 // The options both commands take (the task file, run, budgets, timing, finalists, confirmation...).
-void AddSearchOptions(CLI::App* cmd, SearchOptions* o);
+// The task file is a positional argument, required unless `task_file_required` is false.
+void AddSearchOptions(CLI::App* cmd, SearchOptions* o, bool task_file_required = true);
+
+// Who else hears of a search besides stdout and stderr (the coordinator's watchers). Called on the
+// search's thread; each may be null.
+struct SearchEvents {
+  std::function<void(const SearchProgress&)> on_progress;  // after each committed evaluation
+  // Each result line printed, without its newline; a search that could not run says "error: <why>".
+  std::function<void(const std::string&)> on_line;
+};
+
+// Prints "sparseditto <command>: <message>" on stderr; kExitFailure.
+int FailWith(const char* command, const absl::Status& status);
+
+// The run's name: --run, else the task file's stem; InvalidArgument naming where it came from.
+absl::StatusOr<std::string> SearchRunName(const SearchOptions& o);
+// The tasks of o.task_file (only --name's when given), their mutators replaced by --mutators' when
+// given. Errors: the loader's; NotFound for a --name the file lacks.
+absl::StatusOr<std::vector<v1::Task>> LoadSearchTasks(const SearchOptions& o);
 
 // Runs the batch of o.task_file over the backend `make` gives and prints each task's result; messages
 // name `command`. The exit code: 0 when every task ended well, 1 otherwise (the reason on stderr).
 int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make);
+// The same over tasks given (a run submitted to the coordinator), as run `run` under o.runs_dir.
+int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::vector<v1::Task>& tasks,
+                     const char* command, const MakeSearchBackend& make, const SearchEvents& events);
 
 }  // namespace sparseditto

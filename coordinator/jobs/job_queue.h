@@ -4,7 +4,7 @@
 // The protocol (a lease scheduler like those of Bazel's remote execution):
 //   submitter: Submit(id, platform, job) ... Await(id) -> the result, or lost, or cancelled
 //   worker:    Take(me, my platform, n, long poll) -> grants (id, attempt, job, lease length)
-//              every few seconds: Heartbeat(me) -> renews all my leases; which jobs to stop; closing
+//              every few seconds: Heartbeat(me, what I hold) -> renews those leases; which jobs to stop; closing
 //              Report(me, id, attempt, result) -> accepted / duplicate / stale / not held
 //              when draining: Release(me, id, attempt)
 // A job is pending, leased to one taker, or terminal (done, lost, cancelled; see JobState). Leases are
@@ -24,6 +24,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,10 +112,15 @@ class JobQueue {
     return grants;
   }
 
-  // Renews every lease `taker_id` holds to now + lease (one call renews them all), and hands over,
-  // once each, the ids of its jobs cancelled or revoked (lease expired) since its last heartbeat, and
-  // whether the queue is closing. An unknown taker, or one holding nothing, gets an empty reply.
-  HeartbeatReply Heartbeat(const std::string& taker_id) { return core_.Heartbeat(taker_id); }
+  // Renews the leases `taker_id` holds to now + lease (one call renews them all; with `holding`, only
+  // those of the jobs it names: a grant its taker never received, because the answer was lost on the
+  // way or the coordinator died after granting it, is then not kept alive by a taker that does not
+  // know it, and runs out), and hands over, once each, the ids of its jobs cancelled or revoked (lease
+  // expired) since its last heartbeat, and whether the queue is closing. An unknown taker, or one
+  // holding nothing, gets an empty reply.
+  HeartbeatReply Heartbeat(const std::string& taker_id, const std::set<std::string>* holding = nullptr) {
+    return core_.Heartbeat(taker_id, holding);
+  }
 
   // A taker's result for attempt `attempt` of a job. In the order checked:
   //   kNotHeld   unknown job id, or `taker_id` was never granted this attempt of this job (a

@@ -66,7 +66,8 @@ struct HeartbeatReply {
   // Jobs whose lease this taker lost since its last heartbeat (it expired before being renewed):
   // stop them; the job is pending again or lost, and a report for it is kStale or kDuplicate.
   std::vector<std::string> revoked_job_ids;
-  int leases_renewed = 0;  // leases this heartbeat renewed (every one the taker holds)
+  int leases_renewed = 0;      // leases this heartbeat renewed
+  int leases_not_renewed = 0;  // leases of the taker's that it did not name as held: left to run out
   bool closing = false;    // the queue is closed: take no more work, finish or Release what is held
 };
 

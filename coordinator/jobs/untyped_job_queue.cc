@@ -185,7 +185,7 @@ void UntypedJobQueue::EndJobLocked(JobSlot* slot, JobState terminal) {
   job_ended_.SignalAll();
 }
 
-HeartbeatReply UntypedJobQueue::Heartbeat(const std::string& taker_id) {
+HeartbeatReply UntypedJobQueue::Heartbeat(const std::string& taker_id, const std::set<std::string>* holding) {
   const absl::Duration read = clock_->Now();
   absl::MutexLock lock(&mutex_);
   const absl::Duration now = NowAndReclaimLocked(read);
@@ -194,6 +194,10 @@ HeartbeatReply UntypedJobQueue::Heartbeat(const std::string& taker_id) {
   auto taker = takers_.find(taker_id);
   if (taker == takers_.end()) return reply;
   for (const auto& [sequence, slot] : taker->second.held) {
+    if (holding != nullptr && !holding->contains(slot->first)) {
+      ++reply.leases_not_renewed;
+      continue;
+    }
     slot->second.lease_end = now + options_.lease;
     ++reply.leases_renewed;
   }

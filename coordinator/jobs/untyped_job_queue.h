@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,7 @@ class UntypedJobQueue {
   absl::Status Submit(std::string job_id, std::string platform, Payload job);
   absl::StatusOr<std::vector<Grant>> Take(const std::string& taker_id, const std::string& platform,
                                           int max_jobs, absl::Duration wait);
-  HeartbeatReply Heartbeat(const std::string& taker_id);
+  HeartbeatReply Heartbeat(const std::string& taker_id, const std::set<std::string>* holding);
   ReportOutcome Report(const std::string& taker_id, const std::string& job_id, int attempt,
                        Payload result);
   absl::Status Release(const std::string& taker_id, const std::string& job_id, int attempt);

@@ -6,8 +6,12 @@
 #include "common/dtype.h"
 #include "common/eval_outcome.h"
 #include "common/shared_gpu.h"
+#include "coordinator/search/finalist_stage.h"
+#include "coordinator/search/stored_search.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "population_store/population_store.h"
+#include "task/run_paths.h"
 #include "task/task_names.h"
 
 namespace sparseditto {
@@ -135,6 +139,39 @@ std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, co
                    ns.empty() ? std::string("n") : ns.front()));
   line("  sparseditto_release(state);");
   return h + "\n" + best.source();
+}
+
+absl::StatusOr<std::string> ExportBestKernel(const PopulationStore& store, const store::RunRecord& run,
+                                             const std::string& task_name) {
+  absl::StatusOr<StoredSearch> s = ReadStoredSearch(store, run.run_id(), task_name);
+  if (!s.ok()) return s.status();
+  const std::string& best_id = s->search.best_candidate_id();
+  if (best_id.empty()) return absl::NotFoundError("no correct candidate yet");
+  // The best candidate that passed the finalist checks, with that evaluation; else the search's best.
+  static const FinalistAttempts kNone;
+  const FinalistAttempts& attempts = s->state ? s->state->finalist_attempts() : kNone;
+  const store::FinalistAttempt* passed = PassedAttempt(attempts);
+  const std::string id = passed != nullptr ? passed->candidate_id() : best_id;
+  absl::StatusOr<v1::Candidate> chosen = store.GetCandidate(run.run_id(), id);
+  if (!chosen.ok()) return chosen.status();
+  v1::EvalResult result;
+  if (passed == nullptr) {
+    absl::StatusOr<v1::EvalResult> stored = store.GetEvaluation(run.run_id(), id);
+    if (!stored.ok()) return stored.status();
+    result = *std::move(stored);
+  } else if (!result.ParseFromString(passed->result())) {
+    return absl::DataLossError(fmt::format("the finalist result of {} does not parse", id));
+  }
+  std::string note;
+  if (passed != nullptr && id != best_id) {
+    note = fmt::format("passed; the search's best, {} (fitness {:.3f}), did not ({})", best_id,
+                       s->search.best_fitness(), DescribeFinalists(attempts));
+  } else if (passed == nullptr && !attempts.empty()) {
+    note = "FAILED: " + DescribeFinalists(attempts);
+  }
+  // The task name comes from the store: one written before names were checked may hold any.
+  if (absl::Status checked = CheckTaskName(task_name); !checked.ok()) return checked;
+  return ExportedKernel(run, s->task, *chosen, result, note);
 }
 
 }  // namespace sparseditto

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "candidate.pb.h"
 #include "eval_result.pb.h"
 #include "store.pb.h"
@@ -17,7 +18,17 @@
 
 namespace sparseditto {
 
+class PopulationStore;
+
 std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, const v1::Candidate& best,
                            const v1::EvalResult& result, const std::string& finalist_note = "");
+
+// The exported .cu text of a task's kernel as the store holds it: the best candidate that passed the
+// finalist checks (quoting that evaluation), else the search's best (its note says whether the checks
+// failed or did not run). Errors: NotFound "no correct candidate yet"; DataLoss for a stored finalist
+// result that does not parse; InvalidArgument for a stored task name that cannot name a file; the
+// store's errors. Reads only; safe to call while the search writes (a read-only store).
+absl::StatusOr<std::string> ExportBestKernel(const PopulationStore& store, const store::RunRecord& run,
+                                             const std::string& task_name);
 
 }  // namespace sparseditto

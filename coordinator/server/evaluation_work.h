@@ -148,6 +148,10 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
 
   jobs::JobQueueStats QueueStats() { return queue_->Stats(); }
 
+  // The run the jobs submitted from now on serve (EvaluationJob.run): a coordinator that searches
+  // several runs one after another, on one journal, sets it before each. Empty until set.
+  void SetRun(const std::string& run);
+
  private:
   struct Session {
     v1::WorkerInfo worker;
@@ -191,6 +195,7 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   int64_t next_sequence_ ABSL_GUARDED_BY(mutex_) = 0;
   std::string confirmation_session_ ABSL_GUARDED_BY(mutex_);  // RetimeBaselines' choice; empty: none
   bool closed_ ABSL_GUARDED_BY(mutex_) = false;
+  std::string run_ ABSL_GUARDED_BY(mutex_);
   v1::Task hint_task_ ABSL_GUARDED_BY(mutex_);
   std::vector<v1::Candidate> hint_ ABSL_GUARDED_BY(mutex_);
   int64_t hint_generation_ ABSL_GUARDED_BY(mutex_) = 0;

@@ -115,10 +115,19 @@ int EvaluationWork::Slots() const {
   return std::max(slots, 1);
 }
 
+void EvaluationWork::SetRun(const std::string& run) {
+  absl::MutexLock lock(&mutex_);
+  run_ = run;
+}
+
 absl::StatusOr<v1::EvaluationJob> EvaluationWork::Submit(v1::EvaluationJob job) { return SubmitOn(std::move(job), ""); }
 
 absl::StatusOr<v1::EvaluationJob> EvaluationWork::SubmitOn(v1::EvaluationJob job, const std::string& session_id) {
   job.clear_job_id();
+  {
+    absl::MutexLock lock(&mutex_);
+    job.set_run(run_);
+  }
   const std::string content = ContentKey(job);
   const std::string& candidate_id = job.candidate().id();
   const std::string label = !candidate_id.empty() ? candidate_id : job.retime_baselines() ? "baselines" : "setup";

@@ -74,9 +74,11 @@ class EvaluationWorkTest : public ::testing::Test {
     EXPECT_TRUE(job.ok()) << job.status();
     return job.ok() ? *job : v1::EvaluationJob();
   }
-  void Heartbeat(const std::string& session) {
+  // A heartbeat naming the jobs the worker holds (only their leases are renewed).
+  void Heartbeat(const std::string& session, const std::vector<v1::EvaluationGrant>& holding = {}) {
     v1::HeartbeatRequest r;
     r.set_session_id(session);
+    for (const v1::EvaluationGrant& g : holding) r.add_holding_job_ids(g.job().job_id());
     EXPECT_TRUE(work_.Heartbeat(r).ok());
   }
 
@@ -203,9 +205,27 @@ TEST_F(EvaluationWorkTest, HeartbeatsKeepALongJobLeasedForMinutes) {
   ASSERT_EQ(grants.size(), 1u);
   for (int i = 0; i < 20; ++i) {  // ten minutes, many leases long
     clock_.Advance(absl::Seconds(29));
-    Heartbeat(id);
+    Heartbeat(id, grants);
   }
   EXPECT_EQ(ReportOf(id, grants[0]).value(), v1::REPORT_OUTCOME_ACCEPTED);
+}
+
+TEST_F(EvaluationWorkTest, AGrantItsWorkerNeverReceivedRunsOutThoughTheWorkerHeartbeats) {
+  // The Pull answer was lost on the way (or the coordinator died after granting): the worker lives
+  // and heartbeats, holding nothing; the job must not stay leased to it for ever.
+  const std::string id = Register("w"), other = Register("other");
+  SubmitJob("c1");
+  const auto lost = PullNow(id);
+  ASSERT_EQ(lost.size(), 1u);
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(absl::Seconds(25));
+    Heartbeat(id);
+    Heartbeat(other);
+  }
+  const auto regranted = PullNow(other);
+  ASSERT_EQ(regranted.size(), 1u) << "the lease ran out after one lease length";
+  EXPECT_EQ(regranted[0].attempt(), 2);
+  EXPECT_EQ(ReportOf(other, regranted[0]).value(), v1::REPORT_OUTCOME_ACCEPTED);
 }
 
 TEST_F(EvaluationWorkTest, TheConfirmationIsPinnedToOneWorkerAndEndsWhenThatWorkerGoes) {

@@ -305,6 +305,10 @@ void SimulatedEvaluators::StartHeartbeat(Sim& sim) {
   call->context = Context(options_.token, kCallTimeout);
   call->request.set_session_id(sim.session_id);
   {
+    absl::MutexLock lock(&sim.mutex);
+    if (sim.holding) call->request.add_holding_job_ids(sim.grant.job().job_id());
+  }
+  {
     absl::MutexLock lock(&timer_mutex_);
     if (stopping_) return delete call;
     ++in_flight_;

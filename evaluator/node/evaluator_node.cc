@@ -117,6 +117,11 @@ void EvaluatorNode::HeartbeatLoop() {
     if (stop_heartbeats_.WaitForNotificationWithTimeout(interval)) return;
     v1::HeartbeatRequest request;
     request.set_session_id(id);
+    {
+      absl::MutexLock lock(&mutex_);
+      if (!running_job_.empty()) request.add_holding_job_ids(running_job_);
+    }
+    for (const v1::ReportEvaluationRequest& pending : spool_->Pending()) request.add_holding_job_ids(pending.job_id());
     absl::StatusOr<v1::HeartbeatResponse> reply = link_->Heartbeat(request);
     if (!reply.ok()) {
       if (absl::IsNotFound(reply.status())) {

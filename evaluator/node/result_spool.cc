@@ -8,7 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/durable_file.h"
 #include "common/sha256.h"
+#include "common/status_format.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -66,20 +68,8 @@ std::string ResultSpool::FileFor(const std::string& key) const {
 }
 
 absl::Status ResultSpool::WriteFile(const std::string& path, const std::string& bytes) const {
-  const std::string temporary = path + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return absl::InternalError(fmt::format("result spool: cannot write {}", temporary));
-  size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
-  }
-  const bool synced = written == bytes.size() && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    ::unlink(temporary.c_str());
-    return absl::InternalError(fmt::format("result spool: cannot write {}", path));
+  if (absl::Status s = WriteFileDurably(path, bytes); !s.ok()) {
+    return absl::InternalError(fmt::format("result spool: {}", s.message()));
   }
   return absl::OkStatus();
 }

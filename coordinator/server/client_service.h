@@ -1,0 +1,50 @@
+// The gRPC face of the coordinator's runs for clients: v1::ClientService (proto/services.proto), a thin
+// class over RunQueue (run_queue.h: submissions, states, events) and run_reports.h (status and
+// kernels from a run's store). Every call needs a client or admin token (rpc/role_tokens.h); an
+// evaluator's or mutator's token is PERMISSION_DENIED. WatchRun streams a run's events until it ends;
+// no lock is held while a message is written.
+// Ownership: borrows everything, which must outlive the server it is registered with.
+// Thread-safety: gRPC calls it from its threads; what it borrows is thread-safe.
+#pragma once
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "coordinator/server/evaluation_work.h"
+#include "coordinator/server/run_queue.h"
+#include "rpc/role_tokens.h"
+#include "services.grpc.pb.h"
+
+namespace sparseditto {
+
+struct ClientServiceOptions {
+  std::string runs_dir;              // the runs' folders: <runs_dir>/<run>/store
+  EvaluationWork* work = nullptr;    // for the live workers in a status; null: none listed
+  // How long a WatchRun waits for the next event before it looks whether its caller has gone: 1 s.
+  absl::Duration watch_poll = absl::Seconds(1);
+};
+
+class ClientServiceImpl final : public v1::ClientService::Service {
+ public:
+  ClientServiceImpl(RunQueue* queue, const rpc::RoleTokens* tokens, ClientServiceOptions options)
+      : queue_(queue), tokens_(tokens), options_(std::move(options)) {}
+
+  grpc::Status SubmitRun(grpc::ServerContext* context, const v1::SubmitRunRequest* request,
+                         v1::SubmitRunResponse* response) override;
+  grpc::Status GetRunStatus(grpc::ServerContext* context, const v1::RunStatusRequest* request,
+                            v1::RunStatusResponse* response) override;
+  grpc::Status WatchRun(grpc::ServerContext* context, const v1::WatchRunRequest* request,
+                        grpc::ServerWriter<v1::RunEvent>* writer) override;
+  grpc::Status ExportRun(grpc::ServerContext* context, const v1::ExportRunRequest* request,
+                         v1::ExportRunResponse* response) override;
+
+  // GetRunStatus's answer without the network (tests, the coordinator's own log).
+  absl::StatusOr<v1::RunStatusResponse> Status(const std::string& run);
+
+ private:
+  RunQueue* queue_;
+  const rpc::RoleTokens* tokens_;
+  const ClientServiceOptions options_;
+};
+
+}  // namespace sparseditto
