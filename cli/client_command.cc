@@ -188,9 +188,19 @@ int Status(const ClientOptions& o) {
                                                                          t.best_fitness()));
     if (!t.finalists().empty()) std::cout << "    finalist checks: " << t.finalists() << "\n";
   }
-  std::cout << fmt::format("  evaluators: {}\n", status->workers_size());
+  int evaluators = 0;
+  for (const v1::WorkerInfo& w : status->workers()) evaluators += w.kind() == v1::WORKER_KIND_EVALUATOR ? 1 : 0;
+  std::cout << fmt::format("  evaluators: {}\n", evaluators);
   for (const v1::WorkerInfo& w : status->workers()) {
-    std::cout << fmt::format("    {} ({}, {}, {} slot(s))\n", w.name(), w.gpu_name(), w.arch(), w.slots());
+    if (w.kind() == v1::WORKER_KIND_EVALUATOR) {
+      std::cout << fmt::format("    {} ({}, {}, {} slot(s))\n", w.name(), w.gpu_name(), w.arch(), w.slots());
+    }
+  }
+  std::cout << fmt::format("  mutator services: {}\n", status->workers_size() - evaluators);
+  for (const v1::WorkerInfo& w : status->workers()) {
+    if (w.kind() == v1::WORKER_KIND_MUTATOR) {
+      std::cout << fmt::format("    {} (model {}, {} at once)\n", w.name(), w.model(), w.slots());
+    }
   }
   return kExitSuccess;
 }

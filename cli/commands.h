@@ -30,10 +30,20 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code);
 // or the store cannot be opened, or a task failed after its retries.
 void RegisterSearchCommand(CLI::App& app, int* exit_code);
 
-// `sparseditto coordinator TASKS.yaml --listen HOST:PORT --tokens FILE`: the search of `search` with its
-// evaluations done by evaluator workers over gRPC (coordinator/server/). Exit codes as search's.
+// `sparseditto coordinator [TASKS.yaml] --listen HOST:PORT --tokens FILE [--serve]`: the search of
+// `search` with its evaluations done by evaluator workers and its model requests by mutator services
+// over gRPC (coordinator/server/), of the task file and of the runs clients submit. Exit codes as
+// search's (1 when any run failed).
 void RegisterCoordinatorCommand(CLI::App& app, int* exit_code);
+
+// `sparseditto client submit|status|watch|export --coordinator HOST:PORT`: a coordinator's runs over
+// gRPC. Exit 0 on success (watch: the run ended done), 1 otherwise (the coordinator's reason on stderr).
 void RegisterClientCommand(CLI::App& app, int* exit_code);
+
+// `sparseditto mutator --coordinator HOST:PORT --models FILE`: a mutator service holding the models'
+// keys (llm_mutator/service/). Exit 0 when drained by the coordinator, 143 / 130 after SIGTERM /
+// SIGINT, 1 when it cannot start or is refused.
+void RegisterMutatorCommand(CLI::App& app, int* exit_code);
 
 // `sparseditto evaluator --coordinator HOST:PORT`: an evaluator worker on one local GPU
 // (evaluator/node/). Exit 0 when drained by the coordinator, 143 / 130 after SIGTERM / SIGINT, 1 when

@@ -10,7 +10,9 @@
 // grant and acknowledged result) and the queue (runs/). Killed and started again with the same
 // command, it takes its jobs and runs back: running workers still report, nothing acknowledged is
 // evaluated again, and the interrupted run resumes from its store (DESIGN.md §3.7).
-// Not yet (issue 25): mutator workers; several archs in one run.
+// Model requests of the LLM mutators go to mutator services (`sparseditto mutator --models FILE`,
+// model_work.h), which hold the keys: the coordinator calls no model itself.
+// Not yet (issue 25): several archs in one run; several runs at once.
 #include <unistd.h>
 
 #include <filesystem>
@@ -25,6 +27,8 @@
 #include "coordinator/server/client_service.h"
 #include "coordinator/server/evaluation_work.h"
 #include "coordinator/server/job_journal.h"
+#include "coordinator/server/model_work.h"
+#include "coordinator/server/mutator_work_service.h"
 #include "coordinator/server/run_queue.h"
 #include "coordinator/server/worker_service.h"
 #include "common/status_format.h"
@@ -111,8 +115,10 @@ int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
   if (!credentials.ok()) return fail(credentials.status());
   const std::filesystem::path state =
       c.state_dir.empty() ? std::filesystem::path(o.runs_dir) / kStateFolder : std::filesystem::path(c.state_dir);
+  // Submitted tasks may name LLM and command mutators: the coordinator only routes their requests by
+  // model name to the mutator services, which hold the endpoints, keys and commands.
   auto queue = RunQueue::Open({.dir = (state / "runs").string(),
-                               .builtin_mutators_only = o.mutators_file.empty(),
+                               .builtin_mutators_only = false,
                                .reserved_names = {kStateFolder}});
   if (!queue.ok()) return fail(queue.status());
   if (own_run) {
@@ -128,24 +134,29 @@ int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
   if (c.wait_for_evaluators_seconds > 0) work_options.wait_for_workers = absl::Seconds(c.wait_for_evaluators_seconds);
   if (c.lease_seconds > 0) work_options.lease = absl::Seconds(c.lease_seconds);
   RunQueue* runs = queue->get();
-  work_options.on_event = [runs](const std::string& line) {
+  // Workers and mutator services coming and going: in the log and to the running run's watchers.
+  const auto log_event = [runs](const std::string& line) {
     std::cerr << "coordinator: " << line << "\n";
     v1::RunEvent event;
     event.set_line(line);
     runs->Publish(runs->Running(), std::move(event));
   };
+  work_options.on_event = log_event;
   auto journal = JobJournal::Open((state / "jobs").string());
   if (!journal.ok()) return fail(journal.status());
   auto work = EvaluationWork::Restore(work_options, journal->get());
   if (!work.ok()) return fail(work.status());
+  ModelWork models({.on_event = log_event});
   WorkerServiceImpl worker_service(work->get(), &*tokens);
-  ClientServiceImpl client_service(runs, &*tokens, {.runs_dir = o.runs_dir, .work = work->get()});
+  MutatorWorkServiceImpl mutator_service(&models, &*tokens);
+  ClientServiceImpl client_service(runs, &*tokens, {.runs_dir = o.runs_dir, .work = work->get(), .models = &models});
   rpc::EnableHealthService();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(c.listen, *credentials, &port);
   rpc::ApplyServerOptions(builder, {});
   builder.RegisterService(&worker_service);
+  builder.RegisterService(&mutator_service);
   builder.RegisterService(&client_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
@@ -155,16 +166,18 @@ int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
   if (!c.address_file.empty()) {
     if (absl::Status s = WriteAddressFile(c.address_file, address); !s.ok()) return fail(s);
   }
-  std::cerr << fmt::format("coordinator: serving evaluators and clients on {}{}; start evaluators with: sparseditto "
-                           "evaluator --coordinator {} --token-file FILE\n",
-                           address, tls ? " (TLS)" : " (no TLS: use it on a trusted network only)", address);
+  std::cerr << fmt::format("coordinator: serving evaluators, mutator services and clients on {}{}; start evaluators "
+                           "with: sparseditto evaluator --coordinator {} --token-file FILE, mutator services with: "
+                           "sparseditto mutator --coordinator {} --models FILE --token-file FILE\n",
+                           address, tls ? " (TLS)" : " (no TLS: use it on a trusted network only)", address, address);
   int exit_code = kExitSuccess;
   while (std::optional<v1::QueuedRun> next = runs->Next(/*wait=*/c.serve)) {
     const std::string run = next->run();
     std::cerr << fmt::format("coordinator: run {} ({} task(s)) starts\n", run, next->tasks_size());
     (*work)->SetRun(run);
     std::string last_error;
-    SearchEvents events;
+    SearchHooks events;
+    events.model_clients = models.Factory();
     events.on_progress = [&](const SearchProgress& p) {
       v1::RunEvent event;
       v1::RunEvent::Progress* progress = event.mutable_progress();
@@ -194,6 +207,7 @@ int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
     }
   }
   (*work)->Close();  // workers hear "draining" and stop pulling
+  models.Close();
   runs->Close();     // watchers hear the coordinator is stopping
   (void)rpc::SetServing(*server, false);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

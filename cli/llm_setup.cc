@@ -7,12 +7,13 @@
 
 namespace sparseditto {
 
-LlmFactory CliLlmFactory(ModelChoice choice) {
-  return [choice](const v1::Task& task) -> absl::StatusOr<std::unique_ptr<LlmMutation>> {
+LlmFactory CliLlmFactory(ModelChoice choice, llm::ClientFactory model_clients) {
+  return [choice, model_clients](const v1::Task& task) -> absl::StatusOr<std::unique_ptr<LlmMutation>> {
     LlmSearchMutatorOptions options;
     options.prompts_dir = PromptsDir();
     options.abi_header = AbiIncludeDir() + "/sparseditto_kernel.h";
     options.model_choice = choice;
+    options.client_factory = model_clients;
     if (!task.arch().empty()) options.gpu.arch = task.arch(0);
     absl::StatusOr<std::unique_ptr<LlmSearchMutator>> made = LlmSearchMutator::Create(task, std::move(options));
     if (!made.ok()) return made.status();

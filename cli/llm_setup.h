@@ -16,8 +16,9 @@ namespace sparseditto {
 
 using LlmFactory = std::function<absl::StatusOr<std::unique_ptr<LlmMutation>>(const v1::Task&)>;
 
-// Makes a task's LlmSearchMutator with `choice` (--model-choice).
-LlmFactory CliLlmFactory(ModelChoice choice);
+// Makes a task's LlmSearchMutator with `choice` (--model-choice), asking its models through
+// `model_clients` (null: the real clients, from this process).
+LlmFactory CliLlmFactory(ModelChoice choice, llm::ClientFactory model_clients = nullptr);
 
 // "plan" -> kPlan, "bandit" -> kBandit; InvalidArgument otherwise.
 absl::StatusOr<ModelChoice> ParseModelChoice(const std::string& name);

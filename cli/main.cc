@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   RegisterSearchCommand(app, &exit_code);
   RegisterCoordinatorCommand(app, &exit_code);
   RegisterClientCommand(app, &exit_code);
+  RegisterMutatorCommand(app, &exit_code);
   RegisterEvaluatorCommand(app, &exit_code);
   RegisterBenchMutatorsCommand(app, &exit_code);
   RegisterBenchSearchCommand(app, &exit_code);

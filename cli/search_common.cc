@@ -156,15 +156,15 @@ int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBacke
 }
 
 int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::vector<v1::Task>& tasks,
-                     const char* command, const MakeSearchBackend& make, const SearchEvents& events) {
-  auto Fail = [command, &events](const absl::Status& status) {
-    if (events.on_line) events.on_line(fmt::format("error: {}", status.message()));
+                     const char* command, const MakeSearchBackend& make, const SearchHooks& hooks) {
+  auto Fail = [command, &hooks](const absl::Status& status) {
+    if (hooks.on_line) hooks.on_line(fmt::format("error: {}", status.message()));
     return FailWith(command, status);
   };
   // Each result line goes to stdout and to the watchers.
-  auto say = [&events](const std::string& line) {
+  auto say = [&hooks](const std::string& line) {
     std::cout << line << "\n" << std::flush;
-    if (events.on_line) events.on_line(line);
+    if (hooks.on_line) hooks.on_line(line);
   };
   absl::StatusOr<std::filesystem::path> run_path = PathInside(o.runs_dir, {run});
   if (!run_path.ok()) return Fail(run_path.status());
@@ -193,13 +193,13 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
   options.run_dir = run_dir;
   options.project_revision = ProjectRevision();
   options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
-  options.make_llm = CliLlmFactory(*choice);
+  options.make_llm = CliLlmFactory(*choice, hooks.model_clients);
   std::string current_task;
   options.on_progress = [&](const SearchProgress& p) {
     if (!current_task.empty() && current_task != p.task_name) progress.EndTask();
     current_task = p.task_name;
     progress.Update(p);
-    if (events.on_progress) events.on_progress(p);
+    if (hooks.on_progress) hooks.on_progress(p);
   };
   options.loop.on_finalist = [&](const FinalistProgress& f) {
     progress.EndTask();
@@ -208,7 +208,7 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
                                          "compute-sanitizer memcheck, racecheck, initcheck; a minute or two on a GPU)",
                                          f.task_name, f.attempt, f.max_finalists, f.candidate_id);
     std::cerr << line << "\n";
-    if (events.on_line) events.on_line(line);
+    if (hooks.on_line) hooks.on_line(line);
   };
   auto outcome = RunBatchSearch(**store, run, tasks, *seeds, gpu, options);
   progress.EndTask();

@@ -17,6 +17,7 @@
 #include "coordinator/search/search_loop.h"
 #include "coordinator/search/evaluation_pipeline.h"
 #include "evaluator/evaluator.h"
+#include "llm_mutator/llm_mutator.h"
 
 namespace sparseditto {
 
@@ -63,12 +64,15 @@ using MakeSearchBackend = std::function<absl::StatusOr<std::unique_ptr<SearchBac
 // The task file is a positional argument, required unless `task_file_required` is false.
 void AddSearchOptions(CLI::App* cmd, SearchOptions* o, bool task_file_required = true);
 
-// Who else hears of a search besides stdout and stderr (the coordinator's watchers). Called on the
-// search's thread; each may be null.
-struct SearchEvents {
+// What the coordinator adds to a search: who else hears of it besides stdout and stderr (its
+// watchers; called on the search's thread) and where its model requests go. Each may be null.
+struct SearchHooks {
   std::function<void(const SearchProgress&)> on_progress;  // after each committed evaluation
   // Each result line printed, without its newline; a search that could not run says "error: <why>".
   std::function<void(const std::string&)> on_line;
+  // The LLM mutators' model clients (the coordinator's: through its mutator services); null: the
+  // real ones, calling each model's endpoint from this process.
+  llm::ClientFactory model_clients;
 };
 
 // Prints "sparseditto <command>: <message>" on stderr; kExitFailure.
@@ -85,6 +89,6 @@ absl::StatusOr<std::vector<v1::Task>> LoadSearchTasks(const SearchOptions& o);
 int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make);
 // The same over tasks given (a run submitted to the coordinator), as run `run` under o.runs_dir.
 int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::vector<v1::Task>& tasks,
-                     const char* command, const MakeSearchBackend& make, const SearchEvents& events);
+                     const char* command, const MakeSearchBackend& make, const SearchHooks& hooks);
 
 }  // namespace sparseditto

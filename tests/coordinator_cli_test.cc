@@ -1,9 +1,12 @@
-// `sparseditto coordinator --serve` and `sparseditto client ...` as a user runs them, over real gRPC on
-// 127.0.0.1: two evaluator nodes of this test (scoring by candidate id: the deterministic fake, the one
-// place it is allowed) do the coordinator's evaluations; a client submits a task file as a run and
-// watches it to its end, reads its status and exports its kernel; the wrong token, a run submitted
-// twice, a client's command mutator and an unknown run are refused with what was wrong. The
-// coordinator is then SIGKILLed and started again: the finished run is still there.
+// `sparseditto coordinator --serve`, `sparseditto client ...` and `sparseditto mutator` as a user runs
+// them, over real gRPC on 127.0.0.1: two evaluator nodes of this test (scoring by candidate id: the
+// deterministic fake, the one place it is allowed) do the coordinator's evaluations; a client submits a
+// task file as a run and watches it to its end, reads its status and exports its kernel; the wrong
+// token, a run submitted twice and an unknown run are refused with what was wrong; a submitted task's
+// command mutator is never run by the coordinator. The coordinator is then SIGKILLed and started
+// again: the finished run is still there. A second search asks its model through a mutator service
+// (a command model of the service's own models file; the coordinator holds no model).
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -12,6 +15,7 @@
 
 #include "common/subprocess.h"
 #include "coordinator/server/test_cluster.h"
+#include "population_store/population_store.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -42,7 +46,21 @@ class CoordinatorCliTest : public ::testing::Test {
                                           "budget: {max_evaluations: 12}\nseed: 5\n";
     std::ofstream(dir() / "evil.yaml") << "name: evil\ndtype: fp16\npattern: {family: unstructured, sparsity: 0.9}\n"
                                           "matrix:\n  generated: {rows: 256, cols: 256}\nn: [16]\narch: [sm_90]\n"
-                                          "mutators:\n  - {kind: command, command: [/bin/sh, -c, 'id']}\n";
+                                          "budget: {max_evaluations: 8}\nmutators:\n  - {kind: builtin, weight: 1}\n"
+                                          "  - {kind: command, name: evil, weight: 4, command: [/bin/sh, -c, 'touch "
+                                       << (dir() / "pwned").string() << "']}\n";
+    // A model that answers every prompt with a new kernel source (the fake evaluator scores by id).
+    std::ofstream(dir() / "model.sh") << "#!/bin/sh\ncat > /dev/null\nn=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')\n"
+                                         "printf '```cuda\\n// a child of the local model %s\\n"
+                                         "#include \"sparseditto_kernel.h\"\\n```\\n' \"$n\"\n";
+    ::chmod((dir() / "model.sh").c_str(), 0755);
+    std::ofstream(dir() / "models.yaml") << "mutators:\n  - {kind: command, name: local, command: [/bin/sh, "
+                                         << (dir() / "model.sh").string() << "]}\n";
+    std::ofstream(dir() / "llm.yaml") << "name: llm\ndtype: fp16\npattern: {family: unstructured, sparsity: 0.9}\n"
+                                         "matrix:\n  generated: {rows: 256, cols: 256}\nn: [16]\narch: [sm_90]\n"
+                                         "budget: {max_evaluations: 40}\nseed: 9\nmutators:\n"
+                                         "  - {kind: builtin, weight: 1}\n"
+                                         "  - {kind: command, name: local, weight: 3, command: [/bin/false]}\n";
   }
   const fs::path& dir() const { return folder_.path(); }
 
@@ -113,7 +131,6 @@ TEST_F(CoordinatorCliTest, AClientSubmitsWatchesReadsAndExportsARunThatTwoEvalua
       {"submit tiny.yaml --run r2", "evaluator.token", "SubmitRun"},
       {"status r1", "evaluator.token", "GetRunStatus"},
       {"submit tiny.yaml --run r1", "client.token", "submitted already"},
-      {"submit evil.yaml --run r3", "client.token", "tasks[0].mutators[0]: this coordinator takes only the built-in"},
       {"status nope", "client.token", "no run nope"},
       {"watch nope", "client.token", "no run nope"},
       {"submit tiny.yaml --run ../r4", "client.token", "run name"},
@@ -127,6 +144,12 @@ TEST_F(CoordinatorCliTest, AClientSubmitsWatchesReadsAndExportsARunThatTwoEvalua
   int64_t jobs = node_a->node.counts().jobs_run + node_b->node.counts().jobs_run;
   EXPECT_GE(jobs, 12) << "the evaluations were done by the nodes";
 
+  // A client's command mutator is a name to the coordinator: with no mutator service for it, its
+  // mutations fail and the search goes on; its program never runs on the coordinator.
+  testing_support::ShellOutcome evil = Client("submit evil.yaml --run r3 --watch", address);
+  EXPECT_EQ(evil.exit_code, 0) << evil.out << evil.err;
+  EXPECT_FALSE(fs::exists(dir() / "pwned")) << "the coordinator ran a client's command";
+
   // Killed and started again: the finished run is still known, with its records.
   coordinator_->Kill();
   ASSERT_TRUE(coordinator_->WaitFor(DeadlineAfter(10)).ok());
@@ -139,6 +162,59 @@ TEST_F(CoordinatorCliTest, AClientSubmitsWatchesReadsAndExportsARunThatTwoEvalua
   EXPECT_THAT(after.out, HasSubstr("run r1: done"));
   EXPECT_THAT(after.out, HasSubstr("evaluations 12/12"));
   coordinator_->Kill();
+}
+
+TEST_F(CoordinatorCliTest, ASearchAsksItsModelThroughAMutatorServiceThatHoldsIt) {
+  WriteOwnerOnly(dir() / "tokens", fmt::format("evaluator {}\nclient {}\nmutator {}\n", kEvaluatorToken, kClientToken,
+                                               kMutatorToken));
+  WriteOwnerOnly(dir() / "mutator.token", kMutatorToken);
+  const std::string address = StartCoordinator();
+  ASSERT_FALSE(address.empty());
+  auto channel = [&] { return rpc::MakeChannel(address, grpc::InsecureChannelCredentials(), {}); };
+  GrpcCoordinatorLink link_a(channel(), {.token = kEvaluatorToken}), link_b(channel(), {.token = kEvaluatorToken});
+  IdEvaluator evaluator_a, evaluator_b;
+  RunningNode node_a(&link_a, &evaluator_a, "a"), node_b(&link_b, &evaluator_b, "b");
+  SpawnOptions spawn;
+  spawn.argv = {SPARSEDITTO_BINARY, "mutator", "--coordinator", address, "--models", (dir() / "models.yaml").string(),
+                "--token-file", (dir() / "mutator.token").string(), "--name", "test-mutator"};
+  spawn.inherit_variables = {"PATH", "HOME"};
+  auto mutator = Spawn(spawn);
+  ASSERT_TRUE(mutator.ok()) << mutator.status();
+  // The wrong token is refused for good (exit 1, saying which call).
+  testing_support::ShellOutcome refused = testing_support::RunShell(
+      fmt::format("'{}' mutator --coordinator {} --models '{}' --token-file '{}'", SPARSEDITTO_BINARY, address,
+                  (dir() / "models.yaml").string(), (dir() / "client.token").string()),
+      dir());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("RegisterMutator")) << refused.err;
+
+  testing_support::ShellOutcome submitted = Client("submit llm.yaml --run with_model --watch", address);
+  EXPECT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << coordinator_->captured_stderr().bytes;
+  testing_support::ShellOutcome status = Client("status with_model", address);
+  EXPECT_THAT(status.out, HasSubstr("mutator services: 1"));
+  EXPECT_THAT(status.out, HasSubstr("test-mutator (model local, 1 at once)"));
+  std::cerr << status.out << submitted.out;
+
+  ::kill((*mutator)->pid(), SIGTERM);
+  auto ended = (*mutator)->WaitFor(DeadlineAfter(30));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->exit_code, 128 + SIGTERM) << ended->ToString() << (*mutator)->captured_stderr().bytes;
+  EXPECT_THAT((*mutator)->captured_stderr().bytes, ::testing::ContainsRegex("answers: [1-9][0-9]* accepted"));
+  std::cerr << (*mutator)->captured_stderr().bytes;
+
+  // The children the model made are in the run's store, with the model's name.
+  auto store = PopulationStore::OpenReadOnly((dir() / "runs" / "with_model" / "store").string());
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto candidates = (*store)->ListCandidates("with_model", "llm");
+  ASSERT_TRUE(candidates.ok()) << candidates.status();
+  int from_model = 0;
+  for (const v1::Candidate& c : *candidates) from_model += c.model() == "local" ? 1 : 0;
+  coordinator_->Kill();
+  (void)coordinator_->WaitFor(DeadlineAfter(10));
+  std::string operators;
+  for (const v1::Candidate& c : *candidates) operators += fmt::format("{}:{}/{} ", c.id(), static_cast<int>(c.operator_()), c.model());
+  EXPECT_GE(from_model, 1) << "no child of the mutator service's model: " << operators << "\n"
+                           << coordinator_->captured_stderr().bytes;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "coordinator/server/run_reports.h"
 #include "fmt/format.h"
+#include "rpc/serve.h"
 #include "rpc/status_conversion.h"
 #include "task/run_paths.h"
 
@@ -16,15 +17,6 @@ absl::Status AuthorizeClient(const rpc::RoleTokens& tokens, const grpc::ServerCo
   return tokens.Authorize(context, {rpc::Role::kClient, rpc::Role::kAdmin}, method).status();
 }
 
-template <typename Response, typename Call>
-grpc::Status Serve(const rpc::RoleTokens& tokens, const grpc::ServerContext& context, std::string_view method,
-                   Response* response, Call call) {
-  if (absl::Status s = AuthorizeClient(tokens, context, method); !s.ok()) return rpc::ToGrpcStatus(s);
-  absl::StatusOr<Response> answer = call();
-  if (!answer.ok()) return rpc::ToGrpcStatus(answer.status());
-  *response = *std::move(answer);
-  return grpc::Status::OK;
-}
 
 // <runs_dir>/<run>, the run's name checked first (it comes from the network).
 absl::StatusOr<std::string> RunDir(const std::string& runs_dir, const std::string& run) {
@@ -53,22 +45,28 @@ absl::StatusOr<v1::RunStatusResponse> ClientServiceImpl::Status(const std::strin
   if (options_.work != nullptr) {
     for (v1::WorkerInfo& w : options_.work->LiveWorkers()) *response.add_workers() = std::move(w);
   }
+  if (options_.models != nullptr) {
+    for (v1::WorkerInfo& w : options_.models->LiveServices()) *response.add_workers() = std::move(w);
+  }
   return response;
 }
 
 grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext* context, const v1::SubmitRunRequest* request,
                                           v1::SubmitRunResponse* response) {
-  return Serve(*tokens_, *context, "SubmitRun", response, [&] { return queue_->Submit(*request); });
+  return rpc::Serve(*tokens_, *context, {rpc::Role::kClient, rpc::Role::kAdmin}, "SubmitRun", response,
+                    [&] { return queue_->Submit(*request); });
 }
 
 grpc::Status ClientServiceImpl::GetRunStatus(grpc::ServerContext* context, const v1::RunStatusRequest* request,
                                              v1::RunStatusResponse* response) {
-  return Serve(*tokens_, *context, "GetRunStatus", response, [&] { return Status(request->run()); });
+  return rpc::Serve(*tokens_, *context, {rpc::Role::kClient, rpc::Role::kAdmin}, "GetRunStatus", response,
+                    [&] { return Status(request->run()); });
 }
 
 grpc::Status ClientServiceImpl::ExportRun(grpc::ServerContext* context, const v1::ExportRunRequest* request,
                                           v1::ExportRunResponse* response) {
-  return Serve(*tokens_, *context, "ExportRun", response, [&]() -> absl::StatusOr<v1::ExportRunResponse> {
+  return rpc::Serve(*tokens_, *context, {rpc::Role::kClient, rpc::Role::kAdmin}, "ExportRun", response,
+                    [&]() -> absl::StatusOr<v1::ExportRunResponse> {
     absl::StatusOr<std::string> dir = RunDir(options_.runs_dir, request->run());
     if (!dir.ok()) return dir.status();
     auto found = queue_->Find(request->run());

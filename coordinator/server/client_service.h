@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "coordinator/server/evaluation_work.h"
+#include "coordinator/server/model_work.h"
 #include "coordinator/server/run_queue.h"
 #include "rpc/role_tokens.h"
 #include "services.grpc.pb.h"
@@ -20,6 +21,7 @@ namespace sparseditto {
 struct ClientServiceOptions {
   std::string runs_dir;              // the runs' folders: <runs_dir>/<run>/store
   EvaluationWork* work = nullptr;    // for the live workers in a status; null: none listed
+  ModelWork* models = nullptr;       // for the live mutator services in a status; null: none listed
   // How long a WatchRun waits for the next event before it looks whether its caller has gone: 1 s.
   absl::Duration watch_poll = absl::Seconds(1);
 };

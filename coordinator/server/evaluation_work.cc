@@ -6,30 +6,10 @@
 
 #include "absl/strings/ascii.h"
 #include "coordinator/search/evaluation_job.h"
+#include "coordinator/server/session_ids.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
-namespace {
-
-constexpr size_t kSessionIdLength = 32;  // hex digits: 128 bits from the OS's entropy
-
-bool WellFormedSessionId(const std::string& id) {
-  return id.size() == kSessionIdLength && std::all_of(id.begin(), id.end(), [](char c) { return absl::ascii_isxdigit(c); });
-}
-
-int64_t Milliseconds(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
-
-v1::ReportOutcome ToProto(jobs::ReportOutcome outcome) {
-  switch (outcome) {
-    case jobs::ReportOutcome::kAccepted: return v1::REPORT_OUTCOME_ACCEPTED;
-    case jobs::ReportOutcome::kDuplicate: return v1::REPORT_OUTCOME_DUPLICATE;
-    case jobs::ReportOutcome::kStale: return v1::REPORT_OUTCOME_STALE;
-    case jobs::ReportOutcome::kNotHeld: return v1::REPORT_OUTCOME_NOT_HELD;
-  }
-  return v1::REPORT_OUTCOME_UNSPECIFIED;
-}
-
-}  // namespace
 
 EvaluationWork::EvaluationWork(EvaluationWorkOptions options, const jobs::MonotonicClock* clock)
     : options_(std::move(options)),
@@ -49,13 +29,7 @@ void EvaluationWork::Close() {
 }
 
 std::string EvaluationWork::NewSessionIdLocked() {
-  std::random_device entropy;  // /dev/urandom on Linux: a session id is a secret of its worker
-  std::string id;
-  do {
-    id.clear();
-    while (id.size() < kSessionIdLength) id += fmt::format("{:08x}", entropy());
-  } while (sessions_.contains(id));
-  return id;
+  return NewSessionId([this](const std::string& id) ABSL_NO_THREAD_SAFETY_ANALYSIS { return sessions_.contains(id); });
 }
 
 absl::StatusOr<v1::RegisterWorkerResponse> EvaluationWork::Register(const v1::RegisterWorkerRequest& request) {
@@ -220,7 +194,7 @@ absl::StatusOr<v1::ReportEvaluationResponse> EvaluationWork::Report(const v1::Re
     if (!written.ok()) return absl::UnavailableError(std::string(written.message()));
   }
   v1::ReportEvaluationResponse response;
-  response.set_outcome(ToProto(outcome));
+  response.set_outcome(ReportOutcomeProto(outcome));
   return response;
 }
 

@@ -20,6 +20,7 @@ namespace sparseditto::cluster_test {
 
 inline constexpr char kEvaluatorToken[] = "evaluator-token-0123456789";
 inline constexpr char kClientToken[] = "client-token-0123456789abcdef";
+inline constexpr char kMutatorToken[] = "mutator-token-0123456789abcdef";
 
 // The coordinator's server: WorkerService over an EvaluationWork, on a port the OS picks.
 struct CoordinatorServer {
