@@ -17,8 +17,8 @@
 // Evaluation times are lognormal (--median_ms, --sigma): the offered load is about
 // N / (median * exp(sigma^2 / 2)) results a second, 1,800/s for 2048 workers at the defaults (1 s, 0.5).
 //
-// Not measured yet: "every result durable before it is acknowledged". EvaluationWork has no journal
-// yet; when it has one, its options go into ServeOptions' EvaluationWorkOptions here.
+// --journal_dir=DIR: "every result durable before it is acknowledged": the coordinator journals every
+// job, grant and result (job_journal.h) as `sparseditto coordinator` does; without it, in memory.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -57,6 +57,13 @@ double Flag(const Flags& flags, const std::string& name, double fallback) {
   return value;
 }
 
+// --journal_dir=DIR: each coordinator journals its jobs in DIR/<its pid> (the production path: a job,
+// a grant and a result each a synced RocksDB write); absent: in memory.
+std::string JournalDir(const Flags& flags) {
+  auto it = flags.find("journal_dir");
+  return it == flags.end() ? "" : it->second;
+}
+
 void Sleep(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
 
 // ---- The child: a LoadCoordinator driven by one-line commands on stdin, answering on stdout.
@@ -65,6 +72,9 @@ int Serve(const Flags& flags) {
   options.work.lease = absl::Milliseconds(Flag(flags, "lease_ms", 60000));
   options.work.heartbeat_interval = absl::Milliseconds(Flag(flags, "heartbeat_ms", 10000));
   options.outstanding = static_cast<int>(Flag(flags, "outstanding", 128));
+  if (auto dir = flags.find("journal_dir"); dir != flags.end()) {
+    options.journal_dir = fmt::format("{}/{}", dir->second, getpid());  // a fresh journal per coordinator
+  }
   LoadCoordinator coordinator(options);
   if (!coordinator.ok()) return 1;
   std::cout << "address " << coordinator.address() << std::endl;
@@ -91,7 +101,8 @@ int Serve(const Flags& flags) {
 // ---- The parent's handle on a child coordinator.
 class ChildCoordinator {
  public:
-  ChildCoordinator(const std::string& self, int lease_ms, int heartbeat_ms, int outstanding) {
+  ChildCoordinator(const std::string& self, int lease_ms, int heartbeat_ms, int outstanding,
+                   const std::string& journal_dir) {
     int to_child[2], from_child[2];
     if (pipe(to_child) != 0 || pipe(from_child) != 0) std::exit(3);
     posix_spawn_file_actions_t actions;
@@ -103,6 +114,7 @@ class ChildCoordinator {
     std::vector<std::string> args = {self, "--serve", fmt::format("--lease_ms={}", lease_ms),
                                      fmt::format("--heartbeat_ms={}", heartbeat_ms),
                                      fmt::format("--outstanding={}", outstanding)};
+    if (!journal_dir.empty()) args.push_back(fmt::format("--journal_dir={}", journal_dir));
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -180,7 +192,7 @@ Row RunOne(const Flags& flags, const std::string& self, int n) {
   Row row;
   row.n = n;
   {  // 1 and 2: steady load, then idle long polls
-    ChildCoordinator child(self, 60000, 10000, 2 * n);
+    ChildCoordinator child(self, 60000, 10000, 2 * n, JournalDir(flags));
     SimulatedEvaluators sims(SimOptions(flags, child, n));
     // The queue filled before the workers start (--cold_start: after), so that N first pulls do not all
     // wait on an empty queue at once.
@@ -228,7 +240,7 @@ Row RunOne(const Flags& flags, const std::string& self, int n) {
   }
   if (const double fraction = Flag(flags, "kill_fraction", 0.05); fraction > 0) {  // 3: kill
     const int lease_ms = static_cast<int>(Flag(flags, "kill_lease_ms", 2000));
-    ChildCoordinator child(self, lease_ms, lease_ms / 4, 2 * n);
+    ChildCoordinator child(self, lease_ms, lease_ms / 4, 2 * n, JournalDir(flags));
     SimulatedEvaluators sims(SimOptions(flags, child, n));
     child.Command("feed");
     for (int i = 0; i < 100 && child.Command("stats").queue.pending < 2 * n; ++i) Sleep(0.05);

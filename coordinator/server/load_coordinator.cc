@@ -30,10 +30,21 @@ v1::EvaluationJob LoadJob(int64_t n) {
   return MakeEvaluationJob(task, candidate, static_cast<uint64_t>(n), EvaluationKind::kFull);
 }
 
+// The work in memory, or restored from (and so written to) a journal in options.journal_dir.
+std::unique_ptr<EvaluationWork> MakeWork(const LoadCoordinatorOptions& options, std::unique_ptr<JobJournal>* journal) {
+  if (options.journal_dir.empty()) return std::make_unique<EvaluationWork>(options.work);
+  auto opened = JobJournal::Open(options.journal_dir);
+  if (!opened.ok()) return nullptr;
+  *journal = *std::move(opened);
+  auto work = EvaluationWork::Restore(options.work, journal->get());
+  return work.ok() ? *std::move(work) : nullptr;
+}
+
 }  // namespace
 
 LoadCoordinator::LoadCoordinator(LoadCoordinatorOptions options)
-    : options_(std::move(options)), work_(options_.work), service_(&work_, &tokens_) {
+    : options_(std::move(options)), work_(MakeWork(options_, &journal_)), service_(work_.get(), &tokens_) {
+  if (work_ == nullptr) return;
   tokens_.Add(rpc::Role::kEvaluator, kLoadEvaluatorToken);
   rpc::EnableHealthService();
   grpc::ServerBuilder builder;
@@ -52,7 +63,8 @@ LoadCoordinator::~LoadCoordinator() {
     absl::MutexLock lock(&mutex_);
     stopping_ = true;
   }
-  work_.Close();  // Awaits of unfinished jobs end; pulls answer draining
+  if (work_ == nullptr) return;
+  work_->Close();  // Awaits of unfinished jobs end; pulls answer draining
   submitter_.join();
   for (std::thread& t : awaiters_) t.join();
   if (server_ != nullptr) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
@@ -77,7 +89,7 @@ void LoadCoordinator::SubmitLoop() {
     const absl::Time now = absl::Now();
     // The bound is on jobs not yet ended (pending or leased), not on jobs not yet awaited: the
     // awaiters take the oldest first, and a slow job would otherwise hold back the feed behind it.
-    const jobs::JobQueueStats queue = work_.QueueStats();
+    const jobs::JobQueueStats queue = work_->QueueStats();
     const bool room = queue.pending + queue.leased < options_.outstanding;
     const int64_t threads = now >= next_sample ? ProcStatusField("Threads") : -1;
     bool submit = false;
@@ -104,7 +116,7 @@ void LoadCoordinator::SubmitLoop() {
       }
       ++outstanding_;
     }
-    absl::StatusOr<v1::EvaluationJob> queued = work_.Submit(LoadJob(n++));
+    absl::StatusOr<v1::EvaluationJob> queued = work_->Submit(LoadJob(n++));
     absl::MutexLock lock(&mutex_);
     if (!queued.ok()) {  // closed: the end
       --outstanding_;
@@ -126,7 +138,7 @@ void LoadCoordinator::AwaitLoop() {
       job = std::move(to_await_.front());
       to_await_.pop_front();
     }
-    const v1::EvalResult result = work_.Await(job);
+    const v1::EvalResult result = work_->Await(job);
     const bool is_result =
         result.failure() == v1::FAILURE_CATEGORY_NONE && result.candidate_id() == job.candidate().id();
     absl::MutexLock lock(&mutex_);
@@ -144,7 +156,7 @@ bool LoadCoordinator::WaitAllAwaited(absl::Duration timeout) {
 
 LoadCoordinatorStats LoadCoordinator::Stats() {
   LoadCoordinatorStats s;
-  s.queue = work_.QueueStats();
+  s.queue = work_->QueueStats();
   s.cpu_seconds = ProcessCpuSeconds();
   s.rss_kib = ProcStatusField("VmRSS");
   s.peak_rss_kib = ProcStatusField("VmHWM");

@@ -24,6 +24,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "coordinator/server/evaluation_work.h"
+#include "coordinator/server/job_journal.h"
 #include "coordinator/server/worker_service.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/role_tokens.h"
@@ -37,6 +38,9 @@ struct LoadCoordinatorOptions {
   int outstanding = 128;   // jobs submitted and not yet ended (pending or leased), at most
   int awaiters = 4;        // threads awaiting results, each the oldest job not yet awaited
   bool track_jobs = false; // count how often each job id ended (for the test; a map entry per job)
+  // Set: every job, grant and accepted result is journaled there (RocksDB, synced writes: job_journal.h)
+  // before it is pulled, sent or acknowledged, as `sparseditto coordinator` does. Empty: in memory.
+  std::string journal_dir;
 };
 
 // What the coordinator's process did; cpu_seconds and the memory are the whole process's.
@@ -64,7 +68,7 @@ class LoadCoordinator {
   LoadCoordinator& operator=(const LoadCoordinator&) = delete;
 
   const std::string& address() const { return address_; }  // "127.0.0.1:<port>"
-  bool ok() const { return server_ != nullptr; }
+  bool ok() const { return work_ != nullptr && server_ != nullptr; }
 
   void SetFeed(Feed feed, double trickle_per_second = 0);
   // Restarts min_pending's sampling.
@@ -80,7 +84,8 @@ class LoadCoordinator {
   void AwaitLoop();
 
   const LoadCoordinatorOptions options_;
-  EvaluationWork work_;
+  std::unique_ptr<JobJournal> journal_;  // null: in memory
+  std::unique_ptr<EvaluationWork> work_;  // null: the journal did not open
   rpc::RoleTokens tokens_;
   WorkerServiceImpl service_;
   std::unique_ptr<grpc::Server> server_;
