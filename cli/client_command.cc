@@ -128,12 +128,9 @@ int Watch(const Client& client, const ClientOptions& o, const std::string& run) 
     if (code == grpc::StatusCode::OK) {
       // The stream ended with the run, but this watcher missed its last event (it was dropped from the
       // coordinator's bounded history): ask for the state.
-      auto state = client.Call<v1::RunStatusRequest, v1::RunStatusResponse>(&v1::ClientService::Stub::GetRunStatus,
-                                                                             [&] {
-                                                                               v1::RunStatusRequest r;
-                                                                               r.set_run(run);
-                                                                               return r;
-                                                                             }());
+      v1::RunStatusRequest asked;
+      asked.set_run(run);
+      auto state = client.Call<v1::RunStatusRequest, v1::RunStatusResponse>(&v1::ClientService::Stub::GetRunStatus, asked);
       if (!state.ok()) return Fail("watch", state.status());
       std::cout << fmt::format("run {} {}\n", run, StateWord(state->state()));
       return state->state() == v1::RUN_STATE_DONE ? kExitSuccess : kExitFailure;
@@ -164,7 +161,8 @@ int Submit(const ClientOptions& o) {
   if (!queued.ok()) return Fail("submit", queued.status());
   std::cout << fmt::format("run {} queued ({} run(s) ahead of it); watch it: sparseditto client watch {} "
                            "--coordinator {}\n",
-                           queued->run(), queued->runs_ahead(), queued->run(), o.coordinator);
+                           queued->run(), queued->runs_ahead(), queued->run(), o.coordinator)
+            << std::flush;  // before a --watch that may print nothing for a while
   return o.watch_after_submit ? Watch(*client, o, queued->run()) : kExitSuccess;
 }
 

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -24,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/search_common.h"
+#include "common/durable_file.h"
 #include "coordinator/server/client_service.h"
 #include "coordinator/server/evaluation_work.h"
 #include "coordinator/server/job_journal.h"
@@ -79,12 +79,11 @@ std::string ServedAddress(const std::string& listen, int port) {
   return fmt::format("{}:{}", host, port);
 }
 
+// Readable by the evaluators of a Slurm array (other jobs of the same user), written whole.
 absl::Status WriteAddressFile(const std::string& path, const std::string& address) {
-  const std::string temporary = path + ".tmp";
-  std::ofstream(temporary) << address << "\n";
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) return absl::InternalError(fmt::format("--address-file {}: {}", path, error.message()));
+  if (absl::Status s = WriteFileDurably(path, address + "\n", 0644); !s.ok()) {
+    return absl::UnavailableError(fmt::format("--address-file {}: {}", path, s.message()));
+  }
   return absl::OkStatus();
 }
 

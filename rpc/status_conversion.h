@@ -17,4 +17,10 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // Same code and message (an OK status has no message). A code outside 0..16 becomes UNKNOWN.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
+// A coordinator's answer that retrying will not change (a bad or wrong-role token, a request it calls
+// invalid): a worker stops instead of backing off.
+inline bool IsPermanentRefusal(const absl::Status& s) {
+  return absl::IsUnauthenticated(s) || absl::IsPermissionDenied(s) || absl::IsInvalidArgument(s);
+}
+
 }  // namespace sparseditto::rpc

@@ -150,14 +150,7 @@ absl::StatusOr<v1::HeartbeatResponse> ModelWork::Heartbeat(const v1::HeartbeatRe
     absl::MutexLock lock(&mutex_);
     if (absl::StatusOr<Session*> session = TouchLocked(request.session_id()); !session.ok()) return session.status();
   }
-  const std::set<std::string> holding(request.holding_job_ids().begin(), request.holding_job_ids().end());
-  const jobs::HeartbeatReply reply = queue_->Heartbeat(request.session_id(), &holding);
-  v1::HeartbeatResponse response;
-  for (const std::string& id : reply.cancelled_job_ids) response.add_stop_job_ids(id);
-  for (const std::string& id : reply.revoked_job_ids) response.add_stop_job_ids(id);
-  response.set_draining(reply.closing);
-  response.set_lease_ms(Milliseconds(options_.lease));
-  return response;
+  return RenewHeldLeases(*queue_, request, options_.lease);
 }
 
 absl::StatusOr<v1::ReportChatResponse> ModelWork::Report(const v1::ReportChatRequest& request) {

@@ -137,30 +137,25 @@ absl::StatusOr<v1::SubmitRunResponse> RunQueue::Submit(const v1::SubmitRunReques
   return response;
 }
 
+RunQueue::Entry* RunQueue::FirstQueuedLocked() {
+  Entry* first = nullptr;
+  for (auto& [name, entry] : runs_) {
+    if (entry.record.state() == v1::RUN_STATE_QUEUED &&
+        (first == nullptr || entry.record.sequence() < first->record.sequence())) {
+      first = &entry;
+    }
+  }
+  return first;
+}
+
+bool RunQueue::ClosedOrQueuedLocked() { return closed_ || FirstQueuedLocked() != nullptr; }
+
 std::optional<v1::QueuedRun> RunQueue::Next(bool wait) {
   absl::MutexLock lock(&mutex_);
-  auto first_queued = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) -> Entry* {
-    Entry* first = nullptr;
-    for (auto& [name, entry] : runs_) {
-      if (entry.record.state() == v1::RUN_STATE_QUEUED &&
-          (first == nullptr || entry.record.sequence() < first->record.sequence())) {
-        first = &entry;
-      }
-    }
-    return first;
-  };
-  if (!wait && first_queued() == nullptr) return std::nullopt;
-  mutex_.Await(absl::Condition(
-      +[](RunQueue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        if (q->closed_) return true;
-        for (const auto& [name, entry] : q->runs_) {
-          if (entry.record.state() == v1::RUN_STATE_QUEUED) return true;
-        }
-        return false;
-      },
-      this));
+  if (!wait && FirstQueuedLocked() == nullptr) return std::nullopt;
+  mutex_.Await(absl::Condition(this, &RunQueue::ClosedOrQueuedLocked));
   if (closed_) return std::nullopt;
-  Entry* entry = first_queued();
+  Entry* entry = FirstQueuedLocked();
   // Running in memory only: on disk it stays queued until it ends, which is what a restart does with a
   // running run anyway.
   entry->record.set_state(v1::RUN_STATE_RUNNING);

@@ -103,6 +103,8 @@ class RunQueue {
   absl::Status WriteLocked(const v1::QueuedRun& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void PublishLocked(Entry& entry, v1::RunEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   int RunsAheadLocked(const v1::QueuedRun& record) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  Entry* FirstQueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);  // the oldest queued; null: none
+  bool ClosedOrQueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);  // Next's wait condition
 
   const RunQueueOptions options_;
   absl::Mutex mutex_;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -35,6 +36,20 @@ inline std::string NewSessionId(const std::function<bool(const std::string&)>& t
 }
 
 inline int64_t Milliseconds(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+// A session's heartbeat answered from its queue: the leases of the jobs it names renewed, the jobs to
+// stop, whether to drain, and the lease length. `Queue` is a jobs::JobQueue of any job type.
+template <typename Queue>
+v1::HeartbeatResponse RenewHeldLeases(Queue& queue, const v1::HeartbeatRequest& request, absl::Duration lease) {
+  const std::set<std::string> holding(request.holding_job_ids().begin(), request.holding_job_ids().end());
+  const jobs::HeartbeatReply reply = queue.Heartbeat(request.session_id(), &holding);
+  v1::HeartbeatResponse response;
+  for (const std::string& id : reply.cancelled_job_ids) response.add_stop_job_ids(id);
+  for (const std::string& id : reply.revoked_job_ids) response.add_stop_job_ids(id);
+  response.set_draining(reply.closing);
+  response.set_lease_ms(Milliseconds(lease));
+  return response;
+}
 
 inline v1::ReportOutcome ReportOutcomeProto(jobs::ReportOutcome outcome) {
   switch (outcome) {

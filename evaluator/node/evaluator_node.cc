@@ -7,15 +7,12 @@
 #include "common/deterministic_bytes.h"
 #include "coordinator/search/evaluation_job.h"
 #include "fmt/format.h"
+#include "rpc/status_conversion.h"
 
 namespace sparseditto {
 namespace {
 
 // Calls the coordinator refuses for good: retrying them cannot help.
-bool Permanent(const absl::Status& s) {
-  return absl::IsUnauthenticated(s) || absl::IsPermissionDenied(s) || absl::IsInvalidArgument(s);
-}
-
 // Tries of the final flush when draining, a fixed wait apart: a coordinator that is gone for good must
 // not keep a draining worker (a Kubernetes pod in its grace period) for ever.
 constexpr int kDrainFlushTries = 5;
@@ -94,7 +91,7 @@ absl::Status EvaluatorNode::RegisterLoop() {
       RequestDrain();
       return absl::OkStatus();
     }
-    if (Permanent(reply.status())) return reply.status();
+    if (rpc::IsPermanentRefusal(reply.status())) return reply.status();
     {
       absl::MutexLock lock(&mutex_);
       ++counts_.unreachable;
@@ -252,7 +249,7 @@ absl::Status EvaluatorNode::Run() {
         session_lost_ = true;
         continue;
       }
-      if (Permanent(reply.status())) {
+      if (rpc::IsPermanentRefusal(reply.status())) {
         ended = reply.status();
         break;
       }

@@ -14,10 +14,6 @@
 namespace sparseditto::llm {
 namespace {
 
-bool Permanent(const absl::Status& s) {
-  return absl::IsUnauthenticated(s) || absl::IsPermissionDenied(s) || absl::IsInvalidArgument(s);
-}
-
 constexpr int kReportTries = 5;
 
 }  // namespace
@@ -80,7 +76,7 @@ absl::Status MutatorNode::Register() {
       Drain();
       return absl::OkStatus();
     }
-    if (Permanent(status)) return status;
+    if (rpc::IsPermanentRefusal(status)) return status;
     if (options_.on_event) options_.on_event(fmt::format("coordinator unreachable: {}", status.message()));
     Backoff(&failures);
   }
@@ -108,7 +104,7 @@ void MutatorNode::Report(const v1::ChatGrant& grant, const ChatResult& result) {
       session_lost_ = true;
       break;
     }
-    if (Permanent(status)) break;
+    if (rpc::IsPermanentRefusal(status)) break;
     Backoff(&failures);
   }
   absl::MutexLock lock(&mutex_);
@@ -157,7 +153,7 @@ void MutatorNode::Work() {
         session_lost_ = true;
         continue;
       }
-      if (Permanent(status)) {
+      if (rpc::IsPermanentRefusal(status)) {
         {
           absl::MutexLock lock(&mutex_);
           refused_ = status;
