@@ -38,6 +38,12 @@ void BudgetTracker::RecordEvaluation(bool improved_best) {
   spent_.set_evaluations_since_improvement(improved_best ? 0 : spent_.evaluations_since_improvement() + 1);
 }
 
+void BudgetTracker::RefuseOverBudget(StopReason limit, const std::string& why) {
+  if (limit != StopReason::kTokens && limit != StopReason::kMoney) return;
+  spent_.set_over_budget(std::string(StopReasonName(limit)));
+  spent_.set_over_budget_why(why);
+}
+
 void BudgetTracker::RecordNewCandidate() { spent_.set_wasted_in_a_row(0); }
 
 void BudgetTracker::RecordWasted(bool duplicate) {
@@ -51,7 +57,9 @@ StopReason BudgetTracker::Check() const {
     return StopReason::kWallTime;
   }
   if (limits_.max_tokens() > 0 && spent_.tokens() >= limits_.max_tokens()) return StopReason::kTokens;
+  if (spent_.over_budget() == StopReasonName(StopReason::kTokens)) return StopReason::kTokens;
   if (limits_.max_money_usd() > 0 && spent_.money_usd() >= limits_.max_money_usd()) return StopReason::kMoney;
+  if (spent_.over_budget() == StopReasonName(StopReason::kMoney)) return StopReason::kMoney;
   if (limits_.stagnation_evaluations() > 0 &&
       spent_.evaluations_since_improvement() >= limits_.stagnation_evaluations()) {
     return StopReason::kStagnation;
@@ -70,8 +78,15 @@ std::string BudgetTracker::Explain(StopReason reason) const {
       return fmt::format("max_wall_seconds {} reached ({:.1f} s spent)", limits_.max_wall_seconds(),
                          spent_.wall_seconds());
     case StopReason::kTokens:
+      if (spent_.tokens() < limits_.max_tokens() && !spent_.over_budget_why().empty()) {
+        return fmt::format("max_tokens {}: {} ({} spent)", limits_.max_tokens(), spent_.over_budget_why(), spent_.tokens());
+      }
       return fmt::format("max_tokens {} reached ({} spent)", limits_.max_tokens(), spent_.tokens());
     case StopReason::kMoney:
+      if (spent_.money_usd() < limits_.max_money_usd() && !spent_.over_budget_why().empty()) {
+        return fmt::format("max_money_usd {}: {} ({:.2f} spent)", limits_.max_money_usd(), spent_.over_budget_why(),
+                           spent_.money_usd());
+      }
       return fmt::format("max_money_usd {} reached ({:.2f} spent)", limits_.max_money_usd(), spent_.money_usd());
     case StopReason::kStagnation:
       return fmt::format("no improvement of the best in {} evaluations (stagnation_evaluations)",

@@ -39,6 +39,10 @@ class BudgetTracker {
   void RecordNewCandidate();          // a proposal that was not a duplicate
   void RecordWasted(bool duplicate);  // a duplicate, or a mutation that produced nothing
   void SetSpaceExhausted() { spent_.set_space_exhausted(true); }
+  // A mutation's next request was not made: its worst case would overrun `limit` (kTokens or kMoney;
+  // other reasons are ignored). From then on Check() reports that limit, as if it were reached, and
+  // Explain says so with `why`. Kept in Spent, so a resumed search stops there too.
+  void RefuseOverBudget(StopReason limit, const std::string& why);
 
   // The first limit reached, in the order of StopReason (evaluations first).
   StopReason Check() const;

@@ -47,6 +47,39 @@ TEST(BudgetTrackerTest, StopsAtTheFirstLimitReached) {
   }
 }
 
+// A request refused because its worst case would overrun a limit stops the search at that limit, with
+// the refusal's reason, before anything was overrun; and it survives a save and load.
+TEST(BudgetTrackerTest, ARefusedReservationStopsAtItsLimit) {
+  struct Case {
+    const char* name;
+    int64_t max_tokens;
+    double max_money;
+    StopReason refused;  // given to RefuseOverBudget
+    StopReason want;
+    const char* explained;
+  };
+  const Case cases[] = {
+      {"tokens", 1000, 0, StopReason::kTokens, StopReason::kTokens, "max_tokens 1000: worst case too big (10 spent)"},
+      {"money", 0, 2.5, StopReason::kMoney, StopReason::kMoney, "max_money_usd 2.5: worst case too big (0.01 spent)"},
+      {"not a budget limit", 1000, 0, StopReason::kStagnation, StopReason::kNone, ""},
+  };
+  for (const Case& c : cases) {
+    v1::Budget limits;
+    limits.set_max_evaluations(10);
+    limits.set_max_tokens(c.max_tokens);
+    limits.set_max_money_usd(c.max_money);
+    BudgetTracker tracker(limits, 0);
+    tracker.AddCost({.tokens = 10, .money_usd = 0.01});
+    ASSERT_EQ(tracker.Check(), StopReason::kNone) << c.name;
+    tracker.RefuseOverBudget(c.refused, "worst case too big");
+    EXPECT_EQ(tracker.Check(), c.want) << c.name;
+    EXPECT_EQ(tracker.Explain(tracker.Check()), c.explained) << c.name;
+    BudgetTracker resumed(limits, 0);
+    resumed.Load(tracker.spent());
+    EXPECT_EQ(resumed.Check(), c.want) << c.name;
+  }
+}
+
 TEST(BudgetTrackerTest, WastedRunsResetOnANewCandidate) {
   BudgetTracker tracker(v1::Budget(), 3);
   tracker.RecordWasted(true);

@@ -140,6 +140,8 @@ class Coordinator {
                                              const Cost& cost);
   // Costs outside evaluations (tokens of an LLM proposal that came to nothing).
   void AddCost(const Cost& cost) { budget_.AddCost(cost); }
+  // BudgetTracker::RefuseOverBudget: the search stops at `limit` (kTokens / kMoney).
+  void RefuseOverBudget(StopReason limit, const std::string& why) { budget_.RefuseOverBudget(limit, why); }
 
   StopReason CheckStop() const { return budget_.Check(); }
   std::string ExplainStop() const { return budget_.Explain(budget_.Check()); }

@@ -21,11 +21,40 @@ std::string_view MutationOutcomeName(MutationOutcome outcome) {
     case MutationOutcome::kNoUsableCode: return "no_usable_code";
     case MutationOutcome::kBadChild: return "bad_child";
     case MutationOutcome::kInvalidRequest: return "invalid_request";
+    case MutationOutcome::kOverBudget: return "over_budget";
   }
   return "unknown";
 }
 
 namespace {
+
+// Tokens a chat template may add around the messages (role markers, separators), beyond the prompt's
+// bytes; generous, so the reservation stays an upper bound.
+constexpr int64_t kChatFramingTokens = 64;
+
+// Why the next request of `model` with `prompt` may not be sent under the request's limits, or "" when
+// its worst case fits. A byte-level tokenizer never makes more tokens than bytes, so the prompt's bytes
+// bound its tokens.
+std::string OverBudget(const ModelOptions& model, const ChatRequest& prompt, const MutationRequest& request,
+                       MutationResult* spent) {
+  const int64_t prompt_tokens = static_cast<int64_t>(prompt.system.size() + prompt.user.size()) + kChatFramingTokens;
+  const int64_t worst_tokens = prompt_tokens + model.max_tokens;
+  const double worst_usd = CostUsd(model, prompt_tokens, model.max_tokens);
+  const int64_t tokens_spent = spent->prompt_tokens + spent->completion_tokens;
+  if (request.tokens_left && worst_tokens > *request.tokens_left - tokens_spent) {
+    spent->over_limit = "tokens";
+    return fmt::format("the request to {} was not sent: its worst case, {} tokens ({} of prompt, at most {} of "
+                       "answer), exceeds the {} tokens left in the task's budget",
+                       model.name, worst_tokens, prompt_tokens, model.max_tokens, *request.tokens_left - tokens_spent);
+  }
+  if (request.usd_left && worst_usd > *request.usd_left - spent->cost_usd) {
+    spent->over_limit = "money";
+    return fmt::format("the request to {} was not sent: its worst case, ${:.4f}, exceeds the ${:.4f} left in the "
+                       "task's budget",
+                       model.name, worst_usd, *request.usd_left - spent->cost_usd);
+  }
+  return "";
+}
 
 struct SlotWait {
   const int* in_flight;
@@ -132,6 +161,12 @@ ChatResult LlmMutator::Ask(const Model& model, const MutationRequest& request, M
     last_prompt = markdown;
     result->prompt = std::move(markdown);
     result->shrink_level = level;
+    result->cost_usd = CostUsd(model.options, result->prompt_tokens, result->completion_tokens);
+    if (std::string why = OverBudget(model.options, *prompt, request, result); !why.empty()) {
+      result->outcome = MutationOutcome::kOverBudget;
+      result->message = std::move(why);
+      return chat;
+    }
     chat = CallWithRetries(*model.client, *prompt, retry, rng, options_.sleep);
     result->attempts += chat.attempts;
     result->prompt_tokens += chat.prompt_tokens;
@@ -214,6 +249,7 @@ MutationResult LlmMutator::Mutate(const MutationRequest& request) {
     result.message = chat.message;
     return result;
   }
+  if (result.outcome == MutationOutcome::kOverBudget) return result;
   if (chat.outcome == ChatOutcome::kAuthFailed) {
     result.outcome = MutationOutcome::kModelDisabled;
     result.message = fmt::format("model {} disabled: {}", model.options.name, chat.message);

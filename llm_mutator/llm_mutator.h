@@ -10,6 +10,7 @@
 //                             then kModelFailed (chat_outcome kRateLimited / kOverloaded).
 //   400 "context too long"    the prompt is shrunk (inspirations dropped, then the parent's logs trimmed,
 //                             then dropped) and asked again; kModelFailed when even level 3 is too long.
+//   a request whose worst case does not fit MutationRequest.tokens_left / usd_left: not sent, kOverBudget.
 //   401 / 403 / unset key     the model is disabled for the life of this object (kModelDisabled with the
 //                             server's reason, redacted); later requests for it return kModelDisabled at
 //                             once and the chooser skips it.

@@ -258,6 +258,50 @@ TEST_F(LlmMutatorTest, ContextTooLongShrinksThePromptAndChargesEveryAttempt) {
   EXPECT_THAT(r.prompt, Not(HasSubstr("INSPIRATION KERNEL")));
 }
 
+// Each request is reserved before it is sent: its worst case (the prompt's bytes + max_tokens of
+// answer, at the model's prices) must fit what the task's budget has left, or nothing is sent.
+TEST_F(LlmMutatorTest, ARequestWhoseWorstCaseDoesNotFitTheBudgetIsNotSent) {
+  struct Case {
+    std::string name;
+    std::optional<int64_t> tokens_left;
+    std::optional<double> usd_left;
+    bool sent;
+    std::string why;  // in the message when not sent
+  };
+  // The prompt of Request() is some 10-20 kB; max_tokens 4096 at $3 / $15 per million.
+  const std::vector<Case> cases = {
+      {"no limits", std::nullopt, std::nullopt, true, ""},
+      {"ample tokens and money", 1'000'000, 10.0, true, ""},
+      {"tokens for the answer but not the prompt too", 4096 + 100, std::nullopt, false, "tokens left"},
+      {"no tokens left", 0, std::nullopt, false, "tokens left"},
+      {"a limit already overrun", -5, std::nullopt, false, "tokens left"},
+      {"money for the prompt but not the whole answer", std::nullopt, 0.06, false, "left in the task's budget"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    if (c.sent) server_->Enqueue(OpenAiAnswer(kGoodDiff));
+    ModelOptions model = Model("gpt", Provider::kOpenAiCompatible);
+    model.max_tokens = 4096;
+    std::unique_ptr<LlmMutator> mutator = Mutator({model});
+    MutationRequest request = Request();
+    request.tokens_left = c.tokens_left;
+    request.usd_left = c.usd_left;
+    const size_t before = server_->requests().size();
+    const MutationResult r = mutator->Mutate(request);
+    EXPECT_EQ(server_->requests().size(), before + (c.sent ? 1 : 0));
+    if (c.sent) {
+      EXPECT_EQ(r.outcome, MutationOutcome::kOk) << r.message;
+      continue;
+    }
+    EXPECT_EQ(r.outcome, MutationOutcome::kOverBudget);
+    EXPECT_THAT(r.message, HasSubstr(c.why));
+    EXPECT_THAT(r.message, HasSubstr("was not sent"));
+    EXPECT_EQ(r.prompt_tokens + r.completion_tokens, 0);
+    EXPECT_EQ(r.cost_usd, 0);
+    EXPECT_EQ(r.model, "gpt");
+  }
+}
+
 TEST_F(LlmMutatorTest, UnauthorizedModelIsDisabledAndTheOtherTakesOver) {
   server_->Enqueue(OpenAiError(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: sk-test-mutator-KEYVALUE-0001."));
   server_->Enqueue(AnthropicAnswer(kGoodDiff));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ struct MutationRequest {
   // Why this mutator's previous child of this parent failed ("SEARCH block 2 not found ..."), fed
   // back to the model; empty: none.
   std::string previous_failure;
+  // What the search may still spend on this mutation (the task's max_tokens / max_money_usd less what
+  // it spent); nullopt: no limit. Each request is reserved before it is sent: its worst case (every
+  // byte of the prompt a token, plus the model's max_tokens of answer, at the model's prices) must fit
+  // what is left after the requests this mutation already made, or it is not sent (kOverBudget).
+  std::optional<int64_t> tokens_left;
+  std::optional<double> usd_left;
 };
 
 enum class MutationOutcome {
@@ -56,6 +63,7 @@ enum class MutationOutcome {
   kNoUsableCode,      // the answer has no well-formed diff / ```cuda block, or the child equals the parent
   kBadChild,          // the child's tunable declarations do not parse
   kInvalidRequest,    // the request itself is wrong (no parent, unknown model, an operator not for LLMs)
+  kOverBudget,        // a request's worst case did not fit MutationRequest.tokens_left / usd_left: not sent
 };
 
 std::string_view MutationOutcomeName(MutationOutcome outcome);
@@ -73,6 +81,7 @@ struct MutationResult {
   int64_t completion_tokens = 0;
   double cost_usd = 0;         // at the model's prices
   int attempts = 0;            // requests sent
+  std::string over_limit;      // kOverBudget: "tokens" or "money", the limit the request did not fit
   int shrink_level = 0;        // 0: full prompt; 1: no inspirations; 2: parent logs trimmed; 3: no logs
   double seconds = 0;
   std::string prompt;          // the last prompt sent, as markdown (system, then user): prompt.md

@@ -132,6 +132,8 @@ absl::StatusOr<Proposal> LlmSearchMutator::Propose(const MutationPlan& plan, con
   request.previous_failure = ParentFailure(plan.parent_id);
   request.gpu = options_.gpu;
   request.matrix_features_json = options_.matrix_features_json;
+  request.tokens_left = context.tokens_left;
+  request.usd_left = context.usd_left;
 
   const llm::MutationResult r = mutator_->Mutate(request);
   Proposal proposal;
@@ -156,6 +158,9 @@ absl::StatusOr<Proposal> LlmSearchMutator::Propose(const MutationPlan& plan, con
     return proposal;
   }
   proposal.why = r.message;
+  if (r.outcome == llm::MutationOutcome::kOverBudget) {
+    proposal.over_budget = r.over_limit == "money" ? StopReason::kMoney : StopReason::kTokens;
+  }
   coordinator::FailedMutation* failed = state_.add_failed();
   failed->set_step(plan.step);
   failed->set_parent_id(plan.parent_id);
@@ -168,7 +173,7 @@ absl::StatusOr<Proposal> LlmSearchMutator::Propose(const MutationPlan& plan, con
   failed->set_tokens(proposal.tokens);
   failed->set_cost_usd(r.cost_usd);
   if (!r.model.empty() && r.outcome != llm::MutationOutcome::kModelDisabled &&
-      r.outcome != llm::MutationOutcome::kInvalidRequest) {
+      r.outcome != llm::MutationOutcome::kInvalidRequest && r.outcome != llm::MutationOutcome::kOverBudget) {
     (void)mutator_->RecordReward(r.model, 0, r.cost_usd);  // the model is known: it answered
   }
   if (IsCodeFailure(r.outcome)) SetParentFailure(plan.parent_id, r.message);

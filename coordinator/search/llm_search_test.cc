@@ -73,17 +73,21 @@ BatchSearchOptions BatchWithLlm(std::vector<double>* sleeps, const std::string& 
 
 // One model, every kind of answer, the real nvcc: a bad diff (its reason is in the next prompt), a 429
 // with Retry-After then a real edit that compiles and is evaluated, a 529 after its retry, a truncated
-// answer; then the token budget ends the run.
+// answer at the model's max_tokens; then the next request's worst case (its prompt and max_tokens of
+// answer) does not fit the token budget left: it is not sent, and the run ends with "tokens" having
+// never overrun max_tokens.
 TEST(LlmSearchTest, SearchThroughTheLocalServerWithRealCompiles) {
   std::unique_ptr<FakeLlmServer> server = FakeLlmServer::Start();
   ASSERT_NE(server, nullptr);
-  const v1::MutatorSpec spec = OpenAiModel("coder", server->url());
+  v1::MutatorSpec spec = OpenAiModel("coder", server->url());
+  constexpr int kMaxAnswerTokens = 60000;
+  spec.set_max_tokens(kMaxAnswerTokens);
   absl::StatusOr<llm::ModelOptions> model = llm::ModelOptionsFromSpec(spec);
   ASSERT_TRUE(model.ok()) << model.status();
   struct Answered {
     int64_t prompt, completion;
   };
-  const std::vector<Answered> answered = {{1000, 100}, {2000, 200}, {1500, 8192}};
+  const std::vector<Answered> answered = {{1000, 100}, {2000, 200}, {1500, kMaxAnswerTokens}};
   int64_t tokens = 0;
   double cost = 0;
   for (const Answered& a : answered) {
@@ -97,7 +101,11 @@ TEST(LlmSearchTest, SearchThroughTheLocalServerWithRealCompiles) {
   server->Enqueue(OpenAiError(529, "server_error", "overloaded", "Overloaded"));
   server->Enqueue(OpenAiAnswer(kBlockDiff, "length", answered[2].prompt, answered[2].completion));
 
-  const v1::Task task = LlmTask({spec}, /*max_evaluations=*/50, /*max_tokens=*/tokens);
+  // Room for the third request (3,300 spent, its prompt under 80,000 bytes, about 41,000 here, and
+  // 60,000 of answer) but not for a fourth after it (64,800 spent).
+  const int64_t max_tokens = answered[0].prompt + answered[0].completion + answered[1].prompt +
+                             answered[1].completion + kMaxAnswerTokens + 64 + 80000;
+  const v1::Task task = LlmTask({spec}, /*max_evaluations=*/50, max_tokens);
   const std::vector<SeedKernel> seeds = LlmSeeds();
   ASSERT_EQ(seeds.size(), 1u);
   absl::StatusOr<std::unique_ptr<NvccCompiler>> nvcc =
@@ -130,7 +138,7 @@ TEST(LlmSearchTest, SearchThroughTheLocalServerWithRealCompiles) {
 
   // The failed mutations, with their reasons; the bad diff's reason went into the next prompt.
   const coordinator::LlmSearchState llm_state = StoredLlmState(**store, "r", task.name());
-  ASSERT_EQ(llm_state.failed_size(), 3);
+  ASSERT_EQ(llm_state.failed_size(), 4);
   EXPECT_EQ(llm_state.failed(0).outcome(), llm::MutationOutcomeName(llm::MutationOutcome::kDiffDidNotApply));
   EXPECT_EQ(llm_state.failed(0).tokens(), answered[0].prompt + answered[0].completion);
   EXPECT_THAT(llm_state.failed(0).message(), HasSubstr("#define UNROLL 16"));
@@ -140,11 +148,16 @@ TEST(LlmSearchTest, SearchThroughTheLocalServerWithRealCompiles) {
   EXPECT_THAT(UserPrompt(requests.at(0)), Not(HasSubstr(llm_state.failed(0).message())));
   EXPECT_THAT(UserPrompt(requests.at(1)), HasSubstr(llm_state.failed(0).message()));
   EXPECT_THAT(UserPrompt(requests.at(2)), HasSubstr(llm_state.failed(0).message()));
+  EXPECT_EQ(llm_state.failed(3).outcome(), llm::MutationOutcomeName(llm::MutationOutcome::kOverBudget));
+  EXPECT_THAT(llm_state.failed(3).message(), HasSubstr("was not sent"));
+  EXPECT_EQ(llm_state.failed(3).tokens(), 0);
   for (const coordinator::FailedMutation& f : llm_state.failed()) EXPECT_EQ(f.model(), "coder");
 
   // Tokens and money charged to the run's budget.
   const coordinator::SearchState search = StoredSearchState(**store, "r", task.name());
   EXPECT_EQ(search.spent().tokens(), tokens);
+  EXPECT_LT(search.spent().tokens(), max_tokens);  // reserved before each request: never overrun
+  EXPECT_EQ(search.spent().over_budget(), "tokens");
   EXPECT_NEAR(search.spent().money_usd(), cost, 1e-12);
 
   // The child: the real edit, compiled by nvcc, evaluated, with its prompt and answer.

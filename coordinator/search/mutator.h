@@ -6,8 +6,10 @@
 // The loop's side of the contract, per plan (Coordinator::PlanMutation):
 //   - the plan goes to the first mutator of the set that Serves() its mutator kind and is Available();
 //     none: to the set's fallback (the built-in mutator, which serves every kind);
-//   - Propose(); the proposal's tokens and cost, with the wall time since the last charge, are charged
-//     to the coordinator's budget; no child: the coordinator records a failed mutation (and is told of
+//   - Propose(), given what the budget has left (MutationContext.tokens_left / usd_left), which a
+//     mutator that spends reserves before it spends; the proposal's tokens and cost, with the wall time
+//     since the last charge, are charged to the coordinator's budget; a proposal refused for the budget
+//     (Proposal.over_budget) ends the search with that limit (Coordinator::RefuseOverBudget); no child: the coordinator records a failed mutation (and is told of
 //     an exhausted tunable space when the proposal reports one); a child: stamped, registered, stored
 //     (with its prompt and response, when it has them) and evaluated;
 //   - RecordEvaluation() on the mutator that Made() a child, after its evaluation and before its commit;
@@ -50,6 +52,11 @@ struct MutationContext {
   KnownSourcePredicate known;
   // A candidate's stored evaluation; NotFound when it has none, the store's error otherwise.
   std::function<absl::StatusOr<v1::EvalResult>(const std::string& id)> evaluation;
+  // What the task's budget has left for a mutation to spend (max_tokens / max_money_usd less what the
+  // search spent); nullopt: no such limit. A mutator that spends reserves its worst case against these
+  // before it spends (llm::MutationRequest.tokens_left), so the budget is never overrun.
+  std::optional<int64_t> tokens_left;
+  std::optional<double> usd_left;
 };
 
 // The tunable space of a plan's parent, all of whose points are known (Coordinator::MarkSpaceExhausted):
@@ -71,6 +78,10 @@ struct Proposal {
   std::string model;    // the model asked; empty when none was
   int64_t tokens = 0;   // prompt and completion tokens of every request the mutation made
   double cost_usd = 0;
+  // kTokens / kMoney: the mutation's next request was not made because its worst case would overrun
+  // that limit of the task's budget (MutationContext.tokens_left / usd_left); the loop stops there, as
+  // at a limit reached. kNone otherwise.
+  StopReason over_budget = StopReason::kNone;
 };
 
 class Mutator {

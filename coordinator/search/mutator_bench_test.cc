@@ -32,7 +32,10 @@ TEST(MutatorBenchTest, TheTableTellsAGoodModelFromABadOne) {
   std::unique_ptr<FakeLlmServer> good_server = FakeLlmServer::Start();
   std::unique_ptr<FakeLlmServer> bad_server = FakeLlmServer::Start();
   ASSERT_TRUE(good_server && bad_server);
-  const int64_t prompt_tokens = 1200, completion_tokens = 300;  // every answer's usage
+  // Every answer's usage, large beside a prompt (about 40 kB here) so that each request's reservation
+  // (its prompt's bytes and the model's 8192 tokens of answer) fits the budget below until the sixth
+  // answer's usage spends it.
+  const int64_t prompt_tokens = 50000, completion_tokens = 50000;
   const int64_t bad_answers = 6;
   good_server->Enqueue(OpenAiAnswer(kUnrollDiff, "stop", prompt_tokens, completion_tokens));
   for (int i = 0; i < 4; ++i) good_server->Enqueue(OpenAiAnswer(kBlockDiff, "stop", prompt_tokens, completion_tokens));
@@ -42,7 +45,8 @@ TEST(MutatorBenchTest, TheTableTellsAGoodModelFromABadOne) {
   const v1::MutatorSpec good = OpenAiModel("good", good_server->url());
   const v1::MutatorSpec bad = OpenAiModel("bad", bad_server->url());
   // The token budget ends the bad model's run after `bad_answers`; the good one's ends at 3 evaluations.
-  const v1::Task task = LlmTask({}, /*max_evaluations=*/50, /*max_tokens=*/bad_answers * (prompt_tokens + completion_tokens));
+  const int64_t max_tokens = (bad_answers - 1) * (prompt_tokens + completion_tokens) + 8192 + 64 + 60000;
+  const v1::Task task = LlmTask({}, /*max_evaluations=*/50, max_tokens);
   const std::vector<SeedKernel> seeds = LlmSeeds();
   ASSERT_EQ(seeds.size(), 1u);
   CountingEvaluator evaluator(Landscape(task, seeds));

@@ -175,10 +175,14 @@ absl::Status TaskLoop::MakeMutators() {
 }
 
 MutationContext TaskLoop::Context() const {
-  return {.task = task_,
-          .candidates = candidates_,
-          .known = [this](const std::string& hash) { return coordinator_->KnowsSource(hash); },
-          .evaluation = [this](const std::string& id) { return records_.Evaluation(id); }};
+  MutationContext context{.task = task_,
+                          .candidates = candidates_,
+                          .known = [this](const std::string& hash) { return coordinator_->KnowsSource(hash); },
+                          .evaluation = [this](const std::string& id) { return records_.Evaluation(id); }};
+  const v1::Budget& limits = task_.budget();
+  if (limits.max_tokens() > 0) context.tokens_left = limits.max_tokens() - coordinator_->spent().tokens();
+  if (limits.max_money_usd() > 0) context.usd_left = limits.max_money_usd() - coordinator_->spent().money_usd();
+  return context;
 }
 
 store::RunState TaskLoop::State(const std::string& in_flight, const std::vector<std::string>& queue) const {

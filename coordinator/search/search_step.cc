@@ -86,6 +86,7 @@ absl::StatusOr<Proposal> TaskLoop::Propose(Mutator& mutator, const MutationPlan&
                          .tokens = proposal->tokens,
                          .money_usd = proposal->cost_usd});
   last_report_ = now;
+  if (proposal->over_budget != StopReason::kNone) coordinator_->RefuseOverBudget(proposal->over_budget, proposal->why);
   if (proposal->exhausted.has_value()) {
     coordinator_->MarkSpaceExhausted(proposal->exhausted->space, proposal->exhausted->members,
                                      [this](v1::MutatorKind kind) { return mutators_->ServedElsewhere(kind); });
