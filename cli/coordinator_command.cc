@@ -13,12 +13,16 @@
 // Model requests of the LLM mutators go to mutator services (`sparseditto mutator --models FILE`,
 // model_work.h), which hold the keys: the coordinator calls no model itself.
 // Not yet (issue 25): several archs in one run; several runs at once.
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -87,8 +91,41 @@ absl::Status WriteAddressFile(const std::string& path, const std::string& addres
   return absl::OkStatus();
 }
 
+// SIGTERM / SIGINT: blocked from the start (so in every thread gRPC and the search start) and taken
+// by one waiter thread. On either the coordinator says NOT_SERVING, ends its watchers' streams
+// ("the coordinator is stopping": `client watch` waits and comes back), and exits 143 / 130 with the
+// run in progress left as it is: everything acknowledged is in the journal and the store, so the same
+// command started again resumes it, as after kill -9. Its evaluators are not told to drain: they
+// reconnect to the coordinator started again and report what they hold.
+sigset_t BlockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+void StopOnSignal(sigset_t signals, grpc::Server* server, RunQueue* runs) {
+  std::thread([signals, server, runs] {
+    int signal_number = 0;
+    if (sigwait(&signals, &signal_number) != 0) return;
+    std::cerr << fmt::format("coordinator: {}: stopping; the run in progress resumes when the coordinator is "
+                             "started again\n",
+                             signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+    (void)rpc::SetServing(*server, false);
+    runs->Close();
+    // A moment for the watchers' streams to end with that word. No server Shutdown: it would wait for
+    // the workers' long polls, and no drain: the workers are to stay for the coordinator's restart.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::cerr << std::flush;
+    std::_Exit(128 + signal_number);  // as kill -9 would, which the journal and the store are made for
+  }).detach();
+}
+
 int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
   auto fail = [](const absl::Status& status) { return FailWith("coordinator", status); };
+  const sigset_t stop_signals = BlockStopSignals();
   // The command line's own run, checked before any port or file is touched.
   std::optional<v1::SubmitRunRequest> own_run;
   if (!o.task_file.empty()) {
@@ -161,6 +198,7 @@ int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
   if (server == nullptr || port == 0) {
     return fail(absl::UnavailableError(fmt::format("--listen {}: cannot listen there (in use, or not an address)", c.listen)));
   }
+  StopOnSignal(stop_signals, server.get(), runs);
   const std::string address = ServedAddress(c.listen, port);
   if (!c.address_file.empty()) {
     if (absl::Status s = WriteAddressFile(c.address_file, address); !s.ok()) return fail(s);

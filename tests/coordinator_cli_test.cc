@@ -4,7 +4,8 @@
 // task file as a run and watches it to its end, reads its status and exports its kernel; the wrong
 // token, a run submitted twice and an unknown run are refused with what was wrong; a submitted task's
 // command mutator is never run by the coordinator. The coordinator is then SIGKILLed and started
-// again: the finished run is still there. A second search asks its model through a mutator service
+// again: the finished run is still there; stopped by SIGTERM mid-run, it exits 143 and the same command
+// resumes the run for its waiting watcher. A second search asks its model through a mutator service
 // (a command model of the service's own models file; the coordinator holds no model).
 #include <signal.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "common/subprocess.h"
 #include "coordinator/server/test_cluster.h"
@@ -56,6 +58,9 @@ class CoordinatorCliTest : public ::testing::Test {
     ::chmod((dir() / "model.sh").c_str(), 0755);
     std::ofstream(dir() / "models.yaml") << "mutators:\n  - {kind: command, name: local, command: [/bin/sh, "
                                          << (dir() / "model.sh").string() << "]}\n";
+    std::ofstream(dir() / "long.yaml") << "name: long\ndtype: fp16\npattern: {family: unstructured, sparsity: 0.9}\n"
+                                          "matrix:\n  generated: {rows: 256, cols: 256}\nn: [16]\narch: [sm_90]\n"
+                                          "budget: {max_evaluations: 120}\nseed: 7\n";
     std::ofstream(dir() / "llm.yaml") << "name: llm\ndtype: fp16\npattern: {family: unstructured, sparsity: 0.9}\n"
                                          "matrix:\n  generated: {rows: 256, cols: 256}\nn: [16]\narch: [sm_90]\n"
                                          "budget: {max_evaluations: 40}\nseed: 9\nmutators:\n"
@@ -64,11 +69,11 @@ class CoordinatorCliTest : public ::testing::Test {
   }
   const fs::path& dir() const { return folder_.path(); }
 
-  // Starts the coordinator; its address once it listens (empty when it did not).
-  std::string StartCoordinator() {
+  // Starts the coordinator on `listen`; its address once it listens (empty when it did not).
+  std::string StartCoordinator(const std::string& listen = "127.0.0.1:0") {
     fs::remove(dir() / "address");
     SpawnOptions spawn;
-    spawn.argv = {SPARSEDITTO_BINARY, "coordinator", "--serve", "--listen", "127.0.0.1:0", "--address-file",
+    spawn.argv = {SPARSEDITTO_BINARY, "coordinator", "--serve", "--listen", listen, "--address-file",
                   (dir() / "address").string(), "--tokens", (dir() / "tokens").string(), "--runs-dir",
                   (dir() / "runs").string(), "--cache", (dir() / "cache").string(), "--finalists", "0",
                   "--confirm-rounds", "0", "--wait-for-evaluators", "60"};
@@ -215,6 +220,65 @@ TEST_F(CoordinatorCliTest, ASearchAsksItsModelThroughAMutatorServiceThatHoldsIt)
   for (const v1::Candidate& c : *candidates) operators += fmt::format("{}:{}/{} ", c.id(), static_cast<int>(c.operator_()), c.model());
   EXPECT_GE(from_model, 1) << "no child of the mutator service's model: " << operators << "\n"
                            << coordinator_->captured_stderr().bytes;
+}
+
+// An IdEvaluator that takes 40 ms an evaluation, so that a run is still going when it is stopped.
+class SlowIdEvaluator : public IdEvaluator {
+ public:
+  v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t seed) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    return IdEvaluator::Evaluate(task, candidate, seed);
+  }
+};
+
+// SIGTERM in the middle of a run: the coordinator exits 143 at once, its watcher hears it is stopping
+// and waits; started again on the same address, it resumes the run, the evaluator node (never told to
+// drain) reports to it, the watcher sees the run done, and no candidate was evaluated twice.
+TEST_F(CoordinatorCliTest, SigtermStopsTheCoordinatorAndTheSameCommandResumesTheRun) {
+  const std::string address = StartCoordinator();
+  ASSERT_FALSE(address.empty());
+  GrpcCoordinatorLink link(rpc::MakeChannel(address, grpc::InsecureChannelCredentials(), {}), {.token = kEvaluatorToken});
+  SlowIdEvaluator evaluator;
+  auto node = std::make_unique<RunningNode>(&link, &evaluator, "slow");
+
+  SpawnOptions spawn;
+  spawn.argv = {SPARSEDITTO_BINARY, "client", "submit", (dir() / "long.yaml").string(), "--run", "long", "--watch",
+                "--coordinator", address, "--token-file", (dir() / "client.token").string()};
+  spawn.inherit_variables = {"PATH", "HOME"};
+  auto watcher = Spawn(spawn);
+  ASSERT_TRUE(watcher.ok()) << watcher.status();
+  const Deadline by = DeadlineAfter(60);
+  while (Clock::now() < by && (*watcher)->captured_stdout().bytes.find("long: 10/") == std::string::npos) {
+    (void)(*watcher)->Pump(DeadlineAfter(0.05));
+    (void)coordinator_->Pump(DeadlineAfter(0));
+  }
+  ASSERT_THAT((*watcher)->captured_stdout().bytes, HasSubstr("long: 10/")) << coordinator_->captured_stderr().bytes;
+
+  ASSERT_EQ(::kill(coordinator_->pid(), SIGTERM), 0);
+  absl::StatusOr<ExitOutcome> stopped = coordinator_->WaitFor(DeadlineAfter(10));
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(stopped->kind, ExitOutcome::Kind::kExited) << stopped->ToString();
+  EXPECT_EQ(stopped->exit_code, 143) << stopped->ToString();
+  EXPECT_THAT(coordinator_->captured_stderr().bytes, HasSubstr("SIGTERM: stopping"));
+
+  const std::string again = StartCoordinator(address);
+  ASSERT_EQ(again, address) << coordinator_->captured_stderr().bytes;
+  absl::StatusOr<ExitOutcome> watched = (*watcher)->WaitFor(DeadlineAfter(120));
+  ASSERT_TRUE(watched.ok()) << watched.status();
+  EXPECT_TRUE(watched->success()) << watched->ToString() << (*watcher)->captured_stdout().bytes
+                                  << (*watcher)->captured_stderr().bytes << coordinator_->captured_stderr().bytes;
+  EXPECT_THAT((*watcher)->captured_stderr().bytes, HasSubstr("the coordinator is stopping"));
+  EXPECT_THAT((*watcher)->captured_stdout().bytes, HasSubstr("run long done"));
+  node->Stop();
+  int evaluated = 0;
+  for (const auto& [id, calls] : evaluator.calls) {
+    EXPECT_EQ(calls, 1) << id << " was evaluated " << calls << " times";
+    evaluated += calls;
+  }
+  EXPECT_GE(evaluated, 120);
+  testing_support::ShellOutcome status = Client("status long", address);
+  EXPECT_THAT(status.out, HasSubstr("evaluations 120/120")) << status.err;
+  coordinator_->Kill();
 }
 
 }  // namespace
