@@ -1,9 +1,10 @@
 // The deployment files (deploy/) checked for what would break a cluster run, with no cluster: every
 // Kubernetes document parses (yaml-cpp) and names itself; the coordinator's port, probes and Service
-// agree, and the evaluators point at that Service; the Secret's keys are the ones referenced; each
-// evaluator asks for one GPU and has time to drain; every --flag in a manifest or Slurm script is one
-// the sparseditto binary accepts (its --help); the Slurm scripts are valid bash and share the address
-// file.
+// agree, and the evaluators and mutator services point at that Service; the Secrets' keys are the ones
+// referenced; each evaluator asks for one GPU and has time to drain; the mutator services' models file
+// is a valid mutator file whose key variables the pods are given; every --flag in a manifest or Slurm
+// script is one the sparseditto binary accepts (its --help); the Slurm scripts are valid bash and share
+// the address file.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "task/mutator_file.h"
 #include "yaml-cpp/yaml.h"
 
 namespace {
@@ -107,6 +109,8 @@ TEST(DeployFilesTest, TheCoordinatorsPortProbesServiceAndTheEvaluatorsAgree) {
   const YAML::Node service = Find(coordinator_docs, "Service", "sparseditto-coordinator");
   EXPECT_EQ(service["spec"]["ports"][0]["targetPort"].as<int>(), port);
   const std::string reach = ServiceAddress(service);
+  const YAML::Node mutators = Find(Documents("mutators.yaml"), "Deployment", "sparseditto-mutator");
+  EXPECT_EQ(Flag(mutators["spec"]["template"]["spec"]["containers"][0], "--coordinator"), reach);
   for (const YAML::Node& d : Documents("evaluators.yaml")) {
     SCOPED_TRACE(d["metadata"]["name"].as<std::string>());
     const YAML::Node pod = d["spec"]["template"]["spec"];
@@ -116,29 +120,57 @@ TEST(DeployFilesTest, TheCoordinatorsPortProbesServiceAndTheEvaluatorsAgree) {
   }
 }
 
-TEST(DeployFilesTest, TheSecretHoldsEveryKeyTheManifestsReference) {
-  const YAML::Node secret = Find(Documents("secret.example.yaml"), "Secret", "sparseditto-tokens");
-  std::set<std::string> keys;
-  for (const auto& kv : secret["stringData"]) keys.insert(kv.first.as<std::string>());
+TEST(DeployFilesTest, TheSecretsHoldEveryKeyTheManifestsReference) {
+  const std::vector<YAML::Node> secrets = Documents("secret.example.yaml");
+  std::map<std::string, std::set<std::string>> keys_of;  // secret -> its keys
+  for (const std::string name : {"sparseditto-tokens", "sparseditto-model-keys"}) {
+    for (const auto& kv : Find(secrets, "Secret", name)["stringData"]) keys_of[name].insert(kv.first.as<std::string>());
+  }
+  const std::set<std::string>& keys = keys_of["sparseditto-tokens"];
   const YAML::Node coordinator = Find(Documents("coordinator.yaml"), "Deployment", "sparseditto-coordinator");
   for (const YAML::Node& volume : coordinator["spec"]["template"]["spec"]["volumes"]) {
     if (!volume["secret"]) continue;
     EXPECT_EQ(volume["secret"]["secretName"].as<std::string>(), "sparseditto-tokens");
     for (const YAML::Node& item : volume["secret"]["items"]) EXPECT_TRUE(keys.contains(item["key"].as<std::string>()));
   }
-  for (const YAML::Node& d : Documents("evaluators.yaml")) {
+  std::vector<YAML::Node> workers = Documents("evaluators.yaml");
+  workers.push_back(Find(Documents("mutators.yaml"), "Deployment", "sparseditto-mutator"));
+  for (const YAML::Node& d : workers) {
     for (const YAML::Node& env : d["spec"]["template"]["spec"]["containers"][0]["env"]) {
       const YAML::Node ref = env["valueFrom"]["secretKeyRef"];
-      EXPECT_EQ(ref["name"].as<std::string>(), "sparseditto-tokens");
-      EXPECT_TRUE(keys.contains(ref["key"].as<std::string>())) << ref["key"].as<std::string>();
+      ASSERT_TRUE(keys_of.contains(ref["name"].as<std::string>())) << ref["name"].as<std::string>();
+      EXPECT_TRUE(keys_of[ref["name"].as<std::string>()].contains(ref["key"].as<std::string>())) << ref["key"].as<std::string>();
     }
   }
+  // Every role the workers' tokens serve has a line in the coordinator's token file.
+  const std::string tokens = Find(secrets, "Secret", "sparseditto-tokens")["stringData"]["tokens"].as<std::string>();
+  for (const char* role : {"evaluator ", "mutator "}) EXPECT_THAT(tokens, ::testing::HasSubstr(role));
+}
+
+// The mutator services' models file is one `sparseditto mutator --models` takes, and every key variable
+// it names is set in the pod from the model-keys Secret (a model whose key is missing is disabled).
+TEST(DeployFilesTest, TheMutatorServicesModelsFileIsValidAndItsKeysAreGiven) {
+  const std::vector<YAML::Node> docs = Documents("mutators.yaml");
+  const YAML::Node config = Find(docs, "ConfigMap", "sparseditto-models");
+  const YAML::Node deployment = Find(docs, "Deployment", "sparseditto-mutator");
+  const YAML::Node container = deployment["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(Flag(container, "--models"), "/config/models.yaml");
+  absl::StatusOr<std::vector<sparseditto::v1::MutatorSpec>> models =
+      sparseditto::ParseMutatorsYaml(config["data"]["models.yaml"].as<std::string>(), "mutators.yaml");
+  ASSERT_TRUE(models.ok()) << models.status();
+  std::set<std::string> variables;
+  for (const YAML::Node& env : container["env"]) variables.insert(env["name"].as<std::string>());
+  for (const sparseditto::v1::MutatorSpec& m : *models) {
+    if (!m.api_key_env().empty()) EXPECT_TRUE(variables.contains(m.api_key_env())) << m.name() << ": " << m.api_key_env();
+  }
+  EXPECT_FALSE(container["resources"]["limits"]) << "a mutator service needs no GPU";
 }
 
 TEST(DeployFilesTest, EveryFlagInTheDeploymentFilesIsOneTheBinaryAccepts) {
   const std::map<std::string, std::vector<fs::path>> by_command = {
       {"coordinator", {kDeploy / "kubernetes" / "coordinator.yaml", kDeploy / "slurm" / "coordinator.sbatch"}},
       {"evaluator", {kDeploy / "kubernetes" / "evaluators.yaml", kDeploy / "slurm" / "evaluators.sbatch"}},
+      {"mutator", {kDeploy / "kubernetes" / "mutators.yaml", kDeploy / "slurm" / "mutators.sbatch"}},
   };
   for (const auto& [command, files] : by_command) {
     const auto [help, status] = RunShell(std::string(SPARSEDITTO_BINARY) + " " + command + " --help");
@@ -159,7 +191,7 @@ TEST(DeployFilesTest, EveryFlagInTheDeploymentFilesIsOneTheBinaryAccepts) {
 }
 
 TEST(DeployFilesTest, TheSlurmScriptsAreBashAndShareTheAddressFile) {
-  for (const char* script : {"coordinator.sbatch", "evaluators.sbatch"}) {
+  for (const char* script : {"coordinator.sbatch", "evaluators.sbatch", "mutators.sbatch"}) {
     EXPECT_EQ(RunShell("bash -n " + (kDeploy / "slurm" / script).string() + " 2>&1").second, 0) << script;
   }
   const std::regex address(R"(ADDRESS_FILE="([^"]+)\")");
@@ -169,6 +201,12 @@ TEST(DeployFilesTest, TheSlurmScriptsAreBashAndShareTheAddressFile) {
   ASSERT_TRUE(std::regex_search(coordinator, a, address));
   ASSERT_TRUE(std::regex_search(evaluators, b, address));
   EXPECT_EQ(a[1], b[1]);
+  const std::string mutators = Read(kDeploy / "slurm" / "mutators.sbatch");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(mutators, m, address));
+  EXPECT_EQ(a[1], m[1]);
+  EXPECT_THAT(mutators, ::testing::HasSubstr("--coordinator \"$(cat \"$ADDRESS_FILE\")\""));
+  EXPECT_THAT(coordinator, ::testing::HasSubstr("mutator.token")) << "the coordinator job makes the services' token";
   EXPECT_THAT(coordinator, ::testing::HasSubstr("--address-file \"$ADDRESS_FILE\""));
   EXPECT_THAT(evaluators, ::testing::HasSubstr("--coordinator \"$(cat \"$ADDRESS_FILE\")\""));
 }
