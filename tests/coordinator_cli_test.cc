@@ -18,6 +18,8 @@
 #include "common/subprocess.h"
 #include "coordinator/server/test_cluster.h"
 #include "population_store/population_store.h"
+#include "rpc/testing/test_pki.h"
+#include "rpc/tls.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -28,6 +30,7 @@ namespace sparseditto {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace cluster_test;  // NOLINT: the distributed tests' fixture
 namespace fs = std::filesystem;
 
@@ -70,13 +73,14 @@ class CoordinatorCliTest : public ::testing::Test {
   const fs::path& dir() const { return folder_.path(); }
 
   // Starts the coordinator on `listen`; its address once it listens (empty when it did not).
-  std::string StartCoordinator(const std::string& listen = "127.0.0.1:0") {
+  std::string StartCoordinator(const std::string& listen = "127.0.0.1:0", const std::vector<std::string>& extra = {}) {
     fs::remove(dir() / "address");
     SpawnOptions spawn;
     spawn.argv = {SPARSEDITTO_BINARY, "coordinator", "--serve", "--listen", listen, "--address-file",
                   (dir() / "address").string(), "--tokens", (dir() / "tokens").string(), "--runs-dir",
                   (dir() / "runs").string(), "--cache", (dir() / "cache").string(), "--finalists", "0",
                   "--confirm-rounds", "0", "--wait-for-evaluators", "60"};
+    spawn.argv.insert(spawn.argv.end(), extra.begin(), extra.end());
     spawn.inherit_variables = {"PATH", "HOME"};
     auto spawned = Spawn(spawn);
     EXPECT_TRUE(spawned.ok()) << spawned.status();
@@ -278,6 +282,54 @@ TEST_F(CoordinatorCliTest, SigtermStopsTheCoordinatorAndTheSameCommandResumesThe
   EXPECT_GE(evaluated, 120);
   testing_support::ShellOutcome status = Client("status long", address);
   EXPECT_THAT(status.out, HasSubstr("evaluations 120/120")) << status.err;
+  coordinator_->Kill();
+}
+
+// Mutual TLS from PEM files through the binaries: a coordinator given its certificate, key and the
+// client CA serves an evaluator node and a client that present certificates of that CA; a client
+// without TLS, one trusting another CA and one presenting a stranger's certificate are refused.
+TEST_F(CoordinatorCliTest, MutualTlsFromPemFilesEndToEnd) {
+  const fs::path pki_dir = dir() / "pki";
+  fs::create_directories(pki_dir);
+  absl::StatusOr<rpc::testing_support::TestPki> pki = rpc::testing_support::MakeTestPki(pki_dir);
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  const std::string address =
+      StartCoordinator("127.0.0.1:0", {"--tls-cert", pki->server_cert.string(), "--tls-key", pki->server_key.string(),
+                                       "--tls-client-ca", pki->client_ca.string()});
+  ASSERT_FALSE(address.empty());
+  EXPECT_THAT(coordinator_->captured_stderr().bytes, HasSubstr("(TLS)"));
+  auto credentials = rpc::MakeChannelCredentials(rpc::ClientTls{.ca_path = pki->server_ca.string(),
+                                                                .cert_chain_path = pki->client_cert.string(),
+                                                                .private_key_path = pki->client_key.string()});
+  ASSERT_TRUE(credentials.ok()) << credentials.status();
+  GrpcCoordinatorLink link(rpc::MakeChannel(address, *credentials, {}), {.token = kEvaluatorToken});
+  IdEvaluator evaluator;
+  auto node = std::make_unique<RunningNode>(&link, &evaluator, "tls");
+
+  const std::string mutual = fmt::format("--tls-ca {} --tls-cert {} --tls-key {}", pki->server_ca.string(),
+                                         pki->client_cert.string(), pki->client_key.string());
+  testing_support::ShellOutcome submitted = Client("submit tiny.yaml --run r1 --watch " + mutual, address);
+  EXPECT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << coordinator_->captured_stderr().bytes;
+  EXPECT_THAT(submitted.out, HasSubstr("run r1 done"));
+  EXPECT_GE(evaluator.calls.size(), 12u) << "the node evaluated over TLS";
+
+  struct Refusal {
+    std::string name, tls;
+  };
+  const Refusal refusals[] = {
+      {"no TLS", ""},
+      {"no client certificate", "--tls-ca " + pki->server_ca.string()},
+      {"another CA trusted", fmt::format("--tls-ca {} --tls-cert {} --tls-key {}", pki->other_ca.string(),
+                                         pki->client_cert.string(), pki->client_key.string())},
+      {"a stranger's certificate", fmt::format("--tls-ca {} --tls-cert {} --tls-key {}", pki->server_ca.string(),
+                                               pki->other_client_cert.string(), pki->other_client_key.string())},
+  };
+  for (const Refusal& r : refusals) {
+    testing_support::ShellOutcome refused = Client("status r1 --timeout 5 " + r.tls, address);
+    EXPECT_EQ(refused.exit_code, 1) << r.name << ": " << refused.out << refused.err;
+    EXPECT_THAT(refused.out, Not(HasSubstr("run r1"))) << r.name;
+  }
+  node->Stop();
   coordinator_->Kill();
 }
 
