@@ -3,6 +3,7 @@
 // runner) taking jobs from the coordinator. It reconnects with backoff while the coordinator is away,
 // keeps each result in a spool folder until it is acknowledged, and on SIGTERM or SIGINT finishes the
 // job it runs, reports it and exits (143 / 130); 0 when the coordinator drained it.
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -84,6 +85,14 @@ std::string NvccRelease(const std::string& nvcc) {
 }
 
 int RunEvaluator(const EvaluatorCommandOptions& o) {
+  // SIGTERM / SIGINT: drain. Blocked before anything starts a thread (the compile pool, gRPC), so that
+  // every thread blocks them and sigwait below takes them: a thread that did not would let the default
+  // action end the process with the job in hand unreported.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   if (o.coordinator.empty()) return Fail(absl::InvalidArgumentError("--coordinator HOST:PORT is required"));
   absl::StatusOr<std::string> token = rpc::LoadClientToken(o.token_file, "SPARSEDITTO_TOKEN");
   if (!token.ok()) return Fail(token.status());
@@ -129,12 +138,6 @@ int RunEvaluator(const EvaluatorCommandOptions& o) {
   std::cerr << fmt::format("evaluator {}: {} ({}), working for {}; results kept in {} until acknowledged\n",
                            worker.name(), worker.gpu_name(), worker.arch(), o.coordinator, spool_dir);
 
-  // SIGTERM / SIGINT: drain. Blocked here (and so in every thread started after), taken by sigwait.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::atomic<int> received{0};
   std::thread waiter([&] {
     int signal_number = 0;

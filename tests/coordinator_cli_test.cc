@@ -333,5 +333,34 @@ TEST_F(CoordinatorCliTest, MutualTlsFromPemFilesEndToEnd) {
   coordinator_->Kill();
 }
 
+// The evaluator process (the real binary, no GPU here: --arch given) on SIGTERM drains and exits 143
+// itself: every thread blocks the signal, so the default action never ends it with a job unreported.
+TEST_F(CoordinatorCliTest, AnEvaluatorProcessDrainsOnSigterm) {
+  const std::string address = StartCoordinator();
+  ASSERT_FALSE(address.empty());
+  SpawnOptions spawn;
+  spawn.argv = {SPARSEDITTO_BINARY, "evaluator", "--coordinator", address, "--token-file",
+                (dir() / "evaluator.token").string(), "--arch", "sm_90", "--name", "cli-evaluator", "--cache",
+                (dir() / "evaluator-cache").string()};
+  spawn.inherit_variables = {"PATH", "HOME"};
+  spawn.environment["SPARSEDITTO_ALLOW_MISSING_LAYERS"] = "1";  // only registration is asked of it here
+  auto evaluator = Spawn(spawn);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  const Deadline by = DeadlineAfter(60);
+  while (Clock::now() < by && coordinator_->captured_stderr().bytes.find("cli-evaluator") == std::string::npos) {
+    (void)coordinator_->Pump(DeadlineAfter(0.05));
+    (void)(*evaluator)->Pump(DeadlineAfter(0));
+  }
+  ASSERT_THAT(coordinator_->captured_stderr().bytes, HasSubstr("cli-evaluator")) << (*evaluator)->captured_stderr().bytes;
+  ASSERT_EQ(::kill((*evaluator)->pid(), SIGTERM), 0);
+  absl::StatusOr<ExitOutcome> ended = (*evaluator)->WaitFor(DeadlineAfter(30));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->kind, ExitOutcome::Kind::kExited) << ended->ToString() << (*evaluator)->captured_stderr().bytes;
+  EXPECT_EQ(ended->exit_code, 128 + SIGTERM) << ended->ToString();
+  EXPECT_THAT((*evaluator)->captured_stderr().bytes, HasSubstr("SIGTERM: finishing the job in hand"));
+  EXPECT_THAT((*evaluator)->captured_stderr().bytes, HasSubstr("jobs run; reports:"));
+  coordinator_->Kill();
+}
+
 }  // namespace
 }  // namespace sparseditto
