@@ -12,6 +12,7 @@
 #include "matrix/csr_matrix.h"  // kMaxMatrixDim, kMaxMatrixNnz (constants only)
 #include "task/task_loader.h"
 #include "task/run_paths.h"
+#include "task/arch_populations.h"
 #include "task/task_names.h"
 
 namespace sparseditto::task_internal {
@@ -369,6 +370,11 @@ absl::Status ValidateTaskFields(const v1::Task& t, const SourceMap& sources, std
   if (t.name().empty()) return c.Error("name", kMissing);
   if (std::optional<std::string> problem = TaskNameProblem(t.name())) {
     return c.Error("name", fmt::format("{} (a task's name names its folder, runs/<run>/<name>)", *problem));
+  }
+  if (t.name().find(kPopulationSeparator) != std::string::npos) {
+    return c.Error("name", fmt::format("'{}' holds '{}', kept for the per-arch populations a task with several "
+                                       "archs is searched as (<name>{}<arch>); pick another name",
+                                       t.name(), kPopulationSeparator, kPopulationSeparator));
   }
   if (t.op() == v1::OP_UNSPECIFIED) return c.Error("op", fmt::format("{} (spmm)", kMissing));
   if (t.dtype() == v1::DTYPE_UNSPECIFIED) return c.Error("dtype", fmt::format("{} (fp32, fp16 or bf16)", kMissing));
