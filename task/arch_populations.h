@@ -5,8 +5,10 @@
 // store records, run state, budget and best, so that no time is ever compared across archs. Each
 // population is a copy of the task (same seed, budget and mutators): the budget is per population. A
 // task that names one arch (or none) is one population and keeps its name, so runs made before this
-// split read back unchanged. '@' is reserved for these names: a task file may not use it
-// (task_validation.cc), and TaskNameProblem (run_paths.h) accepts "<name>@<arch>" only.
+// split read back unchanged. '@' is reserved for these names: a task may hold it only as its own
+// population's name, "<name>@<arch>" with <arch> its one arch (task_validation.cc; such a task is what
+// a client submits when it names one population), and TaskNameProblem (run_paths.h) accepts
+// "<name>@<arch>" only.
 //
 // A target arch is served by the GPU whose device arch ("sm_XY": the compute capability, as nvidia-smi
 // and the runner report it) is the target's base (DeviceArchOf): "sm_90a" (the arch-specific features of
