@@ -15,6 +15,7 @@
 #include "common/status_format.h"
 #include "coordinator/search/run_artifacts.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/connection_options.h"
 #include "rpc/role_tokens.h"
@@ -184,6 +185,10 @@ int Status(const ClientOptions& o) {
                              t.best_candidate_id().empty() ? std::string("none correct yet")
                                                            : fmt::format("{} fitness {:.3f}", t.best_candidate_id(),
                                                                          t.best_fitness()));
+    if (!t.arch().empty() || t.evaluated_on_size() > 0) {
+      std::cout << fmt::format("    arch {}, evaluated on {}\n", t.arch().empty() ? "any" : t.arch(),
+                               t.evaluated_on().empty() ? std::string("no GPU yet") : fmt::format("{}", fmt::join(t.evaluated_on(), ", ")));
+    }
     if (!t.finalists().empty()) std::cout << "    finalist checks: " << t.finalists() << "\n";
   }
   int evaluators = 0;

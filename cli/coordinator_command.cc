@@ -12,7 +12,9 @@
 // evaluated again, and the interrupted run resumes from its store (DESIGN.md §3.7).
 // Model requests of the LLM mutators go to mutator services (`sparseditto mutator --models FILE`,
 // model_work.h), which hold the keys: the coordinator calls no model itself.
-// Not yet (issue 25): several archs in one run; several runs at once.
+// A task with several archs is one population per arch, each evaluated on one arch and GPU model
+// (evaluation_work.h, task/arch_populations.h). SIGTERM / SIGINT: see StopOnSignal. Not yet (issue 25):
+// several runs at once.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>

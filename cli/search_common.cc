@@ -23,6 +23,7 @@
 #include "fmt/format.h"
 #include "kernels/seed_library.h"
 #include "population_store/population_store.h"
+#include "task/arch_populations.h"
 #include "task/run_paths.h"
 #include "task/task_loader.h"
 
@@ -129,9 +130,11 @@ void AddSearchOptions(CLI::App* cmd, SearchOptions* o, bool task_file_required) 
 absl::StatusOr<std::vector<v1::Task>> LoadSearchTasks(const SearchOptions& o) {
   auto batch = LoadTaskFile(o.task_file);
   if (!batch.ok()) return batch.status();
+  // --name picks a task (every population of it) or one population of a task with several archs.
   std::vector<v1::Task> tasks;
-  for (const v1::Task& task : batch->tasks()) {
-    if (o.task_name.empty() || task.name() == o.task_name) tasks.push_back(task);
+  for (const v1::Task& task : SplitByArch({batch->tasks().begin(), batch->tasks().end()})) {
+    const bool of_task = task.name().starts_with(o.task_name + kPopulationSeparator);
+    if (o.task_name.empty() || task.name() == o.task_name || of_task) tasks.push_back(task);
   }
   if (tasks.empty()) return absl::NotFoundError(fmt::format("{} has no task named {}", o.task_file, o.task_name));
   if (absl::Status s = ReplaceMutators(o.mutators_file, &tasks); !s.ok()) return s;
@@ -155,8 +158,9 @@ int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBacke
   return RunSearchOfTasks(o, *run, *tasks, command, make, {});
 }
 
-int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::vector<v1::Task>& tasks,
+int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::vector<v1::Task>& tasks_given,
                      const char* command, const MakeSearchBackend& make, const SearchHooks& hooks) {
+  const std::vector<v1::Task> tasks = SplitByArch(tasks_given);  // as the batch searches them
   auto Fail = [command, &hooks](const absl::Status& status) {
     if (hooks.on_line) hooks.on_line(fmt::format("error: {}", status.message()));
     return FailWith(command, status);

@@ -80,14 +80,17 @@ int FailWith(const char* command, const absl::Status& status);
 
 // The run's name: --run, else the task file's stem; InvalidArgument naming where it came from.
 absl::StatusOr<std::string> SearchRunName(const SearchOptions& o);
-// The tasks of o.task_file (only --name's when given), their mutators replaced by --mutators' when
-// given. Errors: the loader's; NotFound for a --name the file lacks.
+// The tasks of o.task_file, a task with several archs as one task per arch ("<task>@<arch>",
+// task/arch_populations.h), only --name's when given (a task's name: all its populations; a population's:
+// that one), their mutators replaced by --mutators' when given. Errors: the loader's; NotFound for a
+// --name the file lacks.
 absl::StatusOr<std::vector<v1::Task>> LoadSearchTasks(const SearchOptions& o);
 
 // Runs the batch of o.task_file over the backend `make` gives and prints each task's result; messages
 // name `command`. The exit code: 0 when every task ended well, 1 otherwise (the reason on stderr).
 int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make);
-// The same over tasks given (a run submitted to the coordinator), as run `run` under o.runs_dir.
+// The same over tasks given (a run submitted to the coordinator), as run `run` under o.runs_dir; a task
+// with several archs is searched (and reported, and confirmed) as one population per arch.
 int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::vector<v1::Task>& tasks,
                      const char* command, const MakeSearchBackend& make, const SearchHooks& hooks);
 

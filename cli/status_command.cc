@@ -1,6 +1,8 @@
 // `sparseditto status RUN`: a run summarised from its store (opened read-only, so it works while the
 // search runs): per task its state, attempts, evaluations against the budget, outcomes by category,
-// budget spent, and the best candidate with its fitness.
+// budget spent, the best candidate with its fitness, and its arch and the GPUs its evaluations ran on.
+// A task with several archs is one population per arch ("<task>@<arch>", task/arch_populations.h),
+// each shown as a task of its own: its arch, GPU model, evaluations and best.
 #include <iostream>
 #include <map>
 
@@ -12,7 +14,9 @@
 #include "coordinator/search/search_progress.h"
 #include "coordinator/search/stored_search.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "population_store/population_store.h"
+#include "task/arch_populations.h"
 
 namespace sparseditto {
 namespace {
@@ -41,6 +45,15 @@ std::string OutcomeName(v1::FailureCategory failure) {
   return name;
 }
 
+// "evaluated on NVIDIA H200 (sm_90)", or each GPU with its evaluations and a warning when several.
+std::string DescribeGpus(const std::vector<GpuEvaluations>& gpus) {
+  if (gpus.empty()) return "no evaluation on a GPU yet";
+  if (gpus.size() == 1) return fmt::format("evaluated on {}", gpus[0].gpu);
+  std::string each;
+  for (const GpuEvaluations& g : gpus) each += fmt::format("{}{} ({} evaluations)", each.empty() ? "" : ", ", g.gpu, g.evaluations);
+  return fmt::format("evaluated on {}: WARNING: times from different GPUs are compared in this task", each);
+}
+
 absl::Status PrintTask(const PopulationStore& store, const std::string& run_id, const std::string& task_name) {
   absl::StatusOr<StoredSearch> s = ReadStoredSearch(store, run_id, task_name);
   if (!s.ok()) return s.status();
@@ -59,7 +72,10 @@ absl::Status PrintTask(const PopulationStore& store, const std::string& run_id, 
   }
   const v1::Budget& budget = s->task.budget();
   const coordinator::Spent& spent = s->search.spent();
-  std::cout << fmt::format("task {}: {}", task_name, StateName(*s));
+  const size_t at = task_name.rfind(kPopulationSeparator);
+  const std::string population =
+      at == std::string::npos ? "" : fmt::format(" (the {} population of {})", task_name.substr(at + 1), task_name.substr(0, at));
+  std::cout << fmt::format("task {}{}: {}", task_name, population, StateName(*s));
   if (s->state && !s->state->status_detail().empty()) std::cout << " — " << s->state->status_detail();
   std::cout << fmt::format("\n  attempts {}, candidates {}, in flight: {}\n", s->state ? s->state->attempts() : 0,
                            candidates->size(),
@@ -73,6 +89,10 @@ absl::Status PrintTask(const PopulationStore& store, const std::string& run_id, 
                            spent.duplicates());
   if (spent.tokens() > 0 || budget.max_tokens() > 0) std::cout << fmt::format(", tokens {}", spent.tokens());
   if (spent.money_usd() > 0 || budget.max_money_usd() > 0) std::cout << fmt::format(", ${:.2f}", spent.money_usd());
+  absl::StatusOr<std::vector<GpuEvaluations>> gpus = EvaluatedOn(store, run_id, task_name);
+  if (!gpus.ok()) return gpus.status();
+  std::cout << fmt::format("\n  arch {}, {}", s->task.arch().empty() ? "any" : fmt::format("{}", fmt::join(s->task.arch(), ", ")),
+                           DescribeGpus(*gpus));
   std::cout << "\n  outcomes:";
   if (outcomes.empty()) std::cout << " none yet";
   for (const auto& [name, count] : outcomes) std::cout << fmt::format(" {} {}", name, count);

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "fmt/format.h"
+#include "task/arch_populations.h"
 
 namespace sparseditto {
 namespace {
@@ -76,6 +77,14 @@ std::optional<std::string> RunNameProblem(std::string_view name) {
 }
 
 std::optional<std::string> TaskNameProblem(std::string_view name) {
+  // The population of one arch of a task with several (arch_populations.h): "<task>@<arch>".
+  if (const size_t at = name.rfind(kPopulationSeparator); at != std::string_view::npos) {
+    if (!IsArchName(name.substr(at + 1))) {
+      return fmt::format("'{}' has a '{}' not followed by an arch (it is kept for a task's populations, "
+                         "<name>{}sm_80)", name, kPopulationSeparator, kPopulationSeparator);
+    }
+    name = name.substr(0, at);
+  }
   if (name == ".") return "'.' names the run's folder itself";
   if (name == "..") return "'..' names the folder above the run, where the other runs are";
   if (std::optional<std::string> problem = RunNameProblem(name)) return problem;

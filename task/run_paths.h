@@ -8,7 +8,8 @@
 //   <runs_dir>/<run>/<task>/...          one folder per task
 //
 // so a run name is one path component, and a task name is one path component that is none of the run's
-// own entries. Both must match [A-Za-z0-9_.-]{1,128}; neither may be "." or ".." (the folder itself,
+// own entries. Both must match [A-Za-z0-9_.-]{1,128}, a task name optionally followed by "@<arch>" (the
+// population of one arch of a task with several, task/arch_populations.h); neither may be "." or ".." (the folder itself,
 // its parent: a task named ".." put its files, and its clean-up, beside the run, among other runs).
 // Task names that are the run's own entries (store, export, provenance.json) are refused in any letter
 // case (a case-insensitive file system would still collide), as are names holding the markers of the

@@ -41,6 +41,15 @@ TEST(RunPaths, NamesThatLeaveOrCollideWithTheRunAreRefused) {
       {"best.sparseditto-tmp-42", std::nullopt, "the mark of the run's temporary files"},
       {"x.sparseditto-old-1", std::nullopt, "the mark of the run's temporary files"},
       {"store.creating-abc", std::nullopt, "the mark of the run's temporary files"},
+      // A task's population of one arch (arch_populations.h): a task's folder, never a run's.
+      {"spmm@sm_80", "must match", std::nullopt},
+      {"spmm@sm_90a", "must match", std::nullopt},
+      {"spmm@gpu0", "must match", "not followed by an arch"},
+      {"spmm@", "must match", "not followed by an arch"},
+      {"store@sm_80", "must match", "taken by the run's own runs/<run>/store"},
+      {"..@sm_80", "must match", "'..' names the folder above the run"},
+      {"@sm_80", "must match", "is empty"},
+      {"a@b@sm_80", "must match", "must match"},
   };
   for (const NameCase& c : cases) {
     SCOPED_TRACE("name '" + c.name + "'");

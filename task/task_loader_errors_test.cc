@@ -137,6 +137,10 @@ std::vector<BadCase> Cases() {
       {"name_export", "name: export\n", 1, 7, {"name: 'export' is taken by the run's own runs/<run>/export"}},
       {"name_provenance", "name: provenance.json\n", 1, 7, {"is taken by the run's own runs/<run>/provenance.json"}},
       {"name_temporary_marker", "name: t.sparseditto-tmp-12\n", 1, 7, {"the mark of the run's temporary files"}},
+      // '@' is kept for the populations a task with several archs is searched as (arch_populations.h).
+      {"name_population", "name: t@sm_80\n", 1, 7, {"name: 't@sm_80' holds '@', kept for the per-arch populations"}},
+      {"name_population_of_other_arch", Base("arch: [sm_90]\n").replace(0, 7, "name: t@sm_80"), 1, 7,
+       {"name: 't@sm_80' holds '@'"}},
       {"mutator_name_dot_dot", Base("mutators: [{kind: builtin, name: ..}]\n"), 6, 0,
        {"mutators[0].name: '..' names the folder above"}},
       // Irrelevant fields for the family or the mutator kind.

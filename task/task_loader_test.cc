@@ -240,6 +240,13 @@ TEST(TaskLoader, ValidateTaskChecksMessagesFromElsewhere) {
   t.mutable_pattern()->set_sparsity(0);
   t.add_n(8);
   EXPECT_THAT(Msg(ValidateTask(t)), HasSubstr("n[1]: duplicate value 8"));
+  // A population of a task with several archs (task/arch_populations.h), as a client submits it.
+  t.clear_n();
+  t.add_n(8);
+  t.set_name("t@sm_90");  // the default arch
+  EXPECT_TRUE(ValidateTask(t).ok()) << ValidateTask(t);
+  t.set_name("t@sm_80");
+  EXPECT_THAT(Msg(ValidateTask(t)), HasSubstr("'t@sm_80' holds '@'"));
   v1::TaskBatch batch;
   *batch.add_tasks() = ParseOne("name: t\ndtype: fp16\npattern: {family: dense}\n"
                                 "matrix: {generated: {rows: 8, cols: 8}}\nn: [8]\n");

@@ -12,6 +12,7 @@
 #include "matrix/csr_matrix.h"  // kMaxMatrixDim, kMaxMatrixNnz (constants only)
 #include "task/task_loader.h"
 #include "task/run_paths.h"
+#include "task/arch_populations.h"
 #include "task/task_names.h"
 
 namespace sparseditto::task_internal {
@@ -369,6 +370,13 @@ absl::Status ValidateTaskFields(const v1::Task& t, const SourceMap& sources, std
   if (t.name().empty()) return c.Error("name", kMissing);
   if (std::optional<std::string> problem = TaskNameProblem(t.name())) {
     return c.Error("name", fmt::format("{} (a task's name names its folder, runs/<run>/<name>)", *problem));
+  }
+  // '@' only in a population's own name: "<name>@<arch>" of a task whose one arch is <arch>.
+  if (const size_t at = t.name().find(kPopulationSeparator); at != std::string::npos &&
+      (t.arch_size() != 1 || t.name() != PopulationName(t.name().substr(0, at), t.arch(0)))) {
+    return c.Error("name", fmt::format("'{}' holds '{}', kept for the per-arch populations a task with several "
+                                       "archs is searched as (<name>{}<arch>, of that one arch); pick another name",
+                                       t.name(), kPopulationSeparator, kPopulationSeparator));
   }
   if (t.op() == v1::OP_UNSPECIFIED) return c.Error("op", fmt::format("{} (spmm)", kMissing));
   if (t.dtype() == v1::DTYPE_UNSPECIFIED) return c.Error("dtype", fmt::format("{} (fp32, fp16 or bf16)", kMissing));

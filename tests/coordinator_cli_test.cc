@@ -173,6 +173,54 @@ TEST_F(CoordinatorCliTest, AClientSubmitsWatchesReadsAndExportsARunThatTwoEvalua
   coordinator_->Kill();
 }
 
+// A task of two archs submitted to a coordinator with an sm_80 and an sm_90 evaluator: one population
+// per arch, each evaluated on its own worker, and both `client status` and `sparseditto status` (the
+// run's store) show each population's arch, GPU model, evaluations and best.
+TEST_F(CoordinatorCliTest, ATaskOfTwoArchsIsAPopulationPerArchAndStatusShowsEach) {
+  std::ofstream(dir() / "two.yaml") << "name: two\ndtype: fp16\npattern: {family: unstructured, sparsity: 0.9}\n"
+                                       "matrix:\n  generated: {rows: 256, cols: 256}\nn: [16]\narch: [sm_80, sm_90a]\n"
+                                       "budget: {max_evaluations: 8}\nseed: 5\n";
+  const std::string address = StartCoordinator();
+  ASSERT_FALSE(address.empty());
+  auto channel = [&] { return rpc::MakeChannel(address, grpc::InsecureChannelCredentials(), {}); };
+  GrpcCoordinatorLink link_a(channel(), {.token = kEvaluatorToken}), link_h(channel(), {.token = kEvaluatorToken});
+  IdEvaluator ampere("fake A100", "sm_80"), hopper("fake H100", "sm_90");
+  {
+    RunningNode node_a(&link_a, &ampere, NodeOptions("ampere", "sm_80", "fake A100"));
+    RunningNode node_h(&link_h, &hopper, NodeOptions("hopper", "sm_90", "fake H100"));
+    testing_support::ShellOutcome submitted = Client("submit two.yaml --run mixed --watch", address);
+    EXPECT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << coordinator_->captured_stderr().bytes;
+    testing_support::ShellOutcome status = Client("status mixed", address);
+    EXPECT_EQ(status.exit_code, 0) << status.err;
+    const std::pair<const std::string*, const char*> expected[] = {
+        {&submitted.out, "two@sm_80: 8 evaluations"},
+        {&submitted.out, "two@sm_90a: 8 evaluations"},
+        {&status.out, "task two@sm_80: "},
+        {&status.out, "arch sm_80, evaluated on fake A100 (sm_80): 8"},
+        {&status.out, "task two@sm_90a: "},
+        {&status.out, "arch sm_90a, evaluated on fake H100 (sm_90): 8"}};
+    for (const auto& [out, words] : expected) EXPECT_THAT(*out, HasSubstr(words));
+    std::cerr << status.out;
+  }
+  EXPECT_THAT(ampere.tasks, ::testing::ElementsAre(::testing::Key("two@sm_80")));
+  EXPECT_THAT(hopper.tasks, ::testing::ElementsAre(::testing::Key("two@sm_90a")));
+
+  const testing_support::ShellOutcome local = testing_support::RunShell(
+      fmt::format("'{}' status mixed --runs-dir '{}'", SPARSEDITTO_BINARY, (dir() / "runs").string()), dir());
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  for (const char* words : {"task two@sm_80 (the sm_80 population of two): done", "arch sm_80, evaluated on fake A100 (sm_80)",
+                            "task two@sm_90a (the sm_90a population of two): done",
+                            "arch sm_90a, evaluated on fake H100 (sm_90)", "evaluations 8/8", "best: two@sm_80.",
+                            "best: two@sm_90a."}) {
+    EXPECT_THAT(local.out, HasSubstr(words)) << local.out;
+  }
+  std::cerr << local.out;
+  coordinator_->Kill();
+  (void)coordinator_->WaitFor(DeadlineAfter(10));  // its log read to the end
+  EXPECT_THAT(coordinator_->captured_stderr().bytes, HasSubstr("task two@sm_80: evaluated on fake A100 (sm_80) only"));
+  EXPECT_THAT(coordinator_->captured_stderr().bytes, HasSubstr("task two@sm_90a: evaluated on fake H100 (sm_90) only"));
+}
+
 TEST_F(CoordinatorCliTest, ASearchAsksItsModelThroughAMutatorServiceThatHoldsIt) {
   WriteOwnerOnly(dir() / "tokens", fmt::format("evaluator {}\nclient {}\nmutator {}\n", kEvaluatorToken, kClientToken,
                                                kMutatorToken));

@@ -10,6 +10,7 @@
 #include "coordinator/search/run_artifacts.h"
 #include "coordinator/search/run_records.h"
 #include "fmt/format.h"
+#include "task/arch_populations.h"
 #include "task/run_paths.h"
 
 namespace sparseditto {
@@ -30,6 +31,15 @@ absl::Status PrepareRun(RunRecords& records, const std::vector<v1::Task>& tasks,
   return records.PutTasks(tasks);
 }
 
+// The task's set-up is refused when the device the evaluator set it up on is of another arch than the
+// task's (arch_populations.h): its population would be timed on the wrong GPU. Not retried.
+absl::Status SetUpOnItsArch(CandidateEvaluator& evaluator, const v1::Task& task) {
+  if (absl::Status s = evaluator.SetUp(task); !s.ok()) return s;
+  const DeviceFacts device = evaluator.Device();
+  if (device.arch == 0) return absl::OkStatus();  // the evaluator does not say (a fake, a test seam)
+  return NonRetryable(CheckDeviceServesTask(task, fmt::format("sm_{}", device.arch), ""));
+}
+
 }  // namespace
 
 int BatchOutcome::failed() const {
@@ -39,9 +49,10 @@ int BatchOutcome::failed() const {
 }
 
 absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::string& run_id,
-                                            const std::vector<v1::Task>& tasks,
+                                            const std::vector<v1::Task>& tasks_given,
                                             const std::vector<SeedKernel>& seeds, CandidateEvaluator& evaluator,
                                             const BatchSearchOptions& options) {
+  const std::vector<v1::Task> tasks = SplitByArch(tasks_given);  // one population per arch
   RunRecords records(store, run_id);
   if (absl::Status s = PrepareRun(records, tasks, options); !s.ok()) return s;
   BatchOutcome outcome;
@@ -80,7 +91,7 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
         summary = s;
       } else if (!llm.ok()) {
         summary = absl::Status(llm.status().code(), fmt::format("LLM mutators: {}", llm.status().message()));
-      } else if (absl::Status s = evaluator.SetUp(task); !s.ok()) {
+      } else if (absl::Status s = SetUpOnItsArch(evaluator, task); !s.ok()) {
         summary = Reworded(s, fmt::format("set-up: {}", s.message()));  // keeps NonRetryable
       } else {
         summary = RunTaskSearch(store, run_id, task, seeds, evaluator, loop);

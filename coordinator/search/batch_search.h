@@ -3,6 +3,14 @@
 // (run_artifacts.h) kept up to date from the store. The run record, the tasks and each task's state are
 // written through RunRecords / TaskRecords (run_records.h), as the task loop writes them.
 //
+// A task with several archs is searched as one population per arch (task/arch_populations.h): a task
+// "<task>@<arch>" of that arch only, with its own records, state, budget and best, searched in the
+// order of the arch list; the outcome lists the populations. A population whose set-up lands on a device
+// of another arch (the evaluator's Device() after SetUp; an arch of 0, unknown, is not checked) fails
+// at once, not retried, naming the task and both archs: it is never timed on the wrong GPU, and the
+// other populations go on. Embedded `sparseditto search` on an H200 thus searches the sm_90 / sm_90a
+// populations and records the sm_80 one FAILED, saying where it can be searched.
+//
 // A task whose search ended in an earlier call (done, or its budget spent) is final: it is reported
 // from the store (stop_reason "finished earlier") without setting up the evaluator or an attempt.
 //

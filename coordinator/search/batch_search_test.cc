@@ -221,6 +221,52 @@ TEST_F(BatchSearchTest, RetriesAreCountedPerCallAndNeverStack) {
   }
 }
 
+// The evaluator's device (Device() after its set-up, as the GPU evaluator reads it) is an sm_90, as
+// embedded `search` on an H200. A task of archs [sm_80, sm_90a] is two populations: the sm_80 one is
+// refused at its set-up, FAILED at once (not retried) naming the task and both archs, nothing of it
+// evaluated; the sm_90a one is searched.
+class LocalSm90 : public SetUpFails {
+ public:
+  using SetUpFails::SetUpFails;
+  DeviceFacts Device() const override { return {.sm_count = 132, .arch = 90}; }
+};
+
+TEST_F(BatchSearchTest, APopulationOfAnArchTheLocalGpuIsNotIsRefusedAndTheOthersAreSearched) {
+  auto store = OpenStore();
+  LocalSm90 evaluator(Landscape(), {});
+  v1::Task task = SmallTask(7, "two");
+  task.clear_arch();
+  task.add_arch("sm_80");
+  task.add_arch("sm_90a");
+  BatchSearchOptions options = Options();
+  options.max_retries = 2;
+  auto outcome = RunBatchSearch(*store, "run", {task}, seeds_, evaluator, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_EQ(outcome->tasks.size(), 2u);
+  const TaskOutcome& ampere = outcome->tasks[0];
+  const TaskOutcome& hopper = outcome->tasks[1];
+  EXPECT_EQ(ampere.task_name, "two@sm_80");
+  EXPECT_FALSE(ampere.ok);
+  EXPECT_EQ(ampere.attempts, 1) << "no retry can give it an sm_80 GPU";
+  ASSERT_EQ(ampere.errors.size(), 1u);
+  EXPECT_THAT(ampere.errors[0], HasSubstr("task two@sm_80 targets sm_80, but the GPU it would be timed on is sm_90: "
+                                          "not searched here"));
+  EXPECT_THAT(ampere.errors[0], HasSubstr("sparseditto search --name two@sm_80"));
+  EXPECT_THAT(ampere.errors[0], HasSubstr("not retried"));
+  EXPECT_EQ(hopper.task_name, "two@sm_90a");
+  EXPECT_TRUE(hopper.ok) << (hopper.errors.empty() ? "" : hopper.errors.back());
+  EXPECT_EQ(hopper.summary.evaluations, 7);
+  EXPECT_EQ(evaluator.fake.calls(), 7) << "nothing of the sm_80 population was evaluated";
+  auto state = store->GetRunState("run", "two@sm_80");
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(state->status(), store::TASK_RUN_STATUS_FAILED);
+  EXPECT_THAT(state->status_detail(), HasSubstr("targets sm_80"));
+  auto candidates = store->ListCandidates("run", "two@sm_80");
+  ASSERT_TRUE(candidates.ok()) << candidates.status();
+  EXPECT_TRUE(candidates->empty());
+  EXPECT_TRUE(absl::IsNotFound(store->GetTask("run", "two").status())) << "only its populations are stored";
+}
+
 TEST_F(BatchSearchTest, RefusesABadBatchBeforeSearchingAnything) {
   auto store = OpenStore();
   CountingEvaluator evaluator(Landscape());

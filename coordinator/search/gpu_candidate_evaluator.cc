@@ -5,6 +5,7 @@
 
 #include "common/non_retryable.h"
 #include "evaluator/gpu/nvidia_driver.h"
+#include "task/arch_populations.h"
 
 namespace sparseditto {
 
@@ -23,7 +24,11 @@ absl::Status GpuCandidateEvaluator::SetUpWith(const v1::Task& task, bool fresh_b
   }
   absl::StatusOr<v1::SetupTaskReply> reply = evaluator_->SetupTask(task, fresh_baselines);
   const absl::Status status = reply.status();
-  if (reply.ok()) device_ = DeviceFactsFromSetup(*reply);
+  if (reply.ok()) {
+    device_ = DeviceFactsFromSetup(*reply);
+    // Never time a population on a GPU of another arch (task/arch_populations.h).
+    if (absl::Status s = CheckDeviceServesTask(task, reply->arch(), reply->gpu_name()); !s.ok()) return NonRetryable(s);
+  }
   if (absl::IsFailedPrecondition(status) || absl::IsInvalidArgument(status)) return NonRetryable(status);
   return status;
 }

@@ -30,8 +30,10 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
                                  std::function<std::optional<std::string>()> missing_driver = nullptr);
 
   // The runner's error, marked NonRetryable (common/non_retryable.h) where no retry can help: no NVIDIA
-  // driver on this machine (checked first, naming what was looked for), or a task the runner refuses
-  // (FailedPrecondition, InvalidArgument). Unavailable (the runner child died) stays retryable.
+  // driver on this machine (checked first, naming what was looked for), a task the runner refuses
+  // (FailedPrecondition, InvalidArgument), or a task no arch of which this GPU is (FailedPrecondition,
+  // CheckDeviceServesTask, task/arch_populations.h: its population is never timed here). Unavailable
+  // (the runner child died) stays retryable.
   absl::Status SetUp(const v1::Task& task) override;
   // The baselines timed again in a new runner process, with no baseline cache (Evaluator::SetupTask
   // with fresh_baselines); errors as SetUp's.

@@ -1,5 +1,8 @@
 #include "coordinator/search/stored_search.h"
 
+#include <algorithm>
+#include <map>
+
 #include "common/status_format.h"
 #include "coordinator/coordinator.h"
 #include "fmt/format.h"
@@ -23,6 +26,26 @@ absl::StatusOr<StoredSearch> ReadStoredSearch(const PopulationStore& store, cons
                                            task_name, search.status().message()));
   }
   out.search = *std::move(search);
+  return out;
+}
+
+absl::StatusOr<std::vector<GpuEvaluations>> EvaluatedOn(const PopulationStore& store, const std::string& run_id,
+                                                        const std::string& task_name) {
+  absl::StatusOr<std::vector<v1::Candidate>> candidates = store.ListCandidates(run_id, task_name);
+  if (!candidates.ok()) return candidates.status();
+  std::map<std::string, int64_t> counts;
+  for (const v1::Candidate& c : *candidates) {
+    absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run_id, c.id());
+    if (absl::IsNotFound(result.status())) continue;
+    if (!result.ok()) return result.status();
+    if (result->gpu_name().empty() && result->arch().empty()) continue;
+    ++counts[fmt::format("{} ({})", result->gpu_name().empty() ? "unnamed GPU" : result->gpu_name(),
+                         result->arch().empty() ? "arch unknown" : result->arch())];
+  }
+  std::vector<GpuEvaluations> out;
+  for (const auto& [gpu, n] : counts) out.push_back({.gpu = gpu, .evaluations = n});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const GpuEvaluations& a, const GpuEvaluations& b) { return a.evaluations > b.evaluations; });
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "coordinator/search/evaluation_job.h"
 #include "coordinator/server/session_ids.h"
 #include "fmt/format.h"
+#include "task/arch_populations.h"
 
 namespace sparseditto {
 
@@ -56,7 +57,12 @@ absl::StatusOr<v1::RegisterWorkerResponse> EvaluationWork::Register(const v1::Re
                                   worker.nvcc_version(), !inserted ? "is back" : previous.empty() ? "joined" : "joined again"));
   }
   it->second.worker = worker;
+  it->second.platform = EvaluationPlatform(worker.arch(), worker.gpu_name());
   it->second.last_seen = now;
+  // Served again: should it go, its absence is told again.
+  told_.erase(it->second.platform);
+  told_.erase(DeviceArchOf(worker.arch()));
+  told_.erase("");  // a wait for a worker of any arch
   v1::RegisterWorkerResponse response;
   response.set_session_id(id);
   response.set_session_ttl_ms(Milliseconds(options_.session_ttl));
@@ -80,7 +86,14 @@ void EvaluationWork::ExpireSessionsLocked(absl::Duration now) {
       options_.on_event(fmt::format("evaluator {} gone (no call for {}); its jobs go to others when their leases end",
                                     it->second.worker.name(), absl::FormatDuration(options_.session_ttl)));
     }
+    const std::string platform = it->second.platform;
     it = sessions_.erase(it);
+    for (const auto& [population, its_platform] : population_platforms_) {
+      if (its_platform == platform) {
+        TellIfUnservedLocked(platform, "the jobs of its populations");
+        break;
+      }
+    }
   }
 }
 
@@ -103,7 +116,7 @@ absl::StatusOr<v1::PullEvaluationJobsResponse> EvaluationWork::Pull(const v1::Pu
     absl::MutexLock lock(&mutex_);
     absl::StatusOr<Session*> session = TouchLocked(request.session_id());
     if (!session.ok()) return session.status();
-    platform = (*session)->worker.arch();
+    platform = (*session)->platform;
   }
   const int max_jobs = std::min(request.max_jobs(), options_.max_jobs_per_pull);
   const absl::Duration wait = std::min(absl::Milliseconds(request.wait_ms()), options_.max_pull_wait);
@@ -132,7 +145,7 @@ absl::StatusOr<v1::PullEvaluationJobsResponse> EvaluationWork::Pull(const v1::Pu
     // its own call is held for less than the ttl) would leave these grants to expire.
     if (auto it = sessions_.find(request.session_id()); it != sessions_.end()) {
       it->second.last_seen = clock_->Now();
-      if (it->second.hint_seen < hint_generation_) {
+      if (it->second.hint_seen < hint_generation_ && (hint_platform_.empty() || hint_platform_ == it->second.platform)) {
         it->second.hint_seen = hint_generation_;
         *response.mutable_prefetch_task() = hint_task_;
         for (const v1::Candidate& c : hint_) *response.add_prefetch() = c;
@@ -203,6 +216,7 @@ absl::Status EvaluationWork::Release(const v1::ReleaseEvaluationRequest& request
 void EvaluationWork::Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {
   absl::MutexLock lock(&mutex_);
   hint_task_ = task;
+  hint_platform_ = PlatformOfLocked(run_, task.name());
   hint_ = candidates;
   ++hint_generation_;
 }

@@ -5,30 +5,42 @@
 // asks of "the evaluator" as a whole). The search code is embedded mode's, unchanged: RunBatchSearch
 // over this object as evaluator and pipeline.
 //
-// Worker side (DESIGN.md §3.7): Register gives a session; Pull is a long poll for jobs of the
-// worker's arch (a job's platform is empty, or pinned to one session); Heartbeat renews the session
+// Worker side (DESIGN.md §3.7): Register gives a session; Pull is a long poll for the jobs of the
+// worker's platform, EvaluationPlatform(arch, gpu_name) (task/arch_populations.h: "sm_90/NVIDIA H200"),
+// the jobs of no platform, and the jobs pinned to its session; Heartbeat renews the session
 // and all its leases and carries cancels, revocations and drain; Report judges a result by its attempt
 // (the first terminal result wins); Release gives a job back. A session ends session_ttl after its
 // last call; its jobs' leases run out by themselves (lease), so they go to another worker, and after
 // max_lost_attempts losses a job ends as a typed failure (JobEndedWithoutResult), never a score.
 // Sessions and leases are durations on `clock`, never wall-clock times from a worker.
 //
-// Search side:
-//   SetUp(task)        waits (wait_for_workers) until an evaluator worker has a live session, then
-//                      runs a set-up job (a job with no candidate) on one; its error is SetUp's. Each
-//                      worker sets a task up itself when the task's first job reaches it (every job
-//                      carries its task), and times its baselines on its own GPU.
-//   Device()           the facts of the longest-lived session that knows them (a worker learns them
-//                      at its first set-up and registers again with them); zero before any.
-//   RetimeBaselines    a job pinned to one live session: that worker re-times the task's baselines;
+// Search side. A population is one task of one run (a task with several archs is searched as one
+// population per arch, task/arch_populations.h). Its results are compared only within one arch and one
+// GPU model: its first SetUp fixes its platform, that of the oldest live worker whose device arch serves
+// the task's arch (an sm_90 worker for sm_90a), and every job of it carries that platform, so only
+// workers of that arch and GPU model pull them; a worker of another model waits for other work. The
+// platform is written in the journal with each job, so a restarted coordinator keeps it.
+//   SetUp(task)        waits (wait_for_workers) until a worker that can serve the population has a
+//                      live session (its arch; once fixed, its platform), then runs a set-up job (a job
+//                      with no candidate) on one; its error is SetUp's. Each worker sets a task up
+//                      itself when the task's first job reaches it (every job carries its task), and
+//                      times its baselines on its own GPU.
+//   Device()           the facts of the longest-lived session of the last SetUp's platform that knows
+//                      them (a worker learns them at its first set-up and registers again with them);
+//                      zero before any.
+//   RetimeBaselines    a job pinned to one live session of the population's platform: that worker
+//                      re-times the task's baselines;
 //                      the direct evaluations after it (Evaluate*, the confirmation stage's) are pinned
 //                      to the same worker, so candidates are compared on one GPU against fresh
 //                      baselines. A pinned job whose session ends is cancelled.
 //   Evaluate*          a job, submitted and awaited.
-//   Slots()            the live sessions' slots summed (at least 1).
-//   Hint               the latest hint goes to every session once, with its next pull, so that each
-//                      worker compiles the search's window ahead as embedded mode's evaluator does.
-// Not yet: per-arch populations (jobs carry no platform).
+//   Slots()            the slots of the live sessions of the last SetUp's platform summed (at least 1).
+//   Hint               the latest hint goes to every session of its population's platform once, with
+//                      its next pull, so that each worker compiles the search's window ahead as
+//                      embedded mode's evaluator does.
+// A job of a population never set up here (Submit without SetUp) carries no platform: any worker.
+// A job that no live worker can pull does not wait silently: on_event says once that no evaluator of
+// its GPU model and arch is registered (again each time the last one goes), and the job waits for one.
 //
 // Ownership: borrows `clock` (nullptr: a steady clock of its own), which must outlive it.
 // Thread-safety: every method may be called from any thread; the search calls its side from one.
@@ -94,8 +106,10 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   // result (a resumed search that asks again gets it at once), leased ones get a fresh lease window for
   // their holder (a running worker that comes back as its session still reports), pending ones wait.
   // Job ids are made from the job's content (and how many times that content was asked for in this
-  // process), so a resumed search asks for the same ids. A job pinned to a session is restored for any
-  // worker (sessions do not survive a restart). Errors: the journal's, or a record it cannot take.
+  // process), so a resumed search asks for the same ids. Each population keeps the platform its jobs
+  // carry (its arch and GPU model); a job pinned to a session is restored for any worker of its
+  // population's platform (sessions do not survive a restart). Errors: the journal's, or a record it
+  // cannot take.
   // Borrows `journal`, which must outlive the object.
   static absl::StatusOr<std::unique_ptr<EvaluationWork>> Restore(EvaluationWorkOptions options, JobJournal* journal,
                                                                  const jobs::MonotonicClock* clock = nullptr);
@@ -155,6 +169,7 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
  private:
   struct Session {
     v1::WorkerInfo worker;
+    std::string platform;         // EvaluationPlatform(worker.arch, worker.gpu_name): what it pulls
     int64_t order = 0;            // registration order, for "oldest first"
     absl::Duration last_seen;     // on clock_
     int64_t hint_seen = 0;        // the hint generation last handed to it
@@ -169,6 +184,22 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   // A direct evaluation: pinned to the confirmation's session when one is chosen.
   v1::EvalResult EvaluateDirect(v1::EvaluationJob job);
   std::string NewSessionIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // ---- Populations (evaluation_work_populations.cc).
+  // The key of population_platforms_.
+  static std::string PopulationKey(const std::string& run, const std::string& task_name);
+  // The platform fixed for the population of `task_name` in `run`; empty when none is.
+  std::string PlatformOfLocked(const std::string& run, const std::string& task_name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  // Whether some live session pulls jobs of `platform`.
+  bool ServedLocked(const std::string& platform) const ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  // Tells on_event `line` unless it was told under `key` since a worker of `key` last registered.
+  void TellOnceLocked(const std::string& key, const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Tells, once, that no live worker pulls `platform`'s jobs (nothing when one does, or for "").
+  void TellIfUnservedLocked(const std::string& platform, const std::string& whose)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The id of the oldest live session that could serve `task`'s population in the current run: of its
+  // platform when fixed, else of a device arch that serves the task. Empty when none.
+  std::string OldestServingLocked(const v1::Task& task) const ABSL_SHARED_LOCKS_REQUIRED(mutex_);
 
   using Queue = jobs::JobQueue<v1::EvaluationJob, v1::EvalResult>;
   // Writes the journal's record of `job_id` after `change` (nothing without a journal). The write
@@ -194,9 +225,14 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   std::map<std::string, v1::JournalJob> records_ ABSL_GUARDED_BY(mutex_);  // with a journal: as written
   int64_t next_sequence_ ABSL_GUARDED_BY(mutex_) = 0;
   std::string confirmation_session_ ABSL_GUARDED_BY(mutex_);  // RetimeBaselines' choice; empty: none
+  // "<run>\n<task name>" -> the platform its jobs carry: fixed by its first SetUp, or restored.
+  std::map<std::string, std::string> population_platforms_ ABSL_GUARDED_BY(mutex_);
+  std::string current_platform_ ABSL_GUARDED_BY(mutex_);  // the last SetUp's population's; empty: none
+  std::set<std::string> told_ ABSL_GUARDED_BY(mutex_);    // TellOnceLocked's keys
   bool closed_ ABSL_GUARDED_BY(mutex_) = false;
   std::string run_ ABSL_GUARDED_BY(mutex_);
   v1::Task hint_task_ ABSL_GUARDED_BY(mutex_);
+  std::string hint_platform_ ABSL_GUARDED_BY(mutex_);  // the hint's population's platform; empty: every session
   std::vector<v1::Candidate> hint_ ABSL_GUARDED_BY(mutex_);
   int64_t hint_generation_ ABSL_GUARDED_BY(mutex_) = 0;
 };

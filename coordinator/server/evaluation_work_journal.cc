@@ -43,9 +43,17 @@ absl::StatusOr<std::unique_ptr<EvaluationWork>> EvaluationWork::Restore(Evaluati
   std::vector<Queue::Record> restored;
   {
     absl::MutexLock lock(&work->mutex_);
+    // The populations' platforms, from their jobs: a restarted coordinator keeps each on its GPU model.
+    for (const v1::JournalJob& r : *records) {
+      if (r.platform().empty() || r.platform()[0] == jobs::kPinnedToTaker) continue;
+      work->population_platforms_[PopulationKey(r.job().run(), r.job().task().name())] = r.platform();
+    }
     for (v1::JournalJob& r : *records) {
-      // Sessions do not survive a restart: a job pinned to one goes to any worker.
-      if (!r.platform().empty() && r.platform()[0] == jobs::kPinnedToTaker) r.clear_platform();
+      // Sessions do not survive a restart: a job pinned to one goes to any worker of its population's
+      // platform (any worker at all when it has none).
+      if (!r.platform().empty() && r.platform()[0] == jobs::kPinnedToTaker) {
+        r.set_platform(work->PlatformOfLocked(r.job().run(), r.job().task().name()));
+      }
       Queue::Record q{.job_id = r.job_id(),
                       .platform = r.platform(),
                       .job = r.job(),

@@ -4,6 +4,7 @@
 // resumed search the same job ids, so nothing acknowledged is asked for again.
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "coordinator/search/evaluation_job.h"
 #include "coordinator/server/evaluation_work.h"
@@ -17,11 +18,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-v1::RegisterWorkerRequest Worker(const std::string& previous = "") {
+v1::RegisterWorkerRequest Worker(const std::string& previous = "", const std::string& gpu_name = "") {
   v1::RegisterWorkerRequest r;
   r.mutable_worker()->set_kind(v1::WORKER_KIND_EVALUATOR);
   r.mutable_worker()->set_slots(1);
   r.mutable_worker()->set_arch("sm_90");
+  r.mutable_worker()->set_gpu_name(gpu_name);
   r.set_previous_session_id(previous);
   return r;
 }
@@ -125,6 +127,47 @@ TEST_F(EvaluationWorkJournalTest, AnAcceptedResultIsInTheJournalBeforeTheReportI
   EXPECT_EQ((*records)[0].state(), v1::JOURNAL_JOB_STATE_DONE);
   EXPECT_DOUBLE_EQ((*records)[0].result().fitness(), 0.7);
   EXPECT_THAT((*records)[0].holders(), ::testing::ElementsAre(session));
+}
+
+// A population's GPU model, fixed by its first set-up, survives a restart: its jobs still go to workers
+// of that model only.
+TEST_F(EvaluationWorkJournalTest, APopulationKeepsItsGpuModelAcrossARestart) {
+  Start();
+  const std::string h100 = work_->Register(Worker("", "NVIDIA H100"))->session_id();
+  v1::Task task = JobFor("x").task();
+  absl::Status set_up;
+  std::thread search([&] { set_up = work_->SetUp(task); });
+  v1::PullEvaluationJobsRequest wait;
+  wait.set_session_id(h100);
+  wait.set_max_jobs(1);
+  wait.set_wait_ms(5000);  // until the set-up job is queued
+  auto pulled = work_->Pull(wait);
+  if (!pulled.ok() || pulled->grants_size() != 1) {
+    work_->Close();  // ends the set-up's wait
+    search.join();
+    FAIL() << "the set-up job was not granted: " << pulled.status();
+  }
+  const v1::EvaluationGrant setup_grant = pulled->grants(0);
+  v1::ReportEvaluationRequest r;
+  r.set_session_id(h100);
+  r.set_job_id(setup_grant.job().job_id());
+  r.set_attempt(setup_grant.attempt());
+  r.mutable_result()->set_task_name("t");
+  ASSERT_TRUE(work_->Report(r).ok());
+  search.join();
+  ASSERT_TRUE(set_up.ok()) << set_up;
+
+  Start();  // killed and started again
+  const std::string h200 = work_->Register(Worker("", "NVIDIA H200"))->session_id();
+  ASSERT_TRUE(work_->Submit(JobFor("a")).ok());
+  v1::PullEvaluationJobsRequest pull;
+  pull.set_session_id(h200);
+  pull.set_max_jobs(1);
+  auto none = work_->Pull(pull);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->grants_size(), 0) << "an H200 takes no job of a population timed on an H100";
+  const std::string h100_again = work_->Register(Worker("", "NVIDIA H100"))->session_id();
+  EXPECT_EQ(PullOne(h100_again).job().candidate().id(), "a");
 }
 
 TEST_F(EvaluationWorkJournalTest, ASecondCoordinatorOnTheSameJournalIsRefused) {

@@ -8,6 +8,7 @@
 #include "coordinator/search/evaluation_job.h"
 #include "coordinator/server/evaluation_work.h"
 #include "fmt/format.h"
+#include "task/arch_populations.h"
 
 
 namespace sparseditto {
@@ -24,12 +25,31 @@ std::string ContentKey(const v1::EvaluationJob& job) { return Sha256Hex(Determin
 
 absl::Status EvaluationWork::SetUp(const v1::Task& task) {
   absl::ReleasableMutexLock lock(&mutex_);
-  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return closed_ || !sessions_.empty(); };
+  const std::string fixed = PlatformOfLocked(run_, task.name());
+  // Told once per platform, or per device arch while none is fixed (Register forgets both).
+  const std::string arch = task.arch().empty() ? "" : DeviceArchOf(task.arch(0));
+  const std::string wanted = !fixed.empty() ? DescribePlatform(fixed) : arch.empty() ? "any arch" : arch;
+  auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return closed_ || !OldestServingLocked(task).empty(); };
+  if (!ready()) {
+    TellOnceLocked(fixed.empty() ? arch : fixed,
+                   fmt::format("no evaluator of {} is registered: task {} waits for one", wanted, task.name()));
+  }
   if (!mutex_.AwaitWithTimeout(absl::Condition(&ready), options_.wait_for_workers)) {
-    return absl::UnavailableError(fmt::format("task {}: no evaluator registered within {}", task.name(),
+    return absl::UnavailableError(fmt::format("task {}: no evaluator of {} registered within {}", task.name(), wanted,
                                               absl::FormatDuration(options_.wait_for_workers)));
   }
   if (closed_) return absl::FailedPreconditionError(fmt::format("task {}: the coordinator is draining", task.name()));
+  if (fixed.empty()) {
+    // The population's first set-up: its platform is that of the oldest worker that serves it.
+    current_platform_ = sessions_.at(OldestServingLocked(task)).platform;
+    population_platforms_[PopulationKey(run_, task.name())] = current_platform_;
+    if (options_.on_event) {
+      options_.on_event(fmt::format("task {}: evaluated on {} only (its jobs go to evaluators of that GPU model)",
+                                    task.name(), DescribePlatform(current_platform_)));
+    }
+  } else {
+    current_platform_ = fixed;
+  }
   lock.Release();
   // A set-up job: the worker that takes it sets the task up (its baselines timed on its GPU) and tells
   // its device facts (by registering again) before answering, so that Device() knows them after.
@@ -47,6 +67,7 @@ DeviceFacts EvaluationWork::Device() const {
   const Session* oldest = nullptr;  // the oldest that knows its facts (they come with its first set-up)
   for (const auto& [id, session] : sessions_) {
     if (session.worker.device().sm_count() == 0) continue;
+    if (!current_platform_.empty() && session.platform != current_platform_) continue;
     if (oldest == nullptr || session.order < oldest->order) oldest = &session;
   }
   if (oldest == nullptr) return {};
@@ -60,15 +81,12 @@ absl::Status EvaluationWork::RetimeBaselines(const v1::Task& task) {
   {
     absl::MutexLock lock(&mutex_);
     ExpireSessionsLocked(clock_->Now());
-    const Session* oldest = nullptr;
-    for (const auto& [id, session] : sessions_) {
-      if (oldest == nullptr || session.order < oldest->order) {
-        oldest = &session;
-        chosen = id;
-      }
-    }
-    if (oldest == nullptr) {
-      return absl::UnavailableError(fmt::format("task {}: no evaluator to re-time the baselines on", task.name()));
+    // Of the population's platform: the candidates are compared on the GPU model they were searched on.
+    chosen = OldestServingLocked(task);
+    if (chosen.empty()) {
+      const std::string platform = PlatformOfLocked(run_, task.name());
+      return absl::UnavailableError(fmt::format("task {}: no evaluator of {} to re-time the baselines on", task.name(),
+                                                platform.empty() ? "its arch" : DescribePlatform(platform)));
     }
     confirmation_session_ = chosen;
   }
@@ -111,7 +129,9 @@ v1::EvalResult EvaluationWork::EvaluateFinalist(const v1::Task& task, const v1::
 int EvaluationWork::Slots() const {
   absl::MutexLock lock(&mutex_);
   int slots = 0;
-  for (const auto& [id, session] : sessions_) slots += session.worker.slots();
+  for (const auto& [id, session] : sessions_) {
+    if (current_platform_.empty() || session.platform == current_platform_) slots += session.worker.slots();
+  }
   return std::max(slots, 1);
 }
 
@@ -142,7 +162,8 @@ absl::StatusOr<v1::EvaluationJob> EvaluationWork::SubmitOn(v1::EvaluationJob job
     }
     record.set_sequence(next_sequence_++);
     record.set_job_id(job.job_id());
-    record.set_platform(session_id.empty() ? "" : jobs::PinnedTo(session_id));
+    // A population's jobs go to its platform's workers only; a pinned job to its one session.
+    record.set_platform(session_id.empty() ? PlatformOfLocked(job.run(), job.task().name()) : jobs::PinnedTo(session_id));
     *record.mutable_job() = job;
     if (journal_ != nullptr) records_[job.job_id()] = record;
   }
@@ -159,6 +180,7 @@ absl::StatusOr<v1::EvaluationJob> EvaluationWork::SubmitOn(v1::EvaluationJob job
     return absl::UnavailableError("the evaluator chosen for the confirmation has gone");
   }
   if (absl::Status s = queue_->Submit(job.job_id(), record.platform(), job); !s.ok()) return s;
+  if (session_id.empty()) TellIfUnservedLocked(record.platform(), fmt::format("the jobs of task {}", job.task().name()));
   job_subjects_[job.job_id()] = {.candidate_id = candidate_id, .task_name = job.task().name()};
   if (!session_id.empty()) pinned_jobs_[session_id].insert(job.job_id());
   return job;

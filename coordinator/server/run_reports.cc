@@ -8,6 +8,7 @@
 #include "common/status_format.h"
 #include "fmt/format.h"
 #include "population_store/population_store.h"
+#include "task/arch_populations.h"
 
 namespace sparseditto {
 namespace {
@@ -36,9 +37,10 @@ absl::StatusOr<std::vector<v1::TaskStatus>> ReadTaskStatuses(
     if (!opened.ok()) return opened.status();
     store = *std::move(opened);
   }
-  for (const v1::Task& task : tasks) {
+  for (const v1::Task& task : SplitByArch({tasks.begin(), tasks.end()})) {
     v1::TaskStatus& status = out.emplace_back();
     status.set_task_name(task.name());
+    if (task.arch_size() == 1) status.set_arch(task.arch(0));
     status.set_max_evaluations(task.budget().max_evaluations());
     status.set_state("pending");
     if (store == nullptr) continue;
@@ -55,6 +57,9 @@ absl::StatusOr<std::vector<v1::TaskStatus>> ReadTaskStatuses(
     if (auto candidates = store->ListCandidates(run, task.name()); candidates.ok()) {
       status.set_candidates(static_cast<int64_t>(candidates->size()));
     }
+    absl::StatusOr<std::vector<GpuEvaluations>> gpus = EvaluatedOn(*store, run, task.name());
+    if (!gpus.ok()) return gpus.status();
+    for (const GpuEvaluations& g : *gpus) status.add_evaluated_on(fmt::format("{}: {}", g.gpu, g.evaluations));
   }
   return out;
 }
@@ -69,7 +74,7 @@ absl::StatusOr<v1::ExportRunResponse> ExportRunKernels(const std::string& run_di
   absl::StatusOr<store::RunRecord> record = (*store)->GetRun(run);
   if (!record.ok()) return record.status();
   v1::ExportRunResponse response;
-  for (const v1::Task& task : tasks) {
+  for (const v1::Task& task : SplitByArch({tasks.begin(), tasks.end()})) {
     absl::StatusOr<std::string> text = ExportBestKernel(**store, *record, task.name());
     if (!text.ok()) {
       response.add_problems(fmt::format("{}: {}", task.name(), text.status().message()));

@@ -13,15 +13,16 @@
 
 namespace sparseditto {
 
-// One TaskStatus per task of `tasks`, in their order: "pending" for each while the run's store does not
-// exist yet (a queued run). Errors: the store's (a store that exists but does not open), DataLoss for
+// One TaskStatus per population of `tasks` (a task with several archs is one per arch, in its arch
+// order, task/arch_populations.h), in their order, with its arch and the GPUs its evaluations ran on:
+// "pending" for each while the run's store does not exist yet (a queued run). Errors: the store's (a store that exists but does not open), DataLoss for
 // a stored search state that does not parse.
 absl::StatusOr<std::vector<v1::TaskStatus>> ReadTaskStatuses(
     const std::string& run_dir, const std::string& run,
     const google::protobuf::RepeatedPtrField<v1::Task>& tasks);
 
-// The best kernel of each task (ExportBestKernel, kernel_export.h) as files "<task>.cu"; a task with
-// none gets a line in `problems` instead. FailedPrecondition: the run has no store yet (not started).
+// The best kernel of each population of `tasks` (ExportBestKernel, kernel_export.h) as files
+// "<population>.cu"; one with none gets a line in `problems` instead. FailedPrecondition: the run has no store yet (not started).
 absl::StatusOr<v1::ExportRunResponse> ExportRunKernels(const std::string& run_dir, const std::string& run,
                                                        const google::protobuf::RepeatedPtrField<v1::Task>& tasks);
 

@@ -54,11 +54,13 @@ struct CoordinatorServer {
   std::string address;
 };
 
-inline EvaluatorNodeOptions NodeOptions(const std::string& name) {
+// A node registering as `arch` on a GPU named `gpu_name` (what nvidia-smi tells a real one).
+inline EvaluatorNodeOptions NodeOptions(const std::string& name, const std::string& arch = "sm_90",
+                                        const std::string& gpu_name = "fake") {
   EvaluatorNodeOptions o;
   o.worker.set_name(name);
-  o.worker.set_arch("sm_90");
-  o.worker.set_gpu_name("fake");
+  o.worker.set_arch(arch);
+  o.worker.set_gpu_name(gpu_name);
   o.pull_wait = absl::Milliseconds(200);  // so that a drain ends quickly
   o.initial_backoff = absl::Milliseconds(20);
   o.max_backoff = absl::Milliseconds(200);
@@ -70,7 +72,10 @@ inline EvaluatorNodeOptions NodeOptions(const std::string& name) {
 struct RunningNode {
   RunningNode(CoordinatorLink* link, CandidateEvaluator* evaluator, const std::string& name,
               const std::string& spool_dir = "")
-      : spool(*ResultSpool::Open(spool_dir)), node(link, evaluator, spool.get(), NodeOptions(name)) {
+      : RunningNode(link, evaluator, NodeOptions(name), spool_dir) {}
+  RunningNode(CoordinatorLink* link, CandidateEvaluator* evaluator, const EvaluatorNodeOptions& options,
+              const std::string& spool_dir = "")
+      : spool(*ResultSpool::Open(spool_dir)), node(link, evaluator, spool.get(), options) {
     thread = std::thread([this] { ended = node.Run(); });
   }
   ~RunningNode() { Stop(); }
@@ -84,22 +89,39 @@ struct RunningNode {
   std::thread thread;
 };
 
-// Scores a candidate by its id (0.5 + length / 100), counting calls; one node's thread uses it.
+// Scores a candidate by its id (0.5 + length / 100), counting calls; one node's thread uses it. Its
+// device is an sm_90 by default; given a GPU name and arch, its results name them (as the real
+// evaluator's name the device they ran on) and it counts the tasks it set up and evaluated.
 class IdEvaluator : public CandidateEvaluator {
  public:
-  v1::EvalResult Evaluate(const v1::Task&, const v1::Candidate& candidate, uint64_t) override {
+  IdEvaluator() = default;
+  IdEvaluator(std::string gpu_name, std::string arch) : gpu_name_(std::move(gpu_name)), arch_(std::move(arch)) {}
+  v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t) override {
     ++calls[candidate.id()];
+    ++tasks[task.name()];
     v1::EvalResult r;
     r.set_fitness(0.5 + static_cast<double>(candidate.id().size()) / 100);
+    r.set_gpu_name(gpu_name_);
+    r.set_arch(arch_);
     return r;
   }
-  absl::Status SetUp(const v1::Task&) override {
+  absl::Status SetUp(const v1::Task& task) override {
     ++set_ups;
+    ++tasks[task.name()];
     return absl::OkStatus();
   }
-  DeviceFacts Device() const override { return {.sm_count = 132, .smem_per_block = 232448, .smem_per_sm = 233472, .arch = 90}; }
+  DeviceFacts Device() const override {
+    int64_t arch = 0;  // "sm_80" -> 80; an sm_90 when not given
+    for (char c : arch_) arch = c >= '0' && c <= '9' ? arch * 10 + (c - '0') : arch;
+    return {.sm_count = 132, .smem_per_block = 232448, .smem_per_sm = 233472, .arch = arch == 0 ? 90 : arch};
+  }
   std::map<std::string, int> calls;
+  std::map<std::string, int> tasks;  // set-ups and evaluations, by task name
   int set_ups = 0;
+
+ private:
+  std::string gpu_name_;
+  std::string arch_;
 };
 
 inline v1::Task OneTask() {
