@@ -110,20 +110,18 @@ absl::StatusOr<v1::PullEvaluationJobsResponse> EvaluationWork::Pull(const v1::Pu
   absl::StatusOr<std::vector<jobs::JobQueue<v1::EvaluationJob, v1::EvalResult>::Grant>> grants =
       queue_->Take(request.session_id(), platform, max_jobs, wait);
   if (!grants.ok()) return grants.status();
-  // Each grant is durable before it is sent: after a restart its holder still holds it.
-  for (auto it = grants->begin(); it != grants->end();) {
-    absl::Status written = Journal(it->job_id, [&](v1::JournalJob& r) {
-      r.set_state(v1::JOURNAL_JOB_STATE_LEASED);
-      r.set_attempt(it->attempt);
-      r.add_holders(request.session_id());
-    });
-    if (written.ok()) {
-      ++it;
-      continue;
-    }
-    (void)queue_->Release(request.session_id(), it->job_id, it->attempt);
-    it = grants->erase(it);
-    if (grants->empty()) return absl::UnavailableError(std::string(written.message()));
+  // The grants are durable before they are sent (after a restart their holder still holds them): all
+  // of this pull's in one synced write. Should it fail, they go back to the queue and none is sent.
+  std::vector<std::string> granted;
+  for (const auto& grant : *grants) granted.push_back(grant.job_id);
+  absl::Status written = JournalAll(granted, [&](size_t i, v1::JournalJob& r) {
+    r.set_state(v1::JOURNAL_JOB_STATE_LEASED);
+    r.set_attempt((*grants)[i].attempt);
+    r.add_holders(request.session_id());
+  });
+  if (!written.ok()) {
+    for (const auto& grant : *grants) (void)queue_->Release(request.session_id(), grant.job_id, grant.attempt);
+    return absl::UnavailableError(std::string(written.message()));
   }
   v1::PullEvaluationJobsResponse response;
   {
