@@ -42,6 +42,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -165,12 +166,16 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   struct Session {
     v1::WorkerInfo worker;
     int64_t order = 0;            // registration order, for "oldest first"
-    absl::Duration last_seen;     // on clock_
+    absl::Duration last_seen;     // on clock_; set only through SeeLocked (by_last_seen_ follows it)
+    bool seen = false;            // in by_last_seen_
     int64_t hint_seen = 0;        // the hint generation last handed to it
   };
 
-  // Ends sessions unseen for session_ttl; cancels the jobs pinned to them.
+  // Ends sessions unseen for session_ttl, least recently seen first; cancels the jobs pinned to them.
+  // O(log sessions) a call plus the work of each session ended (by_last_seen_).
   void ExpireSessionsLocked(absl::Duration now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Notes that session `id` was seen at `now` (its last_seen and by_last_seen_).
+  void SeeLocked(const std::string& id, Session& session, absl::Duration now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The session, seen now; NotFound when unknown or expired.
   absl::StatusOr<Session*> TouchLocked(const std::string& session_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Submit under a platform (empty, or pinned), and note a pinned job.
@@ -201,6 +206,8 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
 
   mutable absl::Mutex mutex_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mutex_);
+  // (last_seen, id) of every session in sessions_: the next to expire first.
+  std::set<std::pair<absl::Duration, std::string>> by_last_seen_ ABSL_GUARDED_BY(mutex_);
   int64_t next_order_ ABSL_GUARDED_BY(mutex_) = 0;
   std::map<std::string, std::set<std::string>> pinned_jobs_ ABSL_GUARDED_BY(mutex_);  // session -> job ids
   struct Subject {
