@@ -271,17 +271,17 @@ void Print(const std::vector<Row>& rows) {
                              r.cpu_percent, r.peak_rss_mib);
   }
   std::cout << "\n| N | conns | register s | pulls (waited) | reports | errors | min pending | server threads load/idle "
-               "| idle wake p50/p99 ms | idle heartbeat p99 ms | killed (re-leased, waiting) | kill phase stale, stopped | client CPU % | client threads |\n"
+               "| idle wake p50/p99 ms | idle heartbeat p99 ms | killed (re-leased, waiting, reported first) | kill phase stale, stopped | client CPU % | client threads |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     std::string errors;
     for (const auto& [what, count] : r.load.errors) errors += fmt::format("{}:{} ", what, count);
     for (const auto& [what, count] : r.idle.errors) errors += fmt::format("idle {}:{} ", what, count);
-    std::cout << fmt::format("| {} | {} | {:.1f} | {} ({}) | {} | {}{} | {} | {} / {} | {:.1f} / {:.1f} | {:.2f} | {} ({}, {}) | {}, {} | {:.0f} | {} |\n",
+    std::cout << fmt::format("| {} | {} | {:.1f} | {} ({}) | {} | {}{} | {} | {} / {} | {:.1f} / {:.1f} | {:.2f} | {} ({}, {}, {}) | {}, {} | {:.0f} | {} |\n",
                              r.n, r.connections, r.register_s, r.load.grants, r.load.waited_grants, r.load.report.count,
                              r.load.rpc_errors + r.idle.rpc_errors, errors.empty() ? "" : " ", r.min_pending,
                              r.server_threads_load, r.server_threads_idle, r.idle.pull.p50_ms, r.idle.pull.p99_ms,
-                             r.idle.heartbeat.p99_ms, r.killed, r.kill.relet.count, r.kill.relet_waiting, r.kill.stale, r.kill.stopped,
+                             r.idle.heartbeat.p99_ms, r.killed, r.kill.relet.count, r.kill.relet_waiting, r.kill.killed_after_report, r.kill.stale, r.kill.stopped,
                              r.client_cpu_percent, r.client_threads);
   }
 }
