@@ -45,8 +45,11 @@ absl::Duration ServerMinPingInterval(const ConnectionOptions& options);
 
 // Sets on `builder`: the send and receive size limits; keepalive pings at keepalive_time with
 // keepalive_timeout, also without calls in flight; and the ping policy that accepts the client side's
-// pings (ServerMinPingInterval, also without calls in flight); and no SO_REUSEPORT, so that a port in
-// use (another coordinator) fails the bind instead of being shared. Call before BuildAndStart.
+// pings (ServerMinPingInterval, also without calls in flight); no SO_REUSEPORT, so that a port in
+// use (another coordinator) fails the bind instead of being shared; and up to kServerIdleThreads idle
+// threads kept (per completion queue) for the synchronous API's calls instead of ended after each
+// call. Call before BuildAndStart.
+inline constexpr int kServerIdleThreads = 64;
 void ApplyServerOptions(grpc::ServerBuilder& builder, const ConnectionOptions& options);
 
 // The matching client side: the size limits, keepalive pings at keepalive_time with keepalive_timeout,

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +32,16 @@ class EvaluationPipeline {
   // whoever submits: one pipeline may serve many calls of the loop), and returns the job as queued,
   // for Await. FailedPrecondition: the pipeline is closing. Nothing is queued on error.
   virtual absl::StatusOr<v1::EvaluationJob> Submit(v1::EvaluationJob job) = 0;
+  // Submits each of `jobs`, in order, and answers each as Submit would: one answer per job, in the
+  // same order (an error queues nothing of that job). A pipeline that makes its jobs durable may do so
+  // for the whole batch at once (EvaluationWork: one synced journal write, so that a failed write fails
+  // every job of the batch); this default submits them one by one.
+  virtual std::vector<absl::StatusOr<v1::EvaluationJob>> SubmitAll(std::vector<v1::EvaluationJob> jobs) {
+    std::vector<absl::StatusOr<v1::EvaluationJob>> answers;
+    answers.reserve(jobs.size());
+    for (v1::EvaluationJob& job : jobs) answers.push_back(Submit(std::move(job)));
+    return answers;
+  }
   // The candidates likely to be submitted next, in order, so that takers may prepare them (compile
   // them). Never changes a result; may be ignored.
   virtual void Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) = 0;

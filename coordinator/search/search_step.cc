@@ -171,16 +171,27 @@ v1::EvaluationJob TaskLoop::JobFor(const v1::Candidate& candidate, std::optional
 
 absl::Status TaskLoop::SubmitAhead(const std::vector<v1::Candidate>& due) {
   const size_t ahead = std::min(due.size(), static_cast<size_t>(std::max(pipeline_.Slots(), 1)));
+  // One batch: a durable pipeline journals all of them in one write.
+  std::vector<const v1::Candidate*> candidates;
+  std::vector<v1::EvaluationJob> jobs;
   for (size_t i = 0; i < ahead; ++i) {
     if (submitted_.contains(due[i].id())) continue;
-    absl::StatusOr<v1::EvaluationJob> job = pipeline_.Submit(JobFor(due[i]));
-    if (!job.ok()) {
-      return absl::Status(job.status().code(), fmt::format("task {}: the evaluation job of {}: {}", task_.name(),
-                                                           due[i].id(), job.status().message()));
-    }
-    submitted_.emplace(due[i].id(), *std::move(job));
+    candidates.push_back(&due[i]);
+    jobs.push_back(JobFor(due[i]));
   }
-  return absl::OkStatus();
+  if (jobs.empty()) return absl::OkStatus();
+  std::vector<absl::StatusOr<v1::EvaluationJob>> queued = pipeline_.SubmitAll(std::move(jobs));
+  absl::Status first_error;
+  for (size_t i = 0; i < candidates.size() && i < queued.size(); ++i) {
+    if (queued[i].ok()) {
+      submitted_.emplace(candidates[i]->id(), *std::move(queued[i]));
+    } else if (first_error.ok()) {
+      first_error = absl::Status(queued[i].status().code(), fmt::format("task {}: the evaluation job of {}: {}",
+                                                                        task_.name(), candidates[i]->id(),
+                                                                        queued[i].status().message()));
+    }
+  }
+  return first_error;
 }
 
 v1::EvalResult TaskLoop::AwaitJob(const v1::Candidate& candidate, std::optional<EvaluationKind> kind) {

@@ -117,8 +117,10 @@ class TaskLoop {
   v1::EvaluationJob JobFor(const v1::Candidate& candidate, std::optional<EvaluationKind> kind = std::nullopt);
 
   // Submits the jobs of the first pipeline_.Slots() candidates of `due` not submitted yet (submitted_),
-  // so that the pipeline's takers work on them while the loop awaits the first. Results are still
-  // awaited and committed in `due`'s order. An error from the pipeline is returned.
+  // so that the pipeline's takers work on them while the loop awaits the first, all in one
+  // EvaluationPipeline::SubmitAll (a durable pipeline journals them in one write). Results are still
+  // awaited and committed in `due`'s order. The first job's error from the pipeline is returned (the
+  // jobs that were queued are kept in submitted_ all the same).
   absl::Status SubmitAhead(const std::vector<v1::Candidate>& due);
 
   // The result of `candidate`'s job: the one submitted ahead, else one submitted now; then forgotten.

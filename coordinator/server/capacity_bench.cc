@@ -19,6 +19,7 @@
 //
 // --journal_dir=DIR: "every result durable before it is acknowledged": the coordinator journals every
 // job, grant and result (job_journal.h) as `sparseditto coordinator` does; without it, in memory.
+// --max_batch=K: the coordinator submits up to K jobs in one SubmitAll (one journal write); 1: one by one.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -64,6 +65,10 @@ std::string JournalDir(const Flags& flags) {
   return it == flags.end() ? "" : it->second;
 }
 
+// --max_batch=K: the coordinator's submitter submits up to K jobs at once (one SubmitAll, so one
+// journal sync for the batch); 1: one Submit and one sync per job. Default 256.
+int MaxBatch(const Flags& flags) { return static_cast<int>(Flag(flags, "max_batch", 256)); }
+
 void Sleep(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
 
 // ---- The child: a LoadCoordinator driven by one-line commands on stdin, answering on stdout.
@@ -72,6 +77,7 @@ int Serve(const Flags& flags) {
   options.work.lease = absl::Milliseconds(Flag(flags, "lease_ms", 60000));
   options.work.heartbeat_interval = absl::Milliseconds(Flag(flags, "heartbeat_ms", 10000));
   options.outstanding = static_cast<int>(Flag(flags, "outstanding", 128));
+  options.max_batch = static_cast<int>(Flag(flags, "max_batch", 256));
   if (auto dir = flags.find("journal_dir"); dir != flags.end()) {
     options.journal_dir = fmt::format("{}/{}", dir->second, getpid());  // a fresh journal per coordinator
   }
@@ -102,7 +108,7 @@ int Serve(const Flags& flags) {
 class ChildCoordinator {
  public:
   ChildCoordinator(const std::string& self, int lease_ms, int heartbeat_ms, int outstanding,
-                   const std::string& journal_dir) {
+                   const std::string& journal_dir, int max_batch) {
     int to_child[2], from_child[2];
     if (pipe(to_child) != 0 || pipe(from_child) != 0) std::exit(3);
     posix_spawn_file_actions_t actions;
@@ -113,7 +119,8 @@ class ChildCoordinator {
     posix_spawn_file_actions_addclose(&actions, from_child[0]);
     std::vector<std::string> args = {self, "--serve", fmt::format("--lease_ms={}", lease_ms),
                                      fmt::format("--heartbeat_ms={}", heartbeat_ms),
-                                     fmt::format("--outstanding={}", outstanding)};
+                                     fmt::format("--outstanding={}", outstanding),
+                                     fmt::format("--max_batch={}", max_batch)};
     if (!journal_dir.empty()) args.push_back(fmt::format("--journal_dir={}", journal_dir));
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -192,7 +199,7 @@ Row RunOne(const Flags& flags, const std::string& self, int n) {
   Row row;
   row.n = n;
   {  // 1 and 2: steady load, then idle long polls
-    ChildCoordinator child(self, 60000, 10000, 2 * n, JournalDir(flags));
+    ChildCoordinator child(self, 60000, 10000, 2 * n, JournalDir(flags), MaxBatch(flags));
     SimulatedEvaluators sims(SimOptions(flags, child, n));
     // The queue filled before the workers start (--cold_start: after), so that N first pulls do not all
     // wait on an empty queue at once.
@@ -240,7 +247,7 @@ Row RunOne(const Flags& flags, const std::string& self, int n) {
   }
   if (const double fraction = Flag(flags, "kill_fraction", 0.05); fraction > 0) {  // 3: kill
     const int lease_ms = static_cast<int>(Flag(flags, "kill_lease_ms", 2000));
-    ChildCoordinator child(self, lease_ms, lease_ms / 4, 2 * n, JournalDir(flags));
+    ChildCoordinator child(self, lease_ms, lease_ms / 4, 2 * n, JournalDir(flags), MaxBatch(flags));
     SimulatedEvaluators sims(SimOptions(flags, child, n));
     child.Command("feed");
     for (int i = 0; i < 100 && child.Command("stats").queue.pending < 2 * n; ++i) Sleep(0.05);
@@ -264,17 +271,17 @@ void Print(const std::vector<Row>& rows) {
                              r.cpu_percent, r.peak_rss_mib);
   }
   std::cout << "\n| N | conns | register s | pulls (waited) | reports | errors | min pending | server threads load/idle "
-               "| idle wake p50/p99 ms | idle heartbeat p99 ms | killed (re-leased, waiting) | kill phase stale, stopped | client CPU % | client threads |\n"
+               "| idle wake p50/p99 ms | idle heartbeat p99 ms | killed (re-leased, waiting, reported first) | kill phase stale, stopped | client CPU % | client threads |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     std::string errors;
     for (const auto& [what, count] : r.load.errors) errors += fmt::format("{}:{} ", what, count);
     for (const auto& [what, count] : r.idle.errors) errors += fmt::format("idle {}:{} ", what, count);
-    std::cout << fmt::format("| {} | {} | {:.1f} | {} ({}) | {} | {}{} | {} | {} / {} | {:.1f} / {:.1f} | {:.2f} | {} ({}, {}) | {}, {} | {:.0f} | {} |\n",
+    std::cout << fmt::format("| {} | {} | {:.1f} | {} ({}) | {} | {}{} | {} | {} / {} | {:.1f} / {:.1f} | {:.2f} | {} ({}, {}, {}) | {}, {} | {:.0f} | {} |\n",
                              r.n, r.connections, r.register_s, r.load.grants, r.load.waited_grants, r.load.report.count,
                              r.load.rpc_errors + r.idle.rpc_errors, errors.empty() ? "" : " ", r.min_pending,
                              r.server_threads_load, r.server_threads_idle, r.idle.pull.p50_ms, r.idle.pull.p99_ms,
-                             r.idle.heartbeat.p99_ms, r.killed, r.kill.relet.count, r.kill.relet_waiting, r.kill.stale, r.kill.stopped,
+                             r.idle.heartbeat.p99_ms, r.killed, r.kill.relet.count, r.kill.relet_waiting, r.kill.killed_after_report, r.kill.stale, r.kill.stopped,
                              r.client_cpu_percent, r.client_threads);
   }
 }

@@ -58,7 +58,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> EvaluationWork::Register(const v1::Re
   }
   it->second.worker = worker;
   it->second.platform = EvaluationPlatform(worker.arch(), worker.gpu_name());
-  it->second.last_seen = now;
+  SeeLocked(it->first, it->second, now);
   // Served again: should it go, its absence is told again.
   told_.erase(it->second.platform);
   told_.erase(DeviceArchOf(worker.arch()));
@@ -70,12 +70,21 @@ absl::StatusOr<v1::RegisterWorkerResponse> EvaluationWork::Register(const v1::Re
   return response;
 }
 
+void EvaluationWork::SeeLocked(const std::string& id, Session& session, absl::Duration now) {
+  if (session.seen) by_last_seen_.erase({session.last_seen, id});
+  session.last_seen = now;
+  session.seen = true;
+  by_last_seen_.insert({now, id});
+}
+
 void EvaluationWork::ExpireSessionsLocked(absl::Duration now) {
-  for (auto it = sessions_.begin(); it != sessions_.end();) {
-    if (now - it->second.last_seen < options_.session_ttl) {
-      ++it;
-      continue;
-    }
+  // Least recently seen first, and only those past the ttl: a call costs O(log sessions), not a walk
+  // over every session (with thousands of workers that walk was a quarter of the server's CPU).
+  while (!by_last_seen_.empty() && now - by_last_seen_.begin()->first >= options_.session_ttl) {
+    const std::string id = by_last_seen_.begin()->second;
+    by_last_seen_.erase(by_last_seen_.begin());
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) continue;
     // Its jobs' leases run out by themselves; only the jobs no one else may take must end now.
     if (auto pinned = pinned_jobs_.find(it->first); pinned != pinned_jobs_.end()) {
       for (const std::string& job_id : pinned->second) queue_->Cancel(job_id);
@@ -87,7 +96,7 @@ void EvaluationWork::ExpireSessionsLocked(absl::Duration now) {
                                     it->second.worker.name(), absl::FormatDuration(options_.session_ttl)));
     }
     const std::string platform = it->second.platform;
-    it = sessions_.erase(it);
+    sessions_.erase(it);
     for (const auto& [population, its_platform] : population_platforms_) {
       if (its_platform == platform) {
         TellIfUnservedLocked(platform, "the jobs of its populations");
@@ -104,7 +113,7 @@ absl::StatusOr<EvaluationWork::Session*> EvaluationWork::TouchLocked(const std::
   if (it == sessions_.end()) {
     return absl::NotFoundError("unknown or ended session: register again (with previous_session_id to keep it)");
   }
-  it->second.last_seen = now;
+  SeeLocked(it->first, it->second, now);
   return &it->second;
 }
 
@@ -123,20 +132,18 @@ absl::StatusOr<v1::PullEvaluationJobsResponse> EvaluationWork::Pull(const v1::Pu
   absl::StatusOr<std::vector<jobs::JobQueue<v1::EvaluationJob, v1::EvalResult>::Grant>> grants =
       queue_->Take(request.session_id(), platform, max_jobs, wait);
   if (!grants.ok()) return grants.status();
-  // Each grant is durable before it is sent: after a restart its holder still holds it.
-  for (auto it = grants->begin(); it != grants->end();) {
-    absl::Status written = Journal(it->job_id, [&](v1::JournalJob& r) {
-      r.set_state(v1::JOURNAL_JOB_STATE_LEASED);
-      r.set_attempt(it->attempt);
-      r.add_holders(request.session_id());
-    });
-    if (written.ok()) {
-      ++it;
-      continue;
-    }
-    (void)queue_->Release(request.session_id(), it->job_id, it->attempt);
-    it = grants->erase(it);
-    if (grants->empty()) return absl::UnavailableError(std::string(written.message()));
+  // The grants are durable before they are sent (after a restart their holder still holds them): all
+  // of this pull's in one synced write. Should it fail, they go back to the queue and none is sent.
+  std::vector<std::string> granted;
+  for (const auto& grant : *grants) granted.push_back(grant.job_id);
+  absl::Status written = JournalAll(granted, [&](size_t i, v1::JournalJob& r) {
+    r.set_state(v1::JOURNAL_JOB_STATE_LEASED);
+    r.set_attempt((*grants)[i].attempt);
+    r.add_holders(request.session_id());
+  });
+  if (!written.ok()) {
+    for (const auto& grant : *grants) (void)queue_->Release(request.session_id(), grant.job_id, grant.attempt);
+    return absl::UnavailableError(std::string(written.message()));
   }
   v1::PullEvaluationJobsResponse response;
   {
@@ -144,7 +151,7 @@ absl::StatusOr<v1::PullEvaluationJobsResponse> EvaluationWork::Pull(const v1::Pu
     // The long poll counted as the worker's presence; a session that ended meanwhile (it cannot while
     // its own call is held for less than the ttl) would leave these grants to expire.
     if (auto it = sessions_.find(request.session_id()); it != sessions_.end()) {
-      it->second.last_seen = clock_->Now();
+      SeeLocked(it->first, it->second, clock_->Now());
       if (it->second.hint_seen < hint_generation_ && (hint_platform_.empty() || hint_platform_ == it->second.platform)) {
         it->second.hint_seen = hint_generation_;
         *response.mutable_prefetch_task() = hint_task_;

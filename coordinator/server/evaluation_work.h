@@ -34,6 +34,7 @@
 //                      to the same worker, so candidates are compared on one GPU against fresh
 //                      baselines. A pinned job whose session ends is cancelled.
 //   Evaluate*          a job, submitted and awaited.
+//   Submit / SubmitAll a job, or a batch of jobs journaled in one synced write.
 //   Slots()            the slots of the live sessions of the last SetUp's platform summed (at least 1).
 //   Hint               the latest hint goes to every session of its population's platform once, with
 //                      its next pull, so that each worker compiles the search's window ahead as
@@ -53,6 +54,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -127,6 +129,8 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   absl::StatusOr<v1::RegisterWorkerResponse> Register(const v1::RegisterWorkerRequest& request);
   // Grants up to min(max_jobs, max_jobs_per_pull) jobs, waiting up to min(wait_ms, max_pull_wait)
   // when none matches (a long poll, outside every lock of this object). Empty and draining once closed.
+  // With a journal, the grants of one pull are journaled in one synced write before the answer;
+  // Unavailable when it fails (the grants go back to the queue, none is sent).
   absl::StatusOr<v1::PullEvaluationJobsResponse> Pull(const v1::PullEvaluationJobsRequest& request);
   absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& request);
   // The queue's verdict on the result. InvalidArgument: a result naming another candidate or task
@@ -156,6 +160,12 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   // was asked for before>". A job restored from the journal under that id is taken over, not queued
   // again. Unavailable: the journal could not be written (nothing queued).
   absl::StatusOr<v1::EvaluationJob> Submit(v1::EvaluationJob job) override;
+  // Submit of each job, with the journal's records of the whole batch in one synced write (one WAL
+  // sync for all; job_journal.h WriteAll) before any of them can be pulled: a caller with many jobs at
+  // once (the search's window ahead) pays one sync, not one per job. The answers are in `jobs`' order;
+  // a journal write that fails fails every job of the batch not taken over from the journal
+  // (Unavailable, nothing of them queued).
+  std::vector<absl::StatusOr<v1::EvaluationJob>> SubmitAll(std::vector<v1::EvaluationJob> jobs) override;
   // Kept as the latest hint, handed to each session with its next pull (its worker compiles them).
   void Hint(const v1::Task& task, const std::vector<v1::Candidate>& candidates) override;
   v1::EvalResult Await(const v1::EvaluationJob& job) override;
@@ -171,16 +181,24 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
     v1::WorkerInfo worker;
     std::string platform;         // EvaluationPlatform(worker.arch, worker.gpu_name): what it pulls
     int64_t order = 0;            // registration order, for "oldest first"
-    absl::Duration last_seen;     // on clock_
+    absl::Duration last_seen;     // on clock_; set only through SeeLocked (by_last_seen_ follows it)
+    bool seen = false;            // in by_last_seen_
     int64_t hint_seen = 0;        // the hint generation last handed to it
   };
 
-  // Ends sessions unseen for session_ttl; cancels the jobs pinned to them.
+  // Ends sessions unseen for session_ttl, least recently seen first; cancels the jobs pinned to them.
+  // O(log sessions) a call plus the work of each session ended (by_last_seen_).
   void ExpireSessionsLocked(absl::Duration now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Notes that session `id` was seen at `now` (its last_seen and by_last_seen_).
+  void SeeLocked(const std::string& id, Session& session, absl::Duration now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The session, seen now; NotFound when unknown or expired.
   absl::StatusOr<Session*> TouchLocked(const std::string& session_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Submit under a platform (empty, or pinned), and note a pinned job.
   absl::StatusOr<v1::EvaluationJob> SubmitOn(v1::EvaluationJob job, const std::string& session_id);
+  // SubmitAll under a platform: ids and records made under mutex_, one journal write for the batch
+  // outside it, then the jobs queued under mutex_.
+  std::vector<absl::StatusOr<v1::EvaluationJob>> SubmitAllOn(std::vector<v1::EvaluationJob> jobs,
+                                                             const std::string& session_id);
   // A direct evaluation: pinned to the confirmation's session when one is chosen.
   v1::EvalResult EvaluateDirect(v1::EvaluationJob job);
   std::string NewSessionIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -205,6 +223,11 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
   // Writes the journal's record of `job_id` after `change` (nothing without a journal). The write
   // is outside mutex_ (a synced write takes milliseconds; RocksDB groups concurrent ones).
   absl::Status Journal(const std::string& job_id, const std::function<void(v1::JournalJob&)>& change);
+  // The same for several jobs at once, `change(i, record)` applied to the record of job_ids[i], all
+  // written in one synced write (JobJournal::WriteAll): all durable, or an error. Ids that are not jobs
+  // of ours are skipped.
+  absl::Status JournalAll(const std::vector<std::string>& job_ids,
+                          const std::function<void(size_t, v1::JournalJob&)>& change);
 
   const EvaluationWorkOptions options_;
   std::unique_ptr<jobs::MonotonicClock> own_clock_;
@@ -214,6 +237,8 @@ class EvaluationWork final : public CandidateEvaluator, public EvaluationPipelin
 
   mutable absl::Mutex mutex_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mutex_);
+  // (last_seen, id) of every session in sessions_: the next to expire first.
+  std::set<std::pair<absl::Duration, std::string>> by_last_seen_ ABSL_GUARDED_BY(mutex_);
   int64_t next_order_ ABSL_GUARDED_BY(mutex_) = 0;
   std::map<std::string, std::set<std::string>> pinned_jobs_ ABSL_GUARDED_BY(mutex_);  // session -> job ids
   struct Subject {

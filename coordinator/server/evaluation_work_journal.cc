@@ -22,16 +22,23 @@ jobs::JobState FromJournal(v1::JournalJobState state) {
 }  // namespace
 
 absl::Status EvaluationWork::Journal(const std::string& job_id, const std::function<void(v1::JournalJob&)>& change) {
+  return JournalAll({job_id}, [&](size_t, v1::JournalJob& r) { change(r); });
+}
+
+absl::Status EvaluationWork::JournalAll(const std::vector<std::string>& job_ids,
+                                        const std::function<void(size_t, v1::JournalJob&)>& change) {
   if (journal_ == nullptr) return absl::OkStatus();
-  v1::JournalJob record;
+  std::vector<v1::JournalJob> records;
   {
     absl::MutexLock lock(&mutex_);
-    auto it = records_.find(job_id);
-    if (it == records_.end()) return absl::OkStatus();  // not a job of ours (a forged id): nothing to keep
-    change(it->second);
-    record = it->second;
+    for (size_t i = 0; i < job_ids.size(); ++i) {
+      auto it = records_.find(job_ids[i]);
+      if (it == records_.end()) continue;  // not a job of ours (a forged id): nothing to keep
+      change(i, it->second);
+      records.push_back(it->second);
+    }
   }
-  return journal_->Write(record);
+  return journal_->WriteAll(records);  // outside mutex_: the sync takes milliseconds
 }
 
 absl::StatusOr<std::unique_ptr<EvaluationWork>> EvaluationWork::Restore(EvaluationWorkOptions options,

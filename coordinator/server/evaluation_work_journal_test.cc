@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "coordinator/search/evaluation_job.h"
 #include "coordinator/server/evaluation_work.h"
@@ -168,6 +169,92 @@ TEST_F(EvaluationWorkJournalTest, APopulationKeepsItsGpuModelAcrossARestart) {
   EXPECT_EQ(none->grants_size(), 0) << "an H200 takes no job of a population timed on an H100";
   const std::string h100_again = work_->Register(Worker("", "NVIDIA H100"))->session_id();
   EXPECT_EQ(PullOne(h100_again).job().candidate().id(), "a");
+}
+
+// SubmitAll journals a batch in one write and the grants of one pull in one write: after a kill every
+// job of the batch is read back in submission order, each grant of the pull with its attempt and
+// holder, and a resumed search's batch (old jobs and a new one mixed) takes the old ones over.
+TEST_F(EvaluationWorkJournalTest, ABatchOfJobsAndThePullsGrantsAreAllRestoredAfterAKill) {
+  Start();
+  const std::string session = work_->Register(Worker())->session_id();
+  std::vector<v1::EvaluationJob> batch = {JobFor("a"), JobFor("b"), JobFor("c"), JobFor("d")};
+  std::vector<absl::StatusOr<v1::EvaluationJob>> queued = work_->SubmitAll(batch);
+  ASSERT_EQ(queued.size(), 4u);
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < queued.size(); ++i) {
+    ASSERT_TRUE(queued[i].ok()) << queued[i].status();
+    EXPECT_EQ(queued[i]->candidate().id(), batch[i].candidate().id()) << "answers in the batch's order";
+    ids.push_back(queued[i]->job_id());
+  }
+  v1::PullEvaluationJobsRequest pull;
+  pull.set_session_id(session);
+  pull.set_max_jobs(3);
+  auto reply = work_->Pull(pull);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_EQ(reply->grants_size(), 3);
+
+  clock_.Advance(absl::Minutes(5));
+  Start();  // killed: nothing drained or closed
+  auto records = journal_->ReadAll();
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 4u) << "every job of the batch is durable";
+  for (size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(ids[i]);
+    EXPECT_EQ((*records)[i].job_id(), ids[i]) << "in submission order";
+    EXPECT_EQ((*records)[i].job().candidate().id(), batch[i].candidate().id());
+    if (i < 3) {
+      EXPECT_EQ((*records)[i].state(), v1::JOURNAL_JOB_STATE_LEASED) << "each grant of the pull is durable";
+      EXPECT_EQ((*records)[i].attempt(), 1);
+      EXPECT_THAT((*records)[i].holders(), ::testing::ElementsAre(session));
+    } else {
+      EXPECT_EQ((*records)[i].state(), v1::JOURNAL_JOB_STATE_PENDING);
+    }
+  }
+  EXPECT_EQ(work_->QueueStats().leased, 3);
+  EXPECT_EQ(work_->QueueStats().pending, 1);
+
+  // The resumed search's batch: the four again (taken over, the same ids) and a new one.
+  batch.push_back(JobFor("e"));
+  queued = work_->SubmitAll(batch);
+  ASSERT_EQ(queued.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(queued[i].ok()) << queued[i].status();
+    EXPECT_EQ(queued[i]->job_id(), ids[i]);
+  }
+  ASSERT_TRUE(queued[4].ok()) << queued[4].status();
+  EXPECT_EQ(work_->QueueStats().total(), 5) << "no job queued twice";
+  Start();
+  records = journal_->ReadAll();
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 5u);
+  EXPECT_EQ(records->back().job_id(), queued[4]->job_id()) << "the new job is durable, after the others";
+}
+
+// JobJournal::WriteAll by itself: nothing to write is nothing done; a job named twice in one batch
+// keeps the later record; what a batch wrote is read back after the journal is closed and reopened.
+TEST_F(EvaluationWorkJournalTest, WriteAllKeepsTheLaterRecordOfAJobNamedTwice) {
+  const std::string dir = (folder_.path() / "bare").string();
+  {
+    auto journal = JobJournal::Open(dir);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    EXPECT_TRUE((*journal)->WriteAll({}).ok());
+    std::vector<v1::JournalJob> batch(3);
+    batch[0].set_job_id("x");
+    batch[0].set_state(v1::JOURNAL_JOB_STATE_PENDING);
+    batch[1].set_job_id("y");
+    batch[1].set_sequence(1);
+    batch[2].set_job_id("x");
+    batch[2].set_state(v1::JOURNAL_JOB_STATE_DONE);
+    ASSERT_TRUE((*journal)->WriteAll(batch).ok());
+  }
+  auto journal = JobJournal::Open(dir);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  auto records = (*journal)->ReadAll();
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].job_id(), "x");
+  EXPECT_EQ((*records)[0].state(), v1::JOURNAL_JOB_STATE_DONE);
+  EXPECT_EQ((*records)[1].job_id(), "y");
 }
 
 TEST_F(EvaluationWorkJournalTest, ASecondCoordinatorOnTheSameJournalIsRefused) {

@@ -142,48 +142,89 @@ void EvaluationWork::SetRun(const std::string& run) {
 
 absl::StatusOr<v1::EvaluationJob> EvaluationWork::Submit(v1::EvaluationJob job) { return SubmitOn(std::move(job), ""); }
 
+std::vector<absl::StatusOr<v1::EvaluationJob>> EvaluationWork::SubmitAll(std::vector<v1::EvaluationJob> jobs) {
+  return SubmitAllOn(std::move(jobs), "");
+}
+
 absl::StatusOr<v1::EvaluationJob> EvaluationWork::SubmitOn(v1::EvaluationJob job, const std::string& session_id) {
-  job.clear_job_id();
+  std::vector<v1::EvaluationJob> one;
+  one.push_back(std::move(job));
+  return std::move(SubmitAllOn(std::move(one), session_id).front());
+}
+
+std::vector<absl::StatusOr<v1::EvaluationJob>> EvaluationWork::SubmitAllOn(std::vector<v1::EvaluationJob> jobs,
+                                                                          const std::string& session_id) {
+  std::string run;
   {
     absl::MutexLock lock(&mutex_);
-    job.set_run(run_);
+    run = run_;
   }
-  const std::string content = ContentKey(job);
-  const std::string& candidate_id = job.candidate().id();
-  const std::string label = !candidate_id.empty() ? candidate_id : job.retime_baselines() ? "baselines" : "setup";
-  v1::JournalJob record;
+  std::vector<std::string> contents;  // outside the lock: a hash of each job's bytes
+  contents.reserve(jobs.size());
+  for (v1::EvaluationJob& job : jobs) {
+    job.clear_job_id();
+    job.set_run(run);
+    contents.push_back(ContentKey(job));
+  }
+  std::vector<absl::StatusOr<v1::EvaluationJob>> answers(jobs.size(), absl::UnknownError("not submitted"));
+  std::vector<size_t> to_queue;           // indexes of the jobs to write and queue
+  std::vector<v1::JournalJob> records;    // their records, in the same order
   {
     absl::MutexLock lock(&mutex_);
-    job.set_job_id(fmt::format("{}/{}.{}", label, content, occurrences_[content]++));
-    if (records_.contains(job.job_id())) return job;  // restored from the journal: take it over
-    // Under mutex_, so that the session cannot end between this look and the pinning below.
-    if (!session_id.empty() && !sessions_.contains(session_id)) {
-      return absl::UnavailableError("the evaluator chosen for the confirmation has gone");
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      v1::EvaluationJob& job = jobs[i];
+      const std::string& candidate_id = job.candidate().id();
+      const std::string label = !candidate_id.empty() ? candidate_id : job.retime_baselines() ? "baselines" : "setup";
+      job.set_job_id(fmt::format("{}/{}.{}", label, contents[i], occurrences_[contents[i]]++));
+      if (records_.contains(job.job_id())) {  // restored from the journal: take it over
+        answers[i] = job;
+        continue;
+      }
+      // Under mutex_, so that the session cannot end between this look and the pinning below.
+      if (!session_id.empty() && !sessions_.contains(session_id)) {
+        answers[i] = absl::UnavailableError("the evaluator chosen for the confirmation has gone");
+        continue;
+      }
+      v1::JournalJob& record = records.emplace_back();
+      record.set_sequence(next_sequence_++);
+      record.set_job_id(job.job_id());
+      // A population's jobs go to its platform's workers only; a pinned job to its one session.
+      record.set_platform(session_id.empty() ? PlatformOfLocked(job.run(), job.task().name())
+                                             : jobs::PinnedTo(session_id));
+      *record.mutable_job() = job;
+      if (journal_ != nullptr) records_[job.job_id()] = record;
+      to_queue.push_back(i);
     }
-    record.set_sequence(next_sequence_++);
-    record.set_job_id(job.job_id());
-    // A population's jobs go to its platform's workers only; a pinned job to its one session.
-    record.set_platform(session_id.empty() ? PlatformOfLocked(job.run(), job.task().name()) : jobs::PinnedTo(session_id));
-    *record.mutable_job() = job;
-    if (journal_ != nullptr) records_[job.job_id()] = record;
   }
-  // Durable before it can be pulled.
+  // Durable before any of them can be pulled: the whole batch in one synced write, outside mutex_.
   if (journal_ != nullptr) {
-    if (absl::Status s = journal_->Write(record); !s.ok()) {
+    if (absl::Status s = journal_->WriteAll(records); !s.ok()) {
       absl::MutexLock lock(&mutex_);
-      records_.erase(job.job_id());
-      return absl::UnavailableError(std::string(s.message()));
+      for (size_t k = 0; k < to_queue.size(); ++k) {
+        records_.erase(records[k].job_id());
+        answers[to_queue[k]] = absl::UnavailableError(std::string(s.message()));
+      }
+      return answers;
     }
   }
   absl::MutexLock lock(&mutex_);
-  if (!session_id.empty() && !sessions_.contains(session_id)) {
-    return absl::UnavailableError("the evaluator chosen for the confirmation has gone");
+  for (size_t k = 0; k < to_queue.size(); ++k) {
+    v1::EvaluationJob& job = jobs[to_queue[k]];
+    absl::StatusOr<v1::EvaluationJob>& answer = answers[to_queue[k]];
+    if (!session_id.empty() && !sessions_.contains(session_id)) {
+      answer = absl::UnavailableError("the evaluator chosen for the confirmation has gone");
+      continue;
+    }
+    if (absl::Status s = queue_->Submit(job.job_id(), records[k].platform(), job); !s.ok()) {
+      answer = s;
+      continue;
+    }
+    if (session_id.empty()) TellIfUnservedLocked(records[k].platform(), fmt::format("the jobs of task {}", job.task().name()));
+    job_subjects_[job.job_id()] = {.candidate_id = job.candidate().id(), .task_name = job.task().name()};
+    if (!session_id.empty()) pinned_jobs_[session_id].insert(job.job_id());
+    answer = std::move(job);
   }
-  if (absl::Status s = queue_->Submit(job.job_id(), record.platform(), job); !s.ok()) return s;
-  if (session_id.empty()) TellIfUnservedLocked(record.platform(), fmt::format("the jobs of task {}", job.task().name()));
-  job_subjects_[job.job_id()] = {.candidate_id = candidate_id, .task_name = job.task().name()};
-  if (!session_id.empty()) pinned_jobs_[session_id].insert(job.job_id());
-  return job;
+  return answers;
 }
 
 v1::EvalResult EvaluationWork::Await(const v1::EvaluationJob& job) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "coordinator/search/evaluation_job.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -135,6 +136,40 @@ TEST_F(EvaluationWorkTest, SlotsAndDeviceFollowTheLiveSessions) {
   clock_.Advance(absl::Seconds(61));
   EXPECT_EQ(work_.LiveWorkers().size(), 0u) << "unseen for longer than the ttl";
   EXPECT_EQ(work_.Slots(), 1);
+}
+
+// Sessions end in the order of their last call, each session_ttl after it, whatever the order of
+// their ids or registrations (ExpireSessionsLocked looks only at the least recently seen).
+TEST_F(EvaluationWorkTest, EachSessionEndsSessionTtlAfterItsOwnLastCall) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Register(fmt::format("w{}", i)));
+  auto heartbeat = [&](int i) {
+    v1::HeartbeatRequest r;
+    r.set_session_id(ids[i]);
+    return work_.Heartbeat(r).status();
+  };
+  auto live = [&] {
+    std::vector<std::string> names;
+    for (const v1::WorkerInfo& w : work_.LiveWorkers()) names.push_back(w.name());
+    return names;
+  };
+  clock_.Advance(absl::Seconds(30));
+  ASSERT_TRUE(heartbeat(3).ok());
+  ASSERT_TRUE(heartbeat(1).ok());
+  clock_.Advance(absl::Seconds(15));
+  ASSERT_TRUE(heartbeat(0).ok());
+  clock_.Advance(absl::Seconds(16));  // 61 s: w2 and w4 were last seen at 0
+  EXPECT_THAT(live(), ::testing::ElementsAre("w0", "w1", "w3"));
+  EXPECT_TRUE(absl::IsNotFound(heartbeat(2)));
+  clock_.Advance(absl::Seconds(29));  // 90 s: w1 and w3 were last seen at 30
+  EXPECT_TRUE(absl::IsNotFound(heartbeat(3)));
+  EXPECT_THAT(live(), ::testing::ElementsAre("w0"));
+  clock_.Advance(absl::Seconds(14));  // 104 s: w0, seen at 45, has 1 s left
+  ASSERT_TRUE(heartbeat(0).ok());
+  clock_.Advance(absl::Seconds(59));
+  EXPECT_THAT(live(), ::testing::ElementsAre("w0")) << "its heartbeat at 104 s counts, not its first at 45 s";
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(live().empty());
 }
 
 TEST_F(EvaluationWorkTest, AnExpiredLeaseGoesToAnotherWorkerAndTheLateReportIsNotRecorded) {

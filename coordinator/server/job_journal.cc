@@ -6,6 +6,7 @@
 #include "fmt/format.h"
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
+#include "rocksdb/write_batch.h"
 
 namespace sparseditto {
 namespace {
@@ -45,6 +46,21 @@ absl::Status JobJournal::Write(const v1::JournalJob& record) {
   options.sync = true;  // durable before the caller answers anyone
   return FromRocks(db_->Put(options, record.job_id(), record.SerializeAsString()),
                    fmt::format("job journal {}: writing job {}", dir_, record.job_id()));
+}
+
+absl::Status JobJournal::WriteAll(const std::vector<v1::JournalJob>& records) {
+  if (records.empty()) return absl::OkStatus();
+  if (records.size() == 1) return Write(records.front());
+  rocksdb::WriteBatch batch;
+  for (const v1::JournalJob& record : records) {
+    if (rocksdb::Status s = batch.Put(record.job_id(), record.SerializeAsString()); !s.ok()) {
+      return FromRocks(s, fmt::format("job journal {}: batching job {}", dir_, record.job_id()));
+    }
+  }
+  rocksdb::WriteOptions options;
+  options.sync = true;  // durable, all of them, before the caller answers anyone
+  return FromRocks(db_->Write(options, &batch), fmt::format("job journal {}: writing job {} and {} more", dir_,
+                                                            records.front().job_id(), records.size() - 1));
 }
 
 absl::StatusOr<std::vector<v1::JournalJob>> JobJournal::ReadAll() const {

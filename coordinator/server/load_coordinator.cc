@@ -1,7 +1,9 @@
 #include "coordinator/server/load_coordinator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
+#include <vector>
 
 #include "coordinator/search/evaluation_job.h"
 #include "coordinator/server/load_measures.h"
@@ -90,9 +92,9 @@ void LoadCoordinator::SubmitLoop() {
     // The bound is on jobs not yet ended (pending or leased), not on jobs not yet awaited: the
     // awaiters take the oldest first, and a slow job would otherwise hold back the feed behind it.
     const jobs::JobQueueStats queue = work_->QueueStats();
-    const bool room = queue.pending + queue.leased < options_.outstanding;
+    const int64_t room = std::max<int64_t>(options_.outstanding - (queue.pending + queue.leased), 0);
     const int64_t threads = now >= next_sample ? ProcStatusField("Threads") : -1;
-    bool submit = false;
+    int64_t count = 0;  // jobs to submit now, in one batch
     {
       absl::MutexLock lock(&mutex_);
       if (stopping_) return;
@@ -101,12 +103,12 @@ void LoadCoordinator::SubmitLoop() {
         peak_threads_ = std::max(peak_threads_, threads);
         if (feed_ == Feed::kFeeding) min_pending_ = min_pending_ < 0 ? queue.pending : std::min(min_pending_, queue.pending);
       }
-      if (feed_ == Feed::kFeeding) submit = room;
-      if (feed_ == Feed::kTrickle && room && now >= next_trickle) {
-        submit = true;
+      if (feed_ == Feed::kFeeding) count = std::min<int64_t>(room, std::max(options_.max_batch, 1));
+      if (feed_ == Feed::kTrickle && room > 0 && now >= next_trickle) {
+        count = 1;
         next_trickle = std::max(next_trickle + absl::Seconds(1.0 / std::max(trickle_per_second_, 0.01)), now);
       }
-      if (!submit) {
+      if (count == 0) {
         // Jobs end without telling this thread: look again soon (and sample, and trickle).
         const absl::Duration wait = feed_ == Feed::kFeeding ? kFeedPoll
                                     : feed_ == Feed::kTrickle ? std::min(kSamplePeriod, next_trickle - now)
@@ -114,16 +116,23 @@ void LoadCoordinator::SubmitLoop() {
         mutex_.AwaitWithTimeout(absl::Condition(&stopping_), std::max(wait, absl::Microseconds(100)));
         continue;
       }
-      ++outstanding_;
+      outstanding_ += count;
     }
-    absl::StatusOr<v1::EvaluationJob> queued = work_->Submit(LoadJob(n++));
+    std::vector<v1::EvaluationJob> batch;
+    for (int64_t i = 0; i < count; ++i) batch.push_back(LoadJob(n++));
+    std::vector<absl::StatusOr<v1::EvaluationJob>> queued = work_->SubmitAll(std::move(batch));
     absl::MutexLock lock(&mutex_);
-    if (!queued.ok()) {  // closed: the end
-      --outstanding_;
-      return;
+    bool closed = false;
+    for (absl::StatusOr<v1::EvaluationJob>& job : queued) {
+      if (!job.ok()) {  // closed: the end
+        --outstanding_;
+        closed = true;
+        continue;
+      }
+      ++submitted_;
+      to_await_.push_back(*std::move(job));
     }
-    ++submitted_;
-    to_await_.push_back(*std::move(queued));
+    if (closed) return;
   }
 }
 

@@ -4,7 +4,8 @@
 // fed and a few awaiters that collect the results, as the search loop does through EvaluationPipeline.
 //
 // Feeding: while feeding, the submitter keeps `outstanding` jobs pending or leased (2x the evaluators:
-// one running on each, one pending for each, so that a pull never waits for work); paused,
+// one running on each, one pending for each, so that a pull never waits for work), submitting what is
+// missing in batches of up to `max_batch` (one SubmitAll each, one journal sync per batch); paused,
 // it submits nothing, so every evaluator ends in a long poll; trickling, it submits `trickle_per_second`
 // jobs a second (with the outstanding bound), for the latency of waking a long poll. Each job is a
 // MakeEvaluationJob of a tiny task and candidate; the candidate id carries the submit time on the
@@ -37,6 +38,9 @@ struct LoadCoordinatorOptions {
   EvaluationWorkOptions work;
   int outstanding = 128;   // jobs submitted and not yet ended (pending or leased), at most
   int awaiters = 4;        // threads awaiting results, each the oldest job not yet awaited
+  // The most jobs submitted at once (EvaluationWork::SubmitAll: with a journal, one synced write for
+  // all), as the search submits its window ahead in one batch; 1: one Submit (one sync) per job.
+  int max_batch = 256;
   bool track_jobs = false; // count how often each job id ended (for the test; a map entry per job)
   // Set: every job, grant and accepted result is journaled there (RocksDB, synced writes: job_journal.h)
   // before it is pulled, sent or acknowledged, as `sparseditto coordinator` does. Empty: in memory.

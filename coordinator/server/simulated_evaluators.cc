@@ -284,6 +284,8 @@ void SimulatedEvaluators::StartReport(Sim& sim, int64_t generation) {
         case v1::REPORT_OUTCOME_ACCEPTED:
           ++counts_.accepted;
           if (options_.track_jobs) ++accepted_counts_[call->request.job_id()];
+          // Sent before its worker was killed: the job is done and will not be re-leased.
+          if (killed_lease_end_.erase(call->request.job_id()) > 0) ++killed_after_report_;
           break;
         case v1::REPORT_OUTCOME_DUPLICATE: ++counts_.duplicate; break;
         case v1::REPORT_OUTCOME_STALE: ++counts_.stale; break;
@@ -380,6 +382,7 @@ SimulatedEvaluatorsStats SimulatedEvaluators::Stats() {
   s.heartbeat = Summarize(heartbeat_ms_);
   s.relet = Summarize(relet_ms_);
   s.relet_waiting = static_cast<int64_t>(killed_lease_end_.size());
+  s.killed_after_report = killed_after_report_;
   return s;
 }
 

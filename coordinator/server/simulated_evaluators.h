@@ -64,6 +64,9 @@ struct SimulatedEvaluatorsStats {
   // Since the last Kill, not the window: re-leased jobs of killed workers, and kills still waiting.
   LatencySummary relet;
   int64_t relet_waiting = 0;
+  // Killed workers whose report was already on its way and was accepted: their job ended, so it is
+  // never re-leased (neither re-leased nor waiting).
+  int64_t killed_after_report = 0;
 };
 
 class SimulatedEvaluators {
@@ -81,7 +84,8 @@ class SimulatedEvaluators {
   void StartWindow();
   SimulatedEvaluatorsStats Stats();
   // Kills round(fraction * count) (at least 1) of the workers that hold a job: they never heartbeat,
-  // report or pull again, as a process killed mid-job. Returns how many.
+  // report or pull again, as a process killed mid-job (a report already sent still lands: its job is
+  // then not waited for, killed_after_report). Returns how many.
   int Kill(double fraction);
   // No new calls; cancels the long polls and waits for every call in flight to end.
   void Stop();
@@ -126,6 +130,7 @@ class SimulatedEvaluators {
   std::vector<double> heartbeat_ms_ ABSL_GUARDED_BY(stats_mutex_);
   std::vector<double> relet_ms_ ABSL_GUARDED_BY(stats_mutex_);
   std::map<std::string, Clock::time_point> killed_lease_end_ ABSL_GUARDED_BY(stats_mutex_);  // by job id
+  int64_t killed_after_report_ ABSL_GUARDED_BY(stats_mutex_) = 0;
   std::map<std::string, int> accepted_counts_ ABSL_GUARDED_BY(stats_mutex_);
 };
 
