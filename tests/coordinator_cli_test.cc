@@ -345,6 +345,11 @@ TEST_F(CoordinatorCliTest, MutualTlsFromPemFilesEndToEnd) {
       StartCoordinator("127.0.0.1:0", {"--tls-cert", pki->server_cert.string(), "--tls-key", pki->server_key.string(),
                                        "--tls-client-ca", pki->client_ca.string()});
   ASSERT_FALSE(address.empty());
+  // Its "serving on" line follows the address file: wait for it.
+  const Deadline said_by = DeadlineAfter(10);
+  while (Clock::now() < said_by && coordinator_->captured_stderr().bytes.find("serving") == std::string::npos) {
+    (void)coordinator_->Pump(DeadlineAfter(0.05));
+  }
   EXPECT_THAT(coordinator_->captured_stderr().bytes, HasSubstr("(TLS)"));
   auto credentials = rpc::MakeChannelCredentials(rpc::ClientTls{.ca_path = pki->server_ca.string(),
                                                                 .cert_chain_path = pki->client_cert.string(),
