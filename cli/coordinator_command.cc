@@ -15,7 +15,6 @@
 // A task with several archs is one population per arch, each evaluated on one arch and GPU model
 // (evaluation_work.h, task/arch_populations.h). SIGTERM / SIGINT: see StopOnSignal. Not yet (issue 25):
 // several runs at once.
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/stop_signals.h"
 #include "cli/search_common.h"
 #include "common/durable_file.h"
 #include "coordinator/server/client_service.h"
@@ -93,28 +93,17 @@ absl::Status WriteAddressFile(const std::string& path, const std::string& addres
   return absl::OkStatus();
 }
 
-// SIGTERM / SIGINT: blocked from the start (so in every thread gRPC and the search start) and taken
-// by one waiter thread. On either the coordinator says NOT_SERVING, ends its watchers' streams
+// SIGTERM / SIGINT (blocked from the start by StopSignals, so in every thread gRPC and the search
+// start): the coordinator says NOT_SERVING, ends its watchers' streams
 // ("the coordinator is stopping": `client watch` waits and comes back), and exits 143 / 130 with the
 // run in progress left as it is: everything acknowledged is in the journal and the store, so the same
 // command started again resumes it, as after kill -9. Its evaluators are not told to drain: they
 // reconnect to the coordinator started again and report what they hold.
-sigset_t BlockStopSignals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  return signals;
-}
-
-void StopOnSignal(sigset_t signals, grpc::Server* server, RunQueue* runs) {
-  std::thread([signals, server, runs] {
-    int signal_number = 0;
-    if (sigwait(&signals, &signal_number) != 0) return;
+void StopOnSignal(StopSignals& stop_signals, grpc::Server* server, RunQueue* runs) {
+  stop_signals.Watch([server, runs](int signal_number) {
     std::cerr << fmt::format("coordinator: {}: stopping; the run in progress resumes when the coordinator is "
                              "started again\n",
-                             signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+                             StopSignals::Name(signal_number));
     (void)rpc::SetServing(*server, false);
     runs->Close();
     // A moment for the watchers' streams to end with that word. No server Shutdown: it would wait for
@@ -122,12 +111,12 @@ void StopOnSignal(sigset_t signals, grpc::Server* server, RunQueue* runs) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     std::cerr << std::flush;
     std::_Exit(128 + signal_number);  // as kill -9 would, which the journal and the store are made for
-  }).detach();
+  });
 }
 
 int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
   auto fail = [](const absl::Status& status) { return FailWith("coordinator", status); };
-  const sigset_t stop_signals = BlockStopSignals();
+  StopSignals stop_signals;
   // The command line's own run, checked before any port or file is touched.
   std::optional<v1::SubmitRunRequest> own_run;
   if (!o.task_file.empty()) {
@@ -245,6 +234,7 @@ int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
                                s.message());
     }
   }
+  (void)stop_signals.Finish();  // no signal handling past this point: the server below goes away
   (*work)->Close();  // workers hear "draining" and stop pulling
   models.Close();
   runs->Close();     // watchers hear the coordinator is stopping

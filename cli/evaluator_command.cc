@@ -3,7 +3,6 @@
 // runner) taking jobs from the coordinator. It reconnects with backoff while the coordinator is away,
 // keeps each result in a spool folder until it is acknowledged, and on SIGTERM or SIGINT finishes the
 // job it runs, reports it and exits (143 / 130); 0 when the coordinator drained it.
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/stop_signals.h"
 #include "cli/install_paths.h"
 #include "cli/provenance.h"
 #include "common/subprocess.h"
@@ -85,14 +85,9 @@ std::string NvccRelease(const std::string& nvcc) {
 }
 
 int RunEvaluator(const EvaluatorCommandOptions& o) {
-  // SIGTERM / SIGINT: drain. Blocked before anything starts a thread (the compile pool, gRPC), so that
-  // every thread blocks them and sigwait below takes them: a thread that did not would let the default
-  // action end the process with the job in hand unreported.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // SIGTERM / SIGINT: drain. Blocked before anything starts a thread (the compile pool, gRPC): a thread
+  // that did not block them would let the default action end the process with the job in hand unreported.
+  StopSignals stop_signals;
   if (o.coordinator.empty()) return Fail(absl::InvalidArgumentError("--coordinator HOST:PORT is required"));
   absl::StatusOr<std::string> token = rpc::LoadClientToken(o.token_file, "SPARSEDITTO_TOKEN");
   if (!token.ok()) return Fail(token.status());
@@ -138,23 +133,13 @@ int RunEvaluator(const EvaluatorCommandOptions& o) {
   std::cerr << fmt::format("evaluator {}: {} ({}), working for {}; results kept in {} until acknowledged\n",
                            worker.name(), worker.gpu_name(), worker.arch(), o.coordinator, spool_dir);
 
-  std::atomic<int> received{0};
-  std::thread waiter([&] {
-    int signal_number = 0;
-    if (sigwait(&signals, &signal_number) == 0 && signal_number != SIGUSR2) {
-      received = signal_number;
-      std::cerr << fmt::format("evaluator {}: {}: finishing the job in hand, then exiting\n", worker.name(),
-                               signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
-      node.Drain();
-    }
+  stop_signals.Watch([&](int signal_number) {
+    std::cerr << fmt::format("evaluator {}: {}: finishing the job in hand, then exiting\n", worker.name(),
+                             StopSignals::Name(signal_number));
+    node.Drain();
   });
   const absl::Status ended = node.Run();
-  if (received == 0) {
-    sigaddset(&signals, SIGUSR2);  // wake the waiter: nothing came
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    pthread_kill(waiter.native_handle(), SIGTERM);
-  }
-  waiter.join();
+  const int received = stop_signals.Finish();
   const EvaluatorNodeCounts c = node.counts();
   std::cerr << fmt::format("evaluator {}: {} jobs run; reports: {} accepted, {} duplicate, {} stale, {} not held; {} "
                            "dropped on the coordinator's word\n",

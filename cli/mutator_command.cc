@@ -4,7 +4,6 @@
 // session per model, ModelOptions.concurrency requests at once each. The coordinator knows a model by
 // its name only. SIGTERM / SIGINT: finish the requests in hand, report them and exit (143 / 130); 0
 // when the coordinator drained it.
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/stop_signals.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 #include "llm_mutator/http_transport.h"
@@ -45,13 +45,8 @@ int Fail(const absl::Status& status) {
 }
 
 int RunMutator(const MutatorCommandOptions& o) {
-  // SIGTERM / SIGINT: drain. Blocked first (so in every thread started after, gRPC's included), taken
-  // by sigwait below.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // SIGTERM / SIGINT: drain. Blocked first (so in every thread started after, gRPC's included).
+  StopSignals stop_signals;
   absl::StatusOr<std::vector<v1::MutatorSpec>> specs = LoadMutatorsFile(o.models_file);
   if (!specs.ok()) return Fail(specs.status());
   std::vector<llm::ModelOptions> models;
@@ -96,26 +91,16 @@ int RunMutator(const MutatorCommandOptions& o) {
     nodes.push_back(std::make_unique<llm::MutatorNode>(channel, clients.back().get(), options));
   }
   std::cerr << fmt::format("mutator {}: serving {} model(s) to {}\n", name, nodes.size(), o.coordinator);
-  std::atomic<int> received{0};
-  std::thread waiter([&] {
-    int signal_number = 0;
-    if (sigwait(&signals, &signal_number) == 0 && signal_number != SIGUSR2) {
-      received = signal_number;
-      std::cerr << fmt::format("mutator {}: {}: finishing the requests in hand, then exiting\n", name,
-                               signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
-      for (auto& node : nodes) node->Drain();
-    }
+  stop_signals.Watch([&](int signal_number) {
+    std::cerr << fmt::format("mutator {}: {}: finishing the requests in hand, then exiting\n", name,
+                             StopSignals::Name(signal_number));
+    for (auto& node : nodes) node->Drain();
   });
   std::vector<absl::Status> ended(nodes.size());
   std::vector<std::thread> runs;
   for (size_t i = 0; i < nodes.size(); ++i) runs.emplace_back([&, i] { ended[i] = nodes[i]->Run(); });
   for (std::thread& t : runs) t.join();
-  if (received == 0) {
-    sigaddset(&signals, SIGUSR2);  // wake the waiter: nothing came
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    pthread_kill(waiter.native_handle(), SIGTERM);
-  }
-  waiter.join();
+  const int received = stop_signals.Finish();
   int failures = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const llm::MutatorNodeCounts c = nodes[i]->counts();
