@@ -47,11 +47,12 @@ std::string OverBudget(const ModelOptions& model, const ChatRequest& prompt, con
                        "answer), exceeds the {} tokens left in the task's budget",
                        model.name, worst_tokens, prompt_tokens, model.max_tokens, *request.tokens_left - tokens_spent);
   }
-  if (request.usd_left && worst_usd > *request.usd_left - spent->cost_usd) {
+  const double usd_spent = CostUsd(model, spent->prompt_tokens, spent->completion_tokens);
+  if (request.usd_left && worst_usd > *request.usd_left - usd_spent) {
     spent->over_limit = "money";
     return fmt::format("the request to {} was not sent: its worst case, ${:.4f}, exceeds the ${:.4f} left in the "
                        "task's budget",
-                       model.name, worst_usd, *request.usd_left - spent->cost_usd);
+                       model.name, worst_usd, *request.usd_left - usd_spent);
   }
   return "";
 }
@@ -161,11 +162,10 @@ ChatResult LlmMutator::Ask(const Model& model, const MutationRequest& request, M
     last_prompt = markdown;
     result->prompt = std::move(markdown);
     result->shrink_level = level;
-    result->cost_usd = CostUsd(model.options, result->prompt_tokens, result->completion_tokens);
     if (std::string why = OverBudget(model.options, *prompt, request, result); !why.empty()) {
       result->outcome = MutationOutcome::kOverBudget;
       result->message = std::move(why);
-      return chat;
+      break;  // the earlier levels' tokens are still charged below
     }
     chat = CallWithRetries(*model.client, *prompt, retry, rng, options_.sleep);
     result->attempts += chat.attempts;
