@@ -185,6 +185,16 @@ TEST(SandboxSpawnTest, ResidentBytesAreThoseOfTheProgram) {
   pid_t program = 0;
   ASSERT_TRUE(WaitUntil([&] { return (program = PidWithToken(token)) != 0; }, 10));
   EXPECT_NE(program, (*child)->pid());
+  // Compared once the program sleeps: right after exec its loader is still mapping pages, and under
+  // load the two reads below could fall on either side of that (seen in CI).
+  auto sleeping = [&] {
+    std::ifstream stat("/proc/" + std::to_string(program) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'S';
+  };
+  ASSERT_TRUE(WaitUntil(sleeping, 10));
   absl::StatusOr<int64_t> rss = (*child)->ResidentBytes();
   absl::StatusOr<int64_t> expected = ReadResidentBytes(program);
   ASSERT_TRUE(rss.ok()) << rss.status();
