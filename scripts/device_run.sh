@@ -18,7 +18,7 @@ ln -sfn "$pkg/lib" "$here/build/lib"
 export PATH="/usr/local/cuda/bin:$PATH" LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
 status=0
-for t in reference_candidate_gpu_test reference_gemm_gpu_test baselines_gpu_test evaluator_gpu_test \
+for t in reference_candidate_gpu_test reference_gemm_gpu_test baselines_gpu_test evaluator_gpu_test device_output_check_gpu_test \
          adversarial_corpus_gpu_test; do
   [[ -x "$here/build/bin/$t" ]] || continue
   echo "=== $t"
