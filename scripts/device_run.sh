@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Runs the GPU tests and two `sparseditto eval` reports from a package made by scripts/package_gpu.sh,
+# Runs the GPU tests from a package made by scripts/package_gpu.sh (the list below, each with a timeout),
 # on a GPU machine that has the CUDA toolkit but none of our Debian packages. The test binaries carry
-# the paths of the tree they were built in (SPARSEDITTO_SOURCE_DIR, the runner, the data folder), so
-# this script recreates them with links: the checkout at BUILT_SOURCE_DIR and DATA_DIR at
-# BUILT_SOURCE_DIR/../shared/data.
-#   scripts/device_run.sh PACKAGE_DIR DATA_DIR BUILT_SOURCE_DIR LOG_DIR
+# the paths of the tree they were built in (SPARSEDITTO_SOURCE_DIR, the runner, the data in data/), so
+# this script links BUILT_SOURCE_DIR to this checkout; its data/ holds every matrix the tests read.
+#   scripts/device_run.sh PACKAGE_DIR BUILT_SOURCE_DIR LOG_DIR
+# The older form with a DATA_DIR second (PACKAGE_DIR DATA_DIR BUILT_SOURCE_DIR LOG_DIR) is still taken;
+# its DATA_DIR is not used.
 set -uo pipefail
-[[ $# -eq 4 ]] || { echo "usage: $0 PACKAGE_DIR DATA_DIR BUILT_SOURCE_DIR LOG_DIR" >&2; exit 2; }
-pkg=$(realpath "$1"); data=$(realpath "$2"); built="$3"; logs="$4"
+if [[ $# -eq 4 ]]; then
+  echo "device_run: DATA_DIR ($2) is not needed any more (the data is in data/ of the checkout); ignored" >&2
+  set -- "$1" "$3" "$4"
+fi
+[[ $# -eq 3 ]] || { echo "usage: $0 PACKAGE_DIR BUILT_SOURCE_DIR LOG_DIR" >&2; exit 2; }
+pkg=$(realpath "$1"); built="$2"; logs="$3"
 here=$(realpath "$(dirname "$0")/..")
-mkdir -p "$logs" "$(dirname "$built")" "$(dirname "$built")/shared"
+mkdir -p "$logs" "$(dirname "$built")"
 [[ "$(realpath "$built" 2>/dev/null)" == "$here" ]] || ln -sfn "$here" "$built"
-ln -sfn "$data" "$(dirname "$built")/shared/data"
 mkdir -p "$here/build/bin"
 cp -f "$pkg"/bin/* "$here/build/bin/"
 ln -sfn "$pkg/lib" "$here/build/lib"

@@ -269,7 +269,6 @@ TEST(TaskLoader, LoadTaskFileErrors) {
 // Every example in configs/tasks/ loads, and together they show every pattern family.
 TEST(TaskLoader, ExampleConfigsValidate) {
   const fs::path dir = fs::path(SPARSEDITTO_SOURCE_DIR) / "configs" / "tasks";
-  const bool have_data = fs::exists(fs::path(SPARSEDITTO_DATA_DIR) / "dlmc");
   std::set<v1::PatternFamily> families;
   int files = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -277,12 +276,6 @@ TEST(TaskLoader, ExampleConfigsValidate) {
     ++files;
     SCOPED_TRACE(entry.path().string());
     absl::StatusOr<v1::TaskBatch> batch = LoadTaskFile(entry.path().string());
-    const bool uses_data = entry.path().filename().string().starts_with("dlmc");
-    if (uses_data && !have_data) {
-      EXPECT_EQ(batch.status().code(), absl::StatusCode::kNotFound) << Msg(batch.status());
-      families.insert(v1::PATTERN_FAMILY_FILE);
-      continue;
-    }
     ASSERT_TRUE(batch.ok()) << Msg(batch.status());
     EXPECT_TRUE(ValidateTaskBatch(*batch).ok()) << Msg(ValidateTaskBatch(*batch));
     for (const v1::Task& t : batch->tasks()) {

@@ -1,6 +1,6 @@
 // scripts/ncu_profile.sh against a fake toolchain (ncu, sparseditto and its runner as small shell scripts that
 // record how they were called): which launch it profiles, what it passes through, and how it fails. The real
-// ncu runs on the GPU machine only (docs/measurements/h200-2026-11-29-s6, call 6).
+// ncu runs on the GPU machine only (docs/lab/2026-11-29-s6-u14-stream-sp, call 6).
 #include <unistd.h>
 
 #include <filesystem>

@@ -1,7 +1,7 @@
 // scripts/seed_finalists.sh against a fake sparseditto (a shell script: `bench --list` prints a fixed pair
 // list, `eval` prints a verdict chosen by the kernel's name and records the call): which pairs it runs, the
 // rerun alone of a failure, the summary and the exit status. The real run is on the GPU machine
-// (docs/measurements; `sparseditto bench --list` itself is tested in cli_test.cc).
+// (docs/results/seed_finalists_h200_2026-11-30.txt; `sparseditto bench --list` itself is tested in cli_test.cc).
 #include <unistd.h>
 
 #include <filesystem>

@@ -7,11 +7,11 @@
 // memory through a STAGES-deep (BIG_STAGES for the large-n tile) cp.async pipeline, reads fragments with
 // ldmatrix (.trans for B) and issues mma.sync with fp32 accumulators; C is stored once, converted to the
 // dtype: through a shared C tile in 16-byte row chunks when n % 8 == 0 and C is 16-byte aligned (whole
-// 32-byte sectors; on the H200 2-5% on block 32 at 80/90%, docs/measurements/h200-2026-11-29-s8 call 1),
-// else from the fragments. Block-rows are launched heaviest first (longest-processing-time order). For
-// n <= SMALL_N_MAX a second
-// instance with a 16-column tile and BLOCK/16 warps is used, for n <= MID_N_MAX a 64-column tile (measured on
-// the H200, 4096x4096 block 64 at 90% fp16: n=128 0.0218 ms with 64 columns vs 0.0272 with 128).
+// 32-byte sectors instead of the fragments' scattered 4-byte stores; a small gain on block 32), else from the
+// fragments. Block-rows
+// are launched heaviest first (longest-processing-time order). For n <= SMALL_N_MAX a second instance with
+// a 16-column tile and BLOCK/16 warps is used, for n <= MID_N_MAX a 64-column tile: at n = 128 a 128-column
+// tile gives one CTA a block-row (64 CTAs for 4096 rows of block 64), too few for the SMs (docs/lab/seed_choices.md).
 // prepare builds: block-row pointers, block-column indices, dense zero-padded blocks in the dtype (M and
 // K padded up to a multiple of BLOCK), and the heaviest-first block-row order.
 // Edges: B rows >= K and columns >= n are zero-filled in shared memory (cp.async src-size 0); when
@@ -48,8 +48,7 @@ struct Tile {
   static constexpr int kCRowBytes = NT_ * 2 + 16;  // C tile staged for the store; 16 bytes of pad: no bank conflicts
   static_assert(BLOCK_ * kCRowBytes <= STAGES_ * (kAElems + kBElems) * 2, "the C tile fits where the stages were");
 };
-// Two stages for the large-n tile, three for the others (H200, bsr_mma at n = 2048: block 64 @ 90% 1.88x
-// dense with two stages against 1.75x with three on 4096x11008; at n = 16 three stages: 1.90x against 1.44x).
+// Two stages for the large-n tile, three for the others: each was the faster at its n (docs/lab/seed_choices.md).
 template <int BLOCK> using BigTile = Tile<BLOCK, N_TILE, (BLOCK == 64 ? 2 : 1), WARPS / (BLOCK == 64 ? 2 : 1), BIG_STAGES>;
 template <int BLOCK> using MidTile = Tile<BLOCK, 64, (BLOCK == 64 ? 2 : 1), WARPS / (BLOCK == 64 ? 2 : 1), STAGES>;
 template <int BLOCK> using SmallTile = Tile<BLOCK, 16, BLOCK / 16, 1, STAGES>;

@@ -17,8 +17,8 @@
 // (block-row, first block, block count) in heaviest-first order, so a CTA starts from one 16-byte load.
 // Edges: B rows >= K and columns >= n are zeros (tensor-copy fill, cp.async src-size 0, or the guarded
 // scalar path when n % 8 != 0); C stores are guarded at M and n.
-// H200, block 64 @ 90%, n = 2048, fp16 (docs/measurements/h200-2026-11-29-s9, call 4 bench): 0.0264 / 0.0522 /
-// 0.0549 / 0.0700 ms on 4096² / 4096x11008 / 11008x4096 / 8192² (s7 call 9, bsr_mma: 0.0549 / 0.1105 / 0.1095 / 0.1512).
+// Current times against bsr_mma and the baselines: docs/results/ (llm suite, block 64 rows); the figures
+// behind the tiles below: docs/lab/seed_choices.md.
 // sparseditto:seed families=[block] dtypes=[fp16, bf16] archs=[sm_90a] block_sizes=[64]
 #include "sparseditto_kernel.h"
 #include <cuda.h>
@@ -66,15 +66,12 @@ using BigTile = Tile<N_TILE, WGS, STAGES>;
 using SmallTile = Tile<64, 1, SMALL_STAGES>;
 // For n >= WIDE_MIN_N when block-rows hold WIDE_MIN_BLOCKS nonzero blocks or more on average (0: never):
 // a quarter of the A reloads and longer walks per CTA pay for one CTA an SM. 512 columns, 4 warpgroups, 3
-// stages (H200, n = 2048, docs/measurements/h200-2026-11-29-s9 call 1): 0.0521 ms on 4096x11008 @ 90%,
-// 0.0700 on 8192² @ 90%, 0.1250 on 8192² @ 80%, against 0.0548 / 0.0756 / 0.1312 for 256 columns, 2
-// warpgroups, 4 stages (about 17, 13 and 26 blocks a block-row). Short block-rows (6 a block-row) and
-// n = 128 were 10-12% slower on a wide tile (s7).
+// stages. Long block-rows (13-26 blocks) gained from it; short ones (6) and n = 128 lost, hence the two
+// thresholds.
 using WideTile = Tile<512, 4, 3>;
 // When the N_TILE-column grid fits in one wave of this deeper instance (few column tiles: n = 128 and the
-// like), latency, not resident CTAs, bounds it: more blocks in flight a CTA. H200, block 64, n = 128
-// (docs/measurements/h200-2026-11-29-s8, call 3): 0.0111 / 0.0156 / 0.0120 / 0.0224 ms against 0.0119 /
-// 0.0174 / 0.0130 / 0.0254 at 3 stages (4096² 90%, 4096x11008 90%, 11008x4096 90%, 8192² 80%).
+// like), latency, not resident CTAs, bounds it: more blocks in flight a CTA pay, where in a grid of
+// several waves the extra stages would cost resident CTAs.
 using DeepTile = Tile<N_TILE, WGS, DEEP_STAGES>;
 
 // Byte offset of 16-byte chunk `chunk` of line `line` in a 128-byte-swizzled region whose base is 1 KB
@@ -471,9 +468,9 @@ TileKind ChooseTile(int64_t n, int64_t block_rows, bool wide, int64_t deep_slots
   return DEEP_STAGES > STAGES && ctas <= deep_slots ? TileKind::kDeep : TileKind::kBig;
 }
 // The 1-D longest-first grid when `ctas` are at most LPT_MAX_WAVES waves of `slots` resident CTAs: with few
-// waves the last one's tail is a large part of the time (H200, 4096² block 64 @ 90%, n = 2048, 2.6 waves:
-// 3.6% faster, s8 call 1); with many, the hardware's hand-out balances and the 2-D order's B sharing wins
-// (5-10% slower at 3.9-7 waves).
+// waves the last one's tail is a large part of the time, and starting the longest block-rows first shortens
+// it; with many, the hardware's hand-out balances the tail by itself and the 2-D order's B sharing in L2
+// wins.
 bool UseLpt(int64_t ctas, int64_t slots) { return LPT_MAX_WAVES > 0 && slots > 0 && ctas <= int64_t(LPT_MAX_WAVES) * slots; }
 
 // ---- host: state, launch -------------------------------------------------------------------------

@@ -11,15 +11,14 @@
 // __shfl_xor butterfly (deterministic). Tiles of 32 * V columns go to grid.y when n is wider.
 // SHARED_B (off by default): when the B tile (K x the lanes' columns) fits in shared memory and there are
 // rows enough for a CTA of SHARED_B_WARPS warps on every SM, persistent CTAs stage it once and gather from
-// shared memory instead of L1/L2 (fewer lanes over n, more tiles, if that makes it fit). Measured on the
-// H200 (u90 fp16, n=16): slower, 0.0212 ms vs 0.0175 on 4096x4096, 0.0539 vs 0.0448 on 8192x8192.
-// Defaults (B_LOADS_IN_FLIGHT 4, GROUPS_IN_FLIGHT 1, MIN_WARPS_PER_SM 32: 64 registers, every row-warp of a
-// 4096-row matrix resident at once) measured on the H200 against 8/2/16 (92 registers), u90 fp16 n=16: 0.0168 vs
-// 0.0177 ms on 4096x4096, 0.0282 vs 0.0325 on 4096x11008; u70 0.0279 vs 0.0316; n=128 slower (0.0623 vs 0.0567).
-// MAX_COL_LANES 16 (was 32; H200, docs/measurements/h200-2026-11-30-s12 call 5): on six dlmc tasks (fp32 s70,
-// s90, s98 and fp16 s90) it is as fast at n = 32 and faster at n = 128 and 256, e.g. 2048x512 s90 fp32 n 128/256
-// 0.0177/0.0210 ms against 0.0260/0.0289 (a row's warp covers 64 fp32 columns, the rest of n is grid.y). fp16
-// at n <= 128 takes at most 16 lanes either way.
+// shared memory instead of L1/L2 (fewer lanes over n, more tiles, if that makes it fit). Off: it was slower
+// where it was tried (u90 fp16, n = 16); it stays a tunable for the search.
+// Defaults (B_LOADS_IN_FLIGHT 4, GROUPS_IN_FLIGHT 1, MIN_WARPS_PER_SM 32: 64 registers) so that every
+// row-warp of a 4096-row matrix is resident at once. Against 8/2/16 (92 registers: more loads in flight a
+// warp, fewer warps) that won at n = 16 and lost at n = 128, which the search can still reach.
+// MAX_COL_LANES 16: a row's warp covers at most 64 fp32 columns and the rest of n goes to grid.y; on the dlmc
+// tasks as fast at n = 32 and faster at n = 128 and 256 than 32 lanes. fp16 at n <= 128 takes at most 16
+// lanes either way. The figures behind these three choices: docs/lab/seed_choices.md.
 // prepare: per row the first entry (a multiple of 8) and the length; the columns as uint16 (K <= 65536,
 // else prepare fails with the reason), the values in the task dtype; padding entries are never used.
 // sparseditto:seed families=[unstructured, file, row_sparse, column_sparse, banded, block_diagonal] dtypes=[fp32, fp16, bf16] archs=[sm_80, sm_90]

@@ -1,8 +1,8 @@
 // Dense SpMM for small n on Hopper: A densified in prepare and streamed from DRAM straight into mma registers.
 // Strategy: at n <= 16 the product is a stream of A. Where no sparse format streams fewer bytes fast enough
 // (unstructured 50-70%), the stream is A's dense bytes (2 an element in fp16), and cuBLAS's skinny GEMMs pay a
-// larger fixed cost than nm24_stream_sp's stream does (H200, n = 16, u50 fp16: 0.0173 / 0.0319 / 0.0316 /
-// 0.0445 ms on 4096^2 / 4096x11008 / 11008x4096 / 8192^2 against cuBLAS's 0.0181 / 0.0363 / 0.0350 / 0.0460).
+// larger fixed cost than nm24_stream_sp's stream does, so the same stream over dense bytes beats them at
+// small n (docs/results/, the u50 n = 16 rows; the first figures: docs/lab/seed_choices.md).
 // This seed is nm24_stream_sp with the dense m16n8k16 mma in place of mma.sp: every warp owns one 16-row tile
 // and one K range and keeps two batches of UNROLL K tiles of A loads in flight (four 16-byte loads a lane per
 // 64 columns, warp-coalesced, no shared-memory staging); the CTA's WARPS row tiles share one B slab (its K

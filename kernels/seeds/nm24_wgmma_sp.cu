@@ -1,16 +1,12 @@
 // 2:4 SpMM on Hopper's warpgroup sparse tensor cores: wgmma.mma_async.sp m64nNk32 (fp16/bf16 operands from
 // shared memory, fp32 accumulators in registers). Needs sm_90a. nm24_wgmma_sp_test.cu replays every CTA
 // through an emulation of the PTX definitions on the CPU.
-// H200, defaults (WS = 1, BN = 128, STAGES = 4, SPLIT_MAX = 8; docs/measurements/h200-2026-11-30-s12, call 2
-// as variant v_ws_bn128): correct on 7x96 (n 1, 8, 130), 300x520 (n 1, 7, 40, 300), 1000x1500 and the llm 2:4
-// shapes, fp16 and bf16. n = 2048 fp16, ms: 0.0742 / 0.1909 / 0.2168 / 0.2773 on 4096² / 4096x11008 /
-// 11008x4096 / 8192² (cuBLAS dense 0.0935 / 0.2360 / 0.2519 / 0.3424, cuSPARSELt 0.0684 / 0.1613 / 0.2132 /
-// 0.2623); main's earlier kernel (WS = 0, BN = 256, no split) ran 0.0870 / 0.2157 / 0.2479 / 0.3175. n = 128:
-// 0.0235 / 0.0423 / 0.0399 / 0.0472 with split-K (0.74-0.96x dense; 0.0404 / 0.0986 / 0.0409 / 0.0743 without).
-// The other tunables' values ran too (same call): WS alone gives the n = 2048 gain, split-K the n = 128 one;
-// STAGES 5 and MMA_INFLIGHT 1 were slower. Splits whose clusters are all resident (MakePlan;
-// docs/measurements/h200-2026-11-30-s13, calls 4-5): n = 128 0.0185 / 0.0300 / 0.0291 / 0.0362 (0.94-1.25x
-// dense), n = 16 0.0164 / 0.0271 / 0.0285 / 0.0347; n = 2048 unchanged.
+// Why the defaults (WS = 1, BN = 128, STAGES = 4, SPLIT_MAX = 8): the producer warp that issues the TMA
+// copies (WS) is what gained at n = 2048, split-K over a cluster what gained at n = 128, where a grid of
+// 128-row x BN tiles is under one wave (32 CTAs at 4096 rows); the splits are capped so that every cluster
+// is resident at once (MakePlan), since a second round of clusters cost more than the split bought. Deeper
+// stages (STAGES 5) and one MMA in flight (MMA_INFLIGHT 1) were slower. The figures: docs/lab/seed_choices.md; current times
+// against cuBLAS and cuSPARSELt: docs/results/.
 //
 // Strategy: the dense Hopper GEMM with A compressed. A CTA owns BM = 128 rows (two warpgroups, m64 each) x
 // BN columns of C and walks K in tiles of 64 logical columns (32 compressed), STAGES deep. Per K tile each
@@ -572,8 +568,8 @@ inline int TileColumns(TileKind k) { return k == kSmall ? 64 : k == kMid ? 128 :
 // What prepare learnt of the device for one kernel (tile, transport): CTAs an SM holds at once
 // (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and, for each cluster size c in 2..SPLIT_MAX, how many
 // clusters of c CTAs can be resident at once (cudaOccupancyMaxActiveClusters; 0 when none can). The second
-// is less than CTAs per SM x SMs / c: a cluster must sit inside one GPC (H200, n = 128 at 4096^2: 30 clusters
-// of 8 fit, not 33; a 32-cluster grid then ran as two rounds, its SMs active 49% of the kernel, ncu).
+// is less than CTAs per SM x SMs / c: a cluster must sit inside one GPC, so fewer fit than that quotient,
+// and a grid of more clusters than fit runs in two rounds with half its SMs idle (seen in ncu).
 struct Fit {
   int ctas_per_sm = 1;
   int resident_clusters[SPLIT_MAX + 1] = {};  // [c] for c >= 2; [0] and [1] unused

@@ -4,8 +4,8 @@
 // columns 0-7, then of columns 8-15). Lane L's fragment register of a sub-block is the pair of elements (row
 // L / 4, columns 2 (L % 4) and +1); a sub-block keeps a 32-bit mask of its pairs that hold a nonzero and those
 // pairs whole (32 bits, a zero half included), so a lane gets its register with one popcount and one 32-bit
-// shared-memory load. Why: bitmap_tc's per-element bits cost ~667 issued instructions per 16x64 tile at n=16
-// (ncu, H200: XU pipe, popcount-bound; the same time at 50% and 90% sparsity). The price is bytes: 0.44
+// shared-memory load. Why: bitmap_tc's per-element bits make its decode issue-bound on popcounts (the XU
+// pipe; the same time at 50% and 90% sparsity; ncu in docs/lab/seed_choices.md). The price is bytes: 0.44
 // bytes per element at 90% sparsity against a bitmap's 0.33 (dense fp16: 2), 1.56 at 50% against 1.13.
 // A record (16-byte chunks): masks[16] (uint32), starts[16] (uint16: pairs of the tile before sub-block s),
 // the pairs (uint32), padded to 16 bytes. A row tile's records lie back to back in K order; toff[rt * k_tiles

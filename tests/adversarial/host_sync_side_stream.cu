@@ -6,7 +6,7 @@
 // Expected: WRONG -- work escaped the given stream, in the timing stage: the timing gate holds every SM, so
 // the side kernel cannot start and run() blocks until the gate times out (200 ms), which the host clock
 // shows against the events in every trial. Under a one-CTA gate the side work ran while the trial was held
-// and this file was CORRECT and 1.77x the best baseline (H200, docs/measurements/h200-2026-11-29-s10, call
+// and this file was CORRECT and faster than the best baseline (H200, docs/lab/2026-11-29-s10-whole-gpu-gate-and-persistent-bsr, call
 // E); with SIDE_SPIN_NS at 1 ms the host clock alone caught it there.
 // Apart from the cheat this is the reference candidate (kernels/reference/csr_reference.cu).
 #include "sparseditto_kernel.h"
