@@ -37,8 +37,9 @@ std::string ProtoJson(const google::protobuf::Message& message) {
 HttpReply ErrorAt(const absl::Status& status, json where) {
   HttpReply reply;
   reply.status = HttpApi::HttpStatusOf(status.code());
+  // Bytes that are not UTF-8 (echoed from a bad body) are replaced, not thrown about.
   reply.body = json{{"error", std::string(status.message())}, {"code", CodeName(status.code())}, {"where", where}}
-                   .dump() + "\n";
+                   .dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   if (reply.status == 401) reply.headers.emplace_back("WWW-Authenticate", "Bearer");
   return reply;
 }
@@ -80,6 +81,34 @@ std::pair<int, int> LineColumnOf(std::string_view text, size_t offset) {
   return {line, column};
 }
 
+// Nesting deeper than this is refused before the task loader sees it (a task file nests 4 levels).
+constexpr int kMaxDepth = 32;
+
+// Where `text` (valid JSON) first nests deeper than kMaxDepth; nullopt when it does not.
+std::optional<size_t> TooDeep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return i + 1;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 // Strict JSON first (YAML would take `{run: x}`), then the envelope's keys; the task is the task
 // loader's (the same checks and messages as a task file's).
 absl::StatusOr<v1::SubmitRunRequest> ParseSubmission(const std::string& body, json& where) {
@@ -98,6 +127,12 @@ absl::StatusOr<v1::SubmitRunRequest> ParseSubmission(const std::string& body, js
     return absl::InvalidArgumentError(fmt::format("not JSON: {}", what));
   }
   if (!root.is_object()) return absl::InvalidArgumentError(fmt::format("the body is not an object: {}", kBodyShape));
+  if (const std::optional<size_t> deep = TooDeep(body)) {
+    const auto [line, column] = LineColumnOf(body, *deep);
+    where["line"] = line;
+    where["column"] = column;
+    return absl::InvalidArgumentError(fmt::format("nested deeper than {} levels", kMaxDepth));
+  }
   for (const auto& [key, value] : root.items()) {
     if (key != "run" && key != "task") {
       where["field"] = key;
@@ -158,6 +193,15 @@ HttpReply HttpApi::Error(const absl::Status& status, std::string_view where) {
 }
 
 HttpReply HttpApi::Handle(const HttpRequest& request) {
+  try {
+    return Route(request);
+  } catch (const std::exception& e) {  // a bug's, not the caller's: said as such, and the server goes on
+    return Error(absl::InternalError(fmt::format("unexpected error: {}", e.what())),
+                 fmt::format("{} {}", request.method, request.path));
+  }
+}
+
+HttpReply HttpApi::Route(const HttpRequest& request) {
   const std::string where = fmt::format("{} {}", request.method, request.path);
   const std::vector<std::string> parts = Segments(request.path);
   // Which endpoint, and the methods it takes (405 names them).

@@ -85,6 +85,7 @@ class HttpApi {
   const HttpApiOptions& options() const { return options_; }
 
  private:
+  HttpReply Route(const HttpRequest& request);  // Handle without its catch
   HttpReply Submit(const HttpRequest& request, const std::string& where);
   HttpReply Events(const HttpRequest& request, const std::string& run, const std::string& where);
 

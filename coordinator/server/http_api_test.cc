@@ -57,7 +57,9 @@ class HttpApiTest : public ::testing::Test {
     server_.reset();
     tokens_.Add(rpc::Role::kClient, kClientToken);
     tokens_.Add(rpc::Role::kEvaluator, kEvaluatorToken);
-    auto queue = RunQueue::Open({.dir = (folder_.path() / "queue").string()});
+    RunQueueOptions queue_options;
+    queue_options.dir = (folder_.path() / "queue").string();
+    auto queue = RunQueue::Open(queue_options);
     ASSERT_TRUE(queue.ok()) << queue.status();
     queue_ = *std::move(queue);
     service_ = std::make_unique<ClientServiceImpl>(
@@ -160,6 +162,7 @@ struct BadRequest {
   int status;
   std::string error;  // a part of the error message
   json where;         // members the error's "where" must have
+  std::string content_type = "application/json";
 };
 
 TEST_F(HttpApiTest, EveryBadRequestIsRefusedWithItsStatusAndWhatWasWrong) {
@@ -183,6 +186,12 @@ TEST_F(HttpApiTest, EveryBadRequestIsRefusedWithItsStatusAndWhatWasWrong) {
       {"no such matrix file", "POST", "/v1/runs",
        R"({"run": "a", "task": {"name": "t", "dtype": "fp16", "matrix": {"file": {"path": "/no/such.smtx"}}, "n": 16}})",
        c, 400, "no such file", {{"field", "matrix.file.path"}}},
+      {"not UTF-8", "POST", "/v1/runs", "{\"run\": \"a\", \"task\": {\"name\": \"\xff\"}}", c, 400, "not JSON", {}},
+      {"nested too deep", "POST", "/v1/runs",
+       "{\"run\": \"a\", \"task\": " + std::string(5000, '[') + std::string(5000, ']') + "}", c, 400,
+       "nested deeper than 32 levels", {{"line", 1}, {"column", 53}}},
+      {"form-encoded", "POST", "/v1/runs", TaskBody("a") + std::string(9000, ' '), c, 413, "application/json", {},
+       "application/x-www-form-urlencoded"},
       {"bad run name", "POST", "/v1/runs", TaskBody("../up"), c, 400, "run", {}},
       {"run exists", "POST", "/v1/runs", TaskBody("taken"), c, 409, "taken", {}},
       {"no token", "POST", "/v1/runs", TaskBody("a"), "", 401, "no authorization header", {}},
@@ -204,7 +213,7 @@ TEST_F(HttpApiTest, EveryBadRequestIsRefusedWithItsStatusAndWhatWasWrong) {
     request.path = bad.path;
     request.headers = headers;
     request.body = bad.body;
-    if (!bad.body.empty()) request.set_header("Content-Type", "application/json");
+    if (!bad.body.empty()) request.set_header("Content-Type", bad.content_type);
     auto result = client.send(request);
     ASSERT_TRUE(result) << httplib::to_string(result.error());
     EXPECT_EQ(result->status, bad.status) << result->body;

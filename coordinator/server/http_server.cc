@@ -118,7 +118,12 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpApi* api, Http
     const std::string where = fmt::format("{} {}", req.method, req.path);
     std::string message = StatusText(res.status);
     if (res.status == 413) message = fmt::format("request body over the {} bytes allowed", api->options().max_body_bytes);
+    // httplib limits a form-encoded body (curl -d's default type) to 8 KiB, whatever its length.
+    if (res.status == 413 && req.get_header_value("Content-Type") == "application/x-www-form-urlencoded") {
+      message = "a form-encoded body may have 8192 bytes at most: send the JSON with 'Content-Type: application/json'";
+    }
     HttpReply reply = HttpApi::Error(absl::InvalidArgumentError(message), where);
+    if (res.status >= 500) reply = HttpApi::Error(absl::InternalError(message), where);
     res.set_content(reply.body, reply.content_type);
   });
   const auto& [host, port] = *address;
