@@ -3,7 +3,8 @@
 // runs/<run>/), its evaluations done by evaluator workers (`sparseditto evaluator --coordinator
 // HOST:PORT`) that pull them over gRPC (coordinator/server/: EvaluationWork behind WorkerService).
 // Clients submit runs, read their status, watch them and fetch their kernels over the same port
-// (ClientService; `sparseditto client ...`). Runs are searched one after another from a durable queue
+// (ClientService; `sparseditto client ...`), and with --http-listen as JSON over HTTP (http_api.h: the
+// same calls, tokens and TLS files). Runs are searched one after another from a durable queue
 // (run_queue.h); the task file on the command line is queued first. Without --serve the coordinator
 // ends once the queue is empty; with it, it waits for more.
 // Its state lives in --state-dir (default <runs-dir>/.coordinator): the job journal (jobs/: every job,
@@ -32,6 +33,7 @@
 #include "common/durable_file.h"
 #include "coordinator/server/client_service.h"
 #include "coordinator/server/evaluation_work.h"
+#include "coordinator/server/http_server.h"
 #include "coordinator/server/job_journal.h"
 #include "coordinator/server/model_work.h"
 #include "coordinator/server/mutator_work_service.h"
@@ -52,6 +54,8 @@ struct CoordinatorCommandOptions {
   std::string listen = "127.0.0.1:7070";
   std::string tokens_file;
   std::string address_file;
+  std::string http_listen;        // empty: no HTTP front
+  std::string http_address_file;
   std::string state_dir;  // default: <runs_dir>/.coordinator
   rpc::ServerTls tls;
   double wait_for_evaluators_seconds = 0;  // 0: for ever
@@ -86,9 +90,9 @@ std::string ServedAddress(const std::string& listen, int port) {
 }
 
 // Readable by the evaluators of a Slurm array (other jobs of the same user), written whole.
-absl::Status WriteAddressFile(const std::string& path, const std::string& address) {
+absl::Status WriteAddressFile(const std::string& path, const std::string& address, std::string_view flag) {
   if (absl::Status s = WriteFileDurably(path, address + "\n", 0644); !s.ok()) {
-    return absl::UnavailableError(fmt::format("--address-file {}: {}", path, s.message()));
+    return absl::UnavailableError(fmt::format("{} {}: {}", flag, path, s.message()));
   }
   return absl::OkStatus();
 }
@@ -190,9 +194,27 @@ int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
     return fail(absl::UnavailableError(fmt::format("--listen {}: cannot listen there (in use, or not an address)", c.listen)));
   }
   StopOnSignal(stop_signals, server.get(), runs);
+  // The JSON/HTTP front of the same client service, with the same tokens and TLS files; its address
+  // file is written before the gRPC one, which a script waits for.
+  HttpApi http_api(&client_service, &*tokens);
+  std::unique_ptr<HttpServer> http;
+  if (!c.http_listen.empty()) {
+    HttpServerOptions http_options;
+    http_options.listen = c.http_listen;
+    http_options.tls = tls;
+    auto started = HttpServer::Start(&http_api, http_options);
+    if (!started.ok()) return fail(started.status());
+    http = *std::move(started);
+    const std::string http_address = ServedAddress(c.http_listen, http->port());
+    if (!c.http_address_file.empty()) {
+      if (absl::Status s = WriteAddressFile(c.http_address_file, http_address, "--http-address-file"); !s.ok()) return fail(s);
+    }
+    std::cerr << fmt::format("coordinator: serving the HTTP API on {}://{}/v1/runs\n", tls ? "https" : "http",
+                             http_address);
+  }
   const std::string address = ServedAddress(c.listen, port);
   if (!c.address_file.empty()) {
-    if (absl::Status s = WriteAddressFile(c.address_file, address); !s.ok()) return fail(s);
+    if (absl::Status s = WriteAddressFile(c.address_file, address, "--address-file"); !s.ok()) return fail(s);
   }
   std::cerr << fmt::format("coordinator: serving evaluators, mutator services and clients on {}{}; start evaluators "
                            "with: sparseditto evaluator --coordinator {} --token-file FILE, mutator services with: "
@@ -238,6 +260,7 @@ int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
   (*work)->Close();  // workers hear "draining" and stop pulling
   models.Close();
   runs->Close();     // watchers hear the coordinator is stopping
+  if (http != nullptr) http->Stop();  // after Close: its event streams have ended
   (void)rpc::SetServing(*server, false);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   return exit_code;
@@ -261,6 +284,11 @@ void RegisterCoordinatorCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--address-file", c->address_file,
                   "Write the address served on (host:port; this machine's name for a wildcard --listen) to this "
                   "file once listening, for workers of a Slurm array to find");
+  cmd->add_option("--http-listen", c->http_listen,
+                  "Also serve clients JSON over HTTP on HOST:PORT (:0: a port the OS picks; HTTPS with the --tls-* "
+                  "files; the same tokens): POST /v1/runs, GET /v1/runs/RUN[/events|/export] (README)");
+  cmd->add_option("--http-address-file", c->http_address_file,
+                  "Write the HTTP API's address (host:port) to this file once listening");
   cmd->add_option("--state-dir", c->state_dir,
                   "The coordinator's own state: its job journal and run queue (default <runs-dir>/.coordinator)");
   cmd->add_flag("--serve", c->serve,

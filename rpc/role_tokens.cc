@@ -180,7 +180,12 @@ absl::StatusOr<Role> RoleTokens::Authenticate(
 
 absl::StatusOr<Role> RoleTokens::Authorize(const grpc::ServerContext& context, std::initializer_list<Role> allowed,
                                            std::string_view method) const {
-  SD_ASSIGN_OR_RETURN(const Role role, Authenticate(context.client_metadata()));
+  return Authorize(context.client_metadata(), allowed, method);
+}
+
+absl::StatusOr<Role> RoleTokens::Authorize(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                                           std::initializer_list<Role> allowed, std::string_view method) const {
+  SD_ASSIGN_OR_RETURN(const Role role, Authenticate(metadata));
   for (Role ok : allowed) {
     if (ok == role) return role;
   }

@@ -77,6 +77,9 @@ class RoleTokens {
   // that message (e.g. "Coordinator/Drain"). Unauthenticated as Authenticate.
   absl::StatusOr<Role> Authorize(const grpc::ServerContext& context, std::initializer_list<Role> allowed,
                                  std::string_view method) const;
+  // The same over headers held elsewhere (the HTTP front's, keys in lower case).
+  absl::StatusOr<Role> Authorize(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                                 std::initializer_list<Role> allowed, std::string_view method) const;
 
  private:
   using Digest = std::array<unsigned char, 32>;

@@ -14,6 +14,7 @@ PACKAGES=(
   patchelf
   libssl-dev openssl
   libseccomp-dev
+  libcpp-httplib-dev
 )
 
 missing=()

@@ -141,6 +141,12 @@ absl::StatusOr<std::string> ReadYamlFile(const std::string& path, std::string_vi
 }  // namespace task_internal
 
 absl::StatusOr<v1::TaskBatch> ParseTaskYaml(std::string_view yaml, const std::string& file_name) {
+  return ParseTaskYamlAt(yaml, "", file_name);
+}
+
+// An empty `key`: the root itself is the task document.
+absl::StatusOr<v1::TaskBatch> ParseTaskYamlAt(std::string_view yaml, std::string_view key,
+                                              const std::string& file_name) {
   fs::path base_dir = fs::path(file_name).parent_path();
   if (base_dir.empty()) base_dir = ".";
   try {
@@ -152,7 +158,11 @@ absl::StatusOr<v1::TaskBatch> ParseTaskYaml(std::string_view yaml, const std::st
       return FieldError(file_name, PosOf(docs[1].Mark()), "",
                         "several YAML documents ('---'); put several tasks in one `tasks:` list instead");
     }
-    return ParseDocument(docs[0], file_name, base_dir);
+    if (key.empty()) return ParseDocument(docs[0], file_name, base_dir);
+    if (!docs[0].IsMap()) return FieldError(file_name, PosOf(docs[0].Mark()), "", "expected an object");
+    const std::optional<std::pair<YAML::Node, YAML::Node>> task = FindKey(docs[0], key);
+    if (!task) return FieldError(file_name, PosOf(docs[0].Mark()), key, "missing: the task (a task file's fields)");
+    return ParseDocument(task->second, file_name, base_dir);
   } catch (const YAML::Exception& e) {
     return FieldError(file_name, PosOf(e.mark), "", fmt::format("YAML syntax error: {}", e.msg));
   } catch (const std::exception& e) {

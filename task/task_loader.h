@@ -81,6 +81,13 @@ absl::StatusOr<v1::TaskBatch> LoadTaskFile(const std::string& path);
 //   NotFound         a matrix file that does not exist, reported at its path's line.
 absl::StatusOr<v1::TaskBatch> ParseTaskYaml(std::string_view yaml, const std::string& file_name);
 
+// ParseTaskYaml of the task document held under `key` of the root mapping of `yaml` (the HTTP API's
+// {"run": ..., "task": {...}}; JSON is YAML): positions are those in `yaml`, field paths those of the
+// task document as in a file. The root's other keys are the caller's to check. Errors as
+// ParseTaskYaml's, and InvalidArgument for a root that is not a mapping or has no `key`.
+absl::StatusOr<v1::TaskBatch> ParseTaskYamlAt(std::string_view yaml, std::string_view key,
+                                              const std::string& file_name);
+
 // Checks a task as the loader returns it (defaults filled in), e.g. one that arrived over gRPC.
 // It reads no files. Rules:
 //   name matches [A-Za-z0-9_.-]{1,128}; op and dtype are set; matrix has exactly one source;

@@ -12,11 +12,6 @@
 namespace sparseditto {
 namespace {
 
-absl::Status AuthorizeClient(const rpc::RoleTokens& tokens, const grpc::ServerContext& context,
-                             std::string_view method) {
-  return tokens.Authorize(context, {rpc::Role::kClient, rpc::Role::kAdmin}, method).status();
-}
-
 
 // <runs_dir>/<run>, the run's name checked first (it comes from the network).
 absl::StatusOr<std::string> RunDir(const std::string& runs_dir, const std::string& run) {
@@ -51,46 +46,65 @@ absl::StatusOr<v1::RunStatusResponse> ClientServiceImpl::Status(const std::strin
   return response;
 }
 
+absl::StatusOr<v1::SubmitRunResponse> ClientServiceImpl::Submit(const v1::SubmitRunRequest& request) {
+  return queue_->Submit(request);
+}
+
+absl::StatusOr<v1::ExportRunResponse> ClientServiceImpl::Export(const std::string& run) {
+  absl::StatusOr<std::string> dir = RunDir(options_.runs_dir, run);
+  if (!dir.ok()) return dir.status();
+  auto found = queue_->Find(run);
+  if (!found.ok()) return found.status();
+  return ExportRunKernels(*dir, run, found->first.tasks());
+}
+
+absl::Status ClientServiceImpl::CheckRun(const std::string& run) {
+  if (absl::StatusOr<std::string> dir = RunDir(options_.runs_dir, run); !dir.ok()) return dir.status();
+  return queue_->Find(run).status();
+}
+
+absl::Status ClientServiceImpl::Watch(const std::string& run, int64_t after_sequence,
+                                      const std::function<bool(const v1::RunEvent&)>& write,
+                                      const std::function<bool()>& gone) {
+  if (absl::Status s = CheckRunName(run, "run"); !s.ok()) return s;
+  while (!gone()) {
+    absl::StatusOr<RunEvents> batch = queue_->Wait(run, after_sequence, options_.watch_poll);
+    if (!batch.ok()) return batch.status();
+    for (const v1::RunEvent& event : batch->events) {  // a copy: no lock of the queue's is held here
+      if (!write(event)) return absl::CancelledError("the watcher went away");
+      after_sequence = event.sequence();
+    }
+    if (batch->ended) return absl::OkStatus();  // every event of the run was in this batch or before
+    if (batch->closed) return absl::UnavailableError("the coordinator is stopping");
+  }
+  return absl::CancelledError("the watcher went away");
+}
+
 grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext* context, const v1::SubmitRunRequest* request,
                                           v1::SubmitRunResponse* response) {
-  return rpc::Serve(*tokens_, *context, {rpc::Role::kClient, rpc::Role::kAdmin}, "SubmitRun", response,
-                    [&] { return queue_->Submit(*request); });
+  return rpc::Serve(*tokens_, *context, kClientRoles, "SubmitRun", response, [&] { return Submit(*request); });
 }
 
 grpc::Status ClientServiceImpl::GetRunStatus(grpc::ServerContext* context, const v1::RunStatusRequest* request,
                                              v1::RunStatusResponse* response) {
-  return rpc::Serve(*tokens_, *context, {rpc::Role::kClient, rpc::Role::kAdmin}, "GetRunStatus", response,
+  return rpc::Serve(*tokens_, *context, kClientRoles, "GetRunStatus", response,
                     [&] { return Status(request->run()); });
 }
 
 grpc::Status ClientServiceImpl::ExportRun(grpc::ServerContext* context, const v1::ExportRunRequest* request,
                                           v1::ExportRunResponse* response) {
-  return rpc::Serve(*tokens_, *context, {rpc::Role::kClient, rpc::Role::kAdmin}, "ExportRun", response,
-                    [&]() -> absl::StatusOr<v1::ExportRunResponse> {
-    absl::StatusOr<std::string> dir = RunDir(options_.runs_dir, request->run());
-    if (!dir.ok()) return dir.status();
-    auto found = queue_->Find(request->run());
-    if (!found.ok()) return found.status();
-    return ExportRunKernels(*dir, request->run(), found->first.tasks());
-  });
+  return rpc::Serve(*tokens_, *context, kClientRoles, "ExportRun", response,
+                    [&] { return Export(request->run()); });
 }
 
 grpc::Status ClientServiceImpl::WatchRun(grpc::ServerContext* context, const v1::WatchRunRequest* request,
                                          grpc::ServerWriter<v1::RunEvent>* writer) {
-  if (absl::Status s = AuthorizeClient(*tokens_, *context, "WatchRun"); !s.ok()) return rpc::ToGrpcStatus(s);
-  if (absl::Status s = CheckRunName(request->run(), "run"); !s.ok()) return rpc::ToGrpcStatus(s);
-  int64_t after = request->after_sequence();
-  while (!context->IsCancelled()) {
-    absl::StatusOr<RunEvents> batch = queue_->Wait(request->run(), after, options_.watch_poll);
-    if (!batch.ok()) return rpc::ToGrpcStatus(batch.status());
-    for (const v1::RunEvent& event : batch->events) {
-      if (!writer->Write(event)) return grpc::Status(grpc::StatusCode::CANCELLED, "the watcher went away");
-      after = event.sequence();
-    }
-    if (batch->ended) return grpc::Status::OK;  // every event of the run was in this batch or before
-    if (batch->closed) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the coordinator is stopping");
+  if (absl::StatusOr<rpc::Role> role = tokens_->Authorize(*context, kClientRoles, "WatchRun"); !role.ok()) {
+    return rpc::ToGrpcStatus(role.status());
   }
-  return grpc::Status(grpc::StatusCode::CANCELLED, "the watcher went away");
+  return rpc::ToGrpcStatus(Watch(
+      request->run(), request->after_sequence(), [writer](const v1::RunEvent& e) { return writer->Write(e); },
+      [context] { return context->IsCancelled(); }));
 }
 
 }  // namespace sparseditto

@@ -2,11 +2,14 @@
 // class over RunQueue (run_queue.h: submissions, states, events) and run_reports.h (status and
 // kernels from a run's store). Every call needs a client or admin token (rpc/role_tokens.h); an
 // evaluator's or mutator's token is PERMISSION_DENIED. WatchRun streams a run's events until it ends;
-// no lock is held while a message is written.
+// no lock is held while a message is written. The calls' logic is also public without the network
+// (Submit, Status, Export, Watch): the JSON/HTTP front (http_api.h) serves the same.
 // Ownership: borrows everything, which must outlive the server it is registered with.
 // Thread-safety: gRPC calls it from its threads; what it borrows is thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -17,6 +20,9 @@
 #include "services.grpc.pb.h"
 
 namespace sparseditto {
+
+// The roles whose tokens may call the client service, over gRPC and HTTP alike.
+inline constexpr std::initializer_list<rpc::Role> kClientRoles = {rpc::Role::kClient, rpc::Role::kAdmin};
 
 struct ClientServiceOptions {
   std::string runs_dir;              // the runs' folders: <runs_dir>/<run>/store
@@ -40,8 +46,21 @@ class ClientServiceImpl final : public v1::ClientService::Service {
   grpc::Status ExportRun(grpc::ServerContext* context, const v1::ExportRunRequest* request,
                          v1::ExportRunResponse* response) override;
 
-  // GetRunStatus's answer without the network (tests, the coordinator's own log).
+  // The calls without the network or a token check (tests, the HTTP front). Errors as the service's
+  // (proto/services.proto): InvalidArgument (a bad run name or task, naming the field), NotFound (an
+  // unknown run), AlreadyExists, ResourceExhausted (the queue is full), Unavailable (stopping),
+  // FailedPrecondition (Export of a run not started), and a run store's own errors.
+  absl::StatusOr<v1::SubmitRunResponse> Submit(const v1::SubmitRunRequest& request);
   absl::StatusOr<v1::RunStatusResponse> Status(const std::string& run);
+  absl::StatusOr<v1::ExportRunResponse> Export(const std::string& run);
+  // OK when `run` is a good name of a run the queue holds; InvalidArgument, NotFound otherwise.
+  absl::Status CheckRun(const std::string& run);
+  // Gives `write` each event of `run` after `after_sequence` in order, no lock held, until the run
+  // ends (OK: its RunEnded event was written). Between events it asks `gone` (at least every
+  // watch_poll). Errors: InvalidArgument (bad name), NotFound (unknown run), Unavailable "the
+  // coordinator is stopping" (RunQueue::Close), Cancelled when `write` returns false or `gone` true.
+  absl::Status Watch(const std::string& run, int64_t after_sequence,
+                     const std::function<bool(const v1::RunEvent&)>& write, const std::function<bool()>& gone);
 
  private:
   RunQueue* queue_;
