@@ -14,6 +14,7 @@ PACKAGES=(
   patchelf
   libssl-dev openssl
   libseccomp-dev
+  python3-dev python3-torch libtorch-dev
 )
 
 missing=()
