@@ -145,6 +145,19 @@ class Operators(unittest.TestCase):
             torch.ops.sparseditto.release(handle)
 
 
+class BuildWithoutNinja(unittest.TestCase):
+    def test_one_compiler_command_builds_the_same_operators(self):
+        folder = os.path.join(TMP, "direct")
+        script = ("import sys, torch; sys.path.insert(0, sys.argv[1]); import sparseditto_t as p; p.load_op(); "
+                  "print(tuple(torch.ops.sparseditto.spmm(torch.empty(3, 16, device='meta'), 1, 8).shape))")
+        env = dict(os.environ, TORCH_EXTENSIONS_DIR=folder, SPARSEDITTO_TORCH_BUILD="direct")
+        run = subprocess.run([sys.executable, "-c", script, os.path.join(TMP, "packages")], env=env,
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.strip(), "(3, 8)")
+        self.assertTrue(any(f.startswith("sparseditto_torch_op_") and f.endswith(".so") for f in os.listdir(folder)))
+
+
 class FromLinear(unittest.TestCase):
     def assertPatternError(self, weight, message, **kwargs):
         with self.assertRaises(PKG.PatternError) as caught:

@@ -7,8 +7,8 @@
 
 kernels.json (beside this file) lists the run's tasks: shape, dtype, pattern, the n values the
 search covered, and where each kernel's shared library and entry points are. The operators live in
-sparseditto_op.cpp, compiled on import with torch.utils.cpp_extension (ninja and a C++ compiler;
-cached under $TORCH_EXTENSIONS_DIR) and shared by every such package loaded in one process:
+sparseditto_op.cpp, compiled on first use (load_op, which from_linear calls) with torch.utils.cpp_extension (a C++ compiler, and ninja
+where present; cached under $TORCH_EXTENSIONS_DIR; SPARSEDITTO_TORCH_BUILD=direct skips ninja) and shared by every such package loaded in one process:
     torch.ops.sparseditto.prepare / release / spmm   (see sparseditto_op.cpp)
 spmm has a fake (meta) function, so torch.compile traces it; it is inference only (no backward).
 """
@@ -48,11 +48,47 @@ def _spmm_fake(x, handle, out_features):
     return x.new_empty((out_features, x.shape[0])).t()
 
 
+def _torch_paths(fn, cuda):
+    try:
+        return fn(device_type="cuda" if cuda else "cpu")  # torch >= 2.6
+    except TypeError:
+        return fn(cuda=cuda)
+
+
+def _build_without_ninja(source, flags, includes, with_cuda, verbose):
+    """What cpp_extension.load does, as one compiler command (for machines without ninja); cached
+    under $TORCH_EXTENSIONS_DIR by a digest of the command and the source."""
+    import hashlib
+    import subprocess
+
+    from torch.utils import cpp_extension
+
+    libs = ["-lc10", "-ltorch", "-ltorch_cpu"] + (["-lc10_cuda", "-ltorch_cuda", "-lcudart"] if with_cuda else [])
+    lib_dirs = _torch_paths(cpp_extension.library_paths, with_cuda)
+    command = [os.environ.get("CXX", "c++"), "-shared", "-fPIC", "-DTORCH_API_INCLUDE_EXTENSION_H",
+               f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}", *flags,
+               *("-I" + i for i in includes + _torch_paths(cpp_extension.include_paths, with_cuda)), source,
+               *("-L" + d for d in lib_dirs), *("-Wl,-rpath," + d for d in lib_dirs), *libs]
+    with open(source, "rb") as f:
+        digest = hashlib.sha256(f.read() + "\0".join(command).encode()).hexdigest()[:16]
+    folder = os.environ.get("TORCH_EXTENSIONS_DIR", os.path.expanduser("~/.cache/torch_extensions"))
+    os.makedirs(folder, exist_ok=True)
+    library = os.path.join(folder, f"sparseditto_torch_op_{digest}.so")
+    if not os.path.exists(library):
+        partial = f"{library}.{os.getpid()}.tmp"
+        run = subprocess.run(command + ["-o", partial], capture_output=not verbose, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(f"sparseditto: building the operators failed:\n{' '.join(command)}\n{run.stderr}")
+        os.replace(partial, library)
+    torch.ops.load_library(library)
+
+
 def load_op(verbose=False):
     """Compiles (once, cached) and loads the sparseditto operators unless this process has them.
 
-    Needs a C++ compiler, ninja and cuda_runtime_api.h (CUDA_HOME; torch's CUDA build has it).
-    Raises RuntimeError (from torch.utils.cpp_extension) when the build fails.
+    Needs a C++ compiler and cuda_runtime_api.h (CUDA_HOME; torch's CUDA build has it); with ninja
+    torch.utils.cpp_extension builds them, without it one compiler command does (same flags).
+    Raises RuntimeError when the build fails (the compiler's output).
     """
     with _load_lock:
         if _op_loaded():
@@ -70,9 +106,13 @@ def load_op(verbose=False):
             if cpp_extension.CUDA_HOME is None:
                 raise RuntimeError("sparseditto: the operators need cuda_runtime_api.h; set CUDA_HOME to a CUDA toolkit")
             includes.append(os.path.join(cpp_extension.CUDA_HOME, "include"))
-        cpp_extension.load(name="sparseditto_torch_op", sources=[os.path.join(_HERE, "sparseditto_op.cpp")],
-                           extra_cflags=flags, extra_include_paths=includes, with_cuda=with_cuda,
-                           is_python_module=False, verbose=verbose)
+        source = os.path.join(_HERE, "sparseditto_op.cpp")
+        if cpp_extension.is_ninja_available() and os.environ.get("SPARSEDITTO_TORCH_BUILD") != "direct":
+            cpp_extension.load(name="sparseditto_torch_op", sources=[source], extra_cflags=flags,
+                               extra_include_paths=includes, with_cuda=with_cuda, is_python_module=False,
+                               verbose=verbose)
+        else:
+            _build_without_ninja(source, flags, includes, with_cuda, verbose)
         if _register_fake is not None:
             _register_fake("sparseditto::spmm")(_spmm_fake)
 
