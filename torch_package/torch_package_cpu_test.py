@@ -245,6 +245,32 @@ class Compression(unittest.TestCase):
                 self.check(name, weight, counts)
 
 
+class KernelsJson(unittest.TestCase):
+    def test_a_broken_file_is_named_with_its_field(self):
+        good = {"format": 1, "run": "t", "tasks": [dict(TASKS[0])]}
+        missing_rows = {"format": 1, "run": "t", "tasks": [{k: v for k, v in TASKS[0].items() if k != "rows"}]}
+        bad_family = {"format": 1, "run": "t", "tasks": [dict(TASKS[0], pattern={"family": "spiral"})]}
+        for text, message in [
+            (json.dumps(good), None),
+            ("{not json", "cannot read"),
+            (json.dumps({"format": 2, "run": "t", "tasks": []}), "not a kernels.json of format 1"),
+            (json.dumps({"format": 1, "run": "t", "tasks": []}), "tasks must be a non-empty list"),
+            (json.dumps(missing_rows), "tasks[0].rows is missing or not of type int"),
+            (json.dumps(bad_family), "unknown dtype 'fp16' or pattern family 'spiral'"),
+        ]:
+            path = os.path.join(TMP, "kernels_case.json")
+            with open(path, "w") as f:
+                f.write(text)
+            with self.subTest(message=message):
+                if message is None:
+                    self.assertEqual(PKG.read_kernels_json(path)[0], "t")
+                    continue
+                with self.assertRaises(ValueError) as caught:
+                    PKG.read_kernels_json(path)
+                self.assertIn(message, str(caught.exception))
+                self.assertIn(path, str(caught.exception))
+
+
 class Dispatch(unittest.TestCase):
     def test_batch_sizes(self):
         prepared = frozenset([16, 2048])

@@ -23,13 +23,36 @@ import torch.nn.functional as F
 
 from .weight_pattern import DTYPES, FAMILY_IDS, PatternError, check_and_compress
 
-__all__ = ["SparseLinear", "PatternError", "TASKS", "RUN", "load_op", "kernel_dispatch"]
+__all__ = ["SparseLinear", "PatternError", "TASKS", "RUN", "load_op", "kernel_dispatch", "read_kernels_json"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(_HERE, "kernels.json"), encoding="utf-8") as _f:
-    _PACKAGE = json.load(_f)
-RUN = _PACKAGE["run"]
-TASKS = {t["name"]: t for t in _PACKAGE["tasks"]}
+_TASK_FIELDS = {"name": str, "rows": int, "cols": int, "dtype": str, "pattern": dict, "n_values": list,
+                "library": str, "symbol_prefix": str}
+
+
+def read_kernels_json(path):
+    """(run, {task name: task}) from a package's kernels.json; ValueError naming the file and field."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"sparseditto: cannot read {path}: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != 1 or not isinstance(doc.get("run"), str):
+        raise ValueError(f"sparseditto: {path}: not a kernels.json of format 1 (an object with format 1, run, tasks)")
+    tasks = doc.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        raise ValueError(f"sparseditto: {path}: tasks must be a non-empty list")
+    for i, task in enumerate(tasks):
+        for field, kind in _TASK_FIELDS.items():
+            if not isinstance(task, dict) or not isinstance(task.get(field), kind):
+                raise ValueError(f"sparseditto: {path}: tasks[{i}].{field} is missing or not of type {kind.__name__}")
+        if task["dtype"] not in DTYPES or task["pattern"].get("family") not in FAMILY_IDS:
+            raise ValueError(f"sparseditto: {path}: tasks[{i}] ({task['name']}): unknown dtype {task['dtype']!r} or "
+                             f"pattern family {task['pattern'].get('family')!r}")
+    return doc["run"], {t["name"]: t for t in tasks}
+
+
+RUN, TASKS = read_kernels_json(os.path.join(_HERE, "kernels.json"))
 
 _load_lock = threading.Lock()
 _register_fake = getattr(torch.library, "register_fake", None) or getattr(torch.library, "impl_abstract", None)
