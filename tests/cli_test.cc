@@ -246,6 +246,9 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
   EXPECT_EQ(kernels["run"], "run");
   ASSERT_EQ(kernels["tasks"].size(), 2u);
   EXPECT_EQ(kernels["tasks"][0]["name"], "alpha");
+  // The library is named relative to the package: beside the exported .cu, where its build line puts it.
+  EXPECT_EQ((package / kernels["tasks"][0]["library"].get<std::string>()).lexically_normal(),
+            (dir_ / "out2" / "libalpha.so").lexically_normal());
   EXPECT_GT(kernels["tasks"][0]["rows"].get<int64_t>(), 0);
   EXPECT_FALSE(kernels["tasks"][1]["n_values"].empty());
 }

@@ -14,9 +14,10 @@
 namespace sparseditto {
 
 KernelEntryPoints ExportedEntryPoints(std::string_view task_name) {
-  // Today's export writes <task>.cu with the ABI's own names, built beside it as lib<task>.so (the
-  // build line in the .cu's header). An export with per-task names and one library changes only this.
-  return {fmt::format("../lib{}.so", task_name), "sparseditto_"};
+  // Today's export writes <out>/<task>.cu with the ABI's own names, built beside it as lib<task>.so
+  // (the build line in the .cu's header); the package is <out>/torch/<package>/. An export with
+  // per-task names and one library changes only this.
+  return {fmt::format("../../lib{}.so", task_name), "sparseditto_"};
 }
 
 std::string TorchPackageName(std::string_view run_id) {

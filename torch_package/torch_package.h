@@ -21,7 +21,8 @@
 
 namespace sparseditto {
 
-// Where a task's exported kernel is: its shared library, relative to the package folder, and the
+// Where a task's exported kernel is: its shared library, relative to the package folder (which
+// `export --torch` puts at <out>/torch/<package>/, so "../../" is the export's folder), and the
 // prefix of its ABI entries (<prefix>prepare, <prefix>run, <prefix>release, <prefix>abi_version).
 // THE adapter between the package and the export's naming: the only place that knows it.
 struct KernelEntryPoints {
