@@ -187,7 +187,8 @@ class SparseLinear(torch.nn.Module):
     [n, out_features] tensor with strides (1, n) (the kernel writes Y^T); a following SparseLinear
     takes it without a copy. The module is fixed to the device and dtype it was made on (.to() does not
     move the kernel). forward makes no host synchronisation and allocates only through the caching
-    allocator on the current stream, so it can be captured in a CUDA graph. Inference only.
+    allocator on the current stream, so it can be captured in a CUDA graph; keep the module alive as long
+    as such a graph (its kernel state is released when the module is collected). Inference only.
     """
 
     def __init__(self, task, handle, n_values, bias, weight, other_n):
