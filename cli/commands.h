@@ -67,9 +67,11 @@ void RegisterBenchSearchCommand(CLI::App& app, int* exit_code);
 // run cannot be found or read.
 void RegisterStatusCommand(CLI::App& app, int* exit_code);
 
-// `sparseditto export RUN [--out DIR]`: the best kernel of each task as DIR/<task>.cu (default
-// runs/<run>/export) with a header comment and a usage example. Exit 1 when the run cannot be read or
-// a task has no correct candidate (the others are still written).
+// `sparseditto export RUN [--out DIR] [--torch]`: the best kernel of each task as DIR/<task>.cu (default
+// runs/<run>/export) with a header comment and a usage example; with --torch also the run's PyTorch
+// package of the exported tasks, DIR/torch/sparseditto_<run>/ (torch_package/torch_package.h). Exit 1
+// when the run cannot be read, a task has no correct candidate (the others are still written) or the
+// package cannot be written.
 void RegisterExportCommand(CLI::App& app, int* exit_code);
 
 // `sparseditto doctor [--json]`: every OS sandbox layer on or off on this machine, with the reason

@@ -3,7 +3,8 @@
 # lacking our Debian packages (gRPC, protobuf, Abseil, RocksDB, yaml-cpp, ...).
 #   scripts/package_gpu.sh OUT_DIR BINARY...
 # Result: OUT_DIR/bin/<binaries> with RUNPATH $ORIGIN/../lib, OUT_DIR/lib/<libraries>, and
-# OUT_DIR/share/sparseditto/sparseditto_kernel.h, seeds/ and prompts/ (the LLM mutators' prompt templates).
+# OUT_DIR/share/sparseditto/sparseditto_kernel.h, seeds/ and prompts/ (the LLM mutators' prompt templates),
+# and OUT_DIR/bin/torch_timings.py (the PyTorch timings of an `export --torch`; needs only torch there).
 # Not packed: the C/C++ runtime (glibc, libstdc++, libgcc; the node's are newer and compatible), the
 # CUDA driver (must match the node's kernel module) and the CUDA toolkit's libraries (the node has its
 # own CUDA toolkit; cudart, cuBLAS and cuSPARSE are taken from there).
@@ -32,4 +33,5 @@ cp -f "$(dirname "$0")"/../kernels/seeds/*.cu "$out/share/sparseditto/seeds/" 2>
 rm -f "$out"/share/sparseditto/seeds/*_test.cu
 mkdir -p "$out/share/sparseditto/prompts"
 cp -f "$(dirname "$0")"/../configs/prompts/*.txt "$out/share/sparseditto/prompts/"
+cp -f "$(dirname "$0")/torch_timings.py" "$out/bin/"
 echo "package_gpu: $(ls "$out/bin" | wc -l) binaries, $(ls "$out/lib" | wc -l) libraries, $(du -sh "$out" | cut -f1) in $out"

@@ -15,6 +15,7 @@ PACKAGES=(
   libssl-dev openssl
   libseccomp-dev
   libcpp-httplib-dev
+  python3-dev python3-torch libtorch-dev
 )
 
 missing=()

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/testing/temp_folder.h"
 #include "tests/testing/shell_command.h"
 
@@ -228,6 +229,25 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
         << "the best that passed the finalist checks, not the search's best:\n" << file.substr(0, 3000);
     EXPECT_NE(file.find("[compute-sanitizer memcheck: exited with code 0]"), std::string::npos);
   }
+
+  // --torch adds the run's PyTorch package (torch_package/torch_package.h) beside the kernels.
+  const Outcome with_torch = Run("export '" + run.string() + "' --torch --out '" + (dir_ / "out2").string() + "'");
+  EXPECT_EQ(with_torch.exit_code, 0) << with_torch.err;
+  const fs::path package = dir_ / "out2" / "torch" / "sparseditto_run";
+  EXPECT_NE(with_torch.out.find(package.string()), std::string::npos) << with_torch.out;
+  for (const char* file : {"__init__.py", "weight_pattern.py", "sparseditto_op.cpp", "sparseditto_kernel.h"}) {
+    EXPECT_TRUE(fs::is_regular_file(package / file)) << file;
+  }
+  const nlohmann::json kernels = nlohmann::json::parse(Slurp(package / "kernels.json"), nullptr, false);
+  ASSERT_TRUE(kernels.is_object()) << Slurp(package / "kernels.json");
+  EXPECT_EQ(kernels["run"], "run");
+  ASSERT_EQ(kernels["tasks"].size(), 2u);
+  EXPECT_EQ(kernels["tasks"][0]["name"], "alpha");
+  // The library is named relative to the package: beside the exported .cu, where its build line puts it.
+  EXPECT_EQ((package / kernels["tasks"][0]["library"].get<std::string>()).lexically_normal(),
+            (dir_ / "out2" / "libalpha.so").lexically_normal());
+  EXPECT_GT(kernels["tasks"][0]["rows"].get<int64_t>(), 0);
+  EXPECT_FALSE(kernels["tasks"][1]["n_values"].empty());
 }
 
 // A run's name names its folder under --runs-dir: none that leaves it, from --run or from the task

@@ -32,8 +32,15 @@ using testing::CountingEvaluator;
   for (;;) pause();
 }
 
+// Each with a matrix shape and n values, so that `export --torch` has them to write (cli_test).
 std::vector<v1::Task> Batch() {
-  return {testing::SmallTask(26, "alpha", 77), testing::SmallTask(14, "beta", 78)};
+  std::vector<v1::Task> tasks = {testing::SmallTask(26, "alpha", 77), testing::SmallTask(14, "beta", 78)};
+  for (v1::Task& task : tasks) {
+    task.mutable_matrix()->mutable_generated()->set_rows(96);
+    task.mutable_matrix()->mutable_generated()->set_cols(80);
+    task.add_n(16);
+  }
+  return tasks;
 }
 
 int Main(int argc, char** argv) {
