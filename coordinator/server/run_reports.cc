@@ -75,14 +75,14 @@ absl::StatusOr<v1::ExportRunResponse> ExportRunKernels(const std::string& run_di
   if (!record.ok()) return record.status();
   v1::ExportRunResponse response;
   for (const v1::Task& task : SplitByArch({tasks.begin(), tasks.end()})) {
-    absl::StatusOr<std::string> text = ExportBestKernel(**store, *record, task.name());
+    absl::StatusOr<ExportedTask> text = ExportBestKernel(**store, *record, task.name());
     if (!text.ok()) {
       response.add_problems(fmt::format("{}: {}", task.name(), text.status().message()));
       continue;
     }
     v1::ExportedFile* file = response.add_files();
     file->set_name(task.name() + ".cu");
-    file->set_content(*std::move(text));
+    file->set_content(std::move(text->cu));
   }
   return response;
 }
