@@ -1,4 +1,5 @@
 // End-to-end tests of the sparseditto binary: the commands a user types, their output and exit codes.
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -225,12 +226,41 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
   for (const char* task : {"alpha", "beta"}) {
     const std::string file = Slurp(dir_ / "out" / (std::string(task) + ".cu"));
     EXPECT_NE(file.find(std::string("the best kernel found for task ") + task), std::string::npos) << file;
-    EXPECT_NE(file.find("sparseditto_prepare(&problem"), std::string::npos);
+    EXPECT_NE(file.find(std::string(task) + "_prepare(&problem"), std::string::npos);
     EXPECT_NE(file.find("#include"), std::string::npos) << "the kernel's source follows";
     EXPECT_NE(file.find("Finalist checks: passed; the search's best, " + std::string(task) + ".0000"), std::string::npos)
         << "the best that passed the finalist checks, not the search's best:\n" << file.substr(0, 3000);
     EXPECT_NE(file.find("[compute-sanitizer memcheck: exited with code 0]"), std::string::npos);
+    EXPECT_NE(file.find(std::string("SPARSEDITTO_EXPORT int ") + task + "_prepare("), std::string::npos);
+    EXPECT_NE(Slurp(dir_ / "out" / (std::string(task) + ".h")).find(std::string(task) + "_run("), std::string::npos);
   }
+  for (const char* shipped : {"sparseditto_kernel.h", "sparseditto_weight_check.h", "build.sh"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "out" / shipped)) << shipped;
+  }
+
+  // Every export of the run built by its build.sh with the real nvcc into ONE library (both tasks' best
+  // kernels come from one seed, so their own names would clash without the export's wrapping), which
+  // exports each task's entries and nothing of the ABI's own names, and loads without a GPU.
+  const Outcome built = RunShell("NVCC='" + std::string(SPARSEDITTO_NVCC) + "' '" + (dir_ / "out" / "build.sh").string() +
+                                 "' -o libboth.so 2>&1 | tail -20", dir_);
+  ASSERT_TRUE(fs::exists(dir_ / "out" / "libboth.so")) << built.out << built.err;
+  const Outcome symbols = RunShell("nm -D --defined-only '" + (dir_ / "out" / "libboth.so").string() + "'", dir_);
+  ASSERT_EQ(symbols.exit_code, 0) << symbols.err;
+  for (const char* task : {"alpha", "beta"}) {
+    for (const char* fn : {"_prepare", "_run", "_release", "_abi_version"}) {
+      EXPECT_NE(symbols.out.find(std::string(" T ") + task + fn + "\n"), std::string::npos) << task << fn << symbols.out;
+    }
+  }
+  EXPECT_EQ(symbols.out.find("sparseditto_"), std::string::npos) << "no ABI name of its own:\n" << symbols.out;
+  void* library = dlopen((dir_ / "out" / "libboth.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  using AbiVersion = int (*)();
+  for (const char* symbol : {"alpha_abi_version", "beta_abi_version"}) {
+    auto version = reinterpret_cast<AbiVersion>(dlsym(library, symbol));
+    ASSERT_NE(version, nullptr) << symbol;
+    EXPECT_EQ(version(), 1) << symbol;
+  }
+  dlclose(library);
 }
 
 // A run's name names its folder under --runs-dir: none that leaves it, from --run or from the task
