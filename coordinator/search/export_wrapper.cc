@@ -1,6 +1,7 @@
 #include "coordinator/search/export_wrapper.h"
 
 #include <cctype>
+#include <regex>
 
 #include "evaluator/compile/nvcc_compiler.h"
 #include "fmt/format.h"
@@ -14,7 +15,6 @@ constexpr std::string_view kDefaultVisibility =
     "#define SPARSEDITTO_EXPORT SPARSEDITTO_EXTERN_C __attribute__((visibility(\"default\")))\n";
 constexpr std::string_view kHiddenVisibility =
     "#define SPARSEDITTO_EXPORT SPARSEDITTO_EXTERN_C __attribute__((visibility(\"hidden\")))\n";
-constexpr const char* kAbiFunctions[] = {"prepare", "run", "release", "abi_version"};
 
 // 'x' -> "'x'", ' -> '\''.
 std::string ShellQuote(std::string_view word) {
@@ -74,22 +74,23 @@ absl::StatusOr<std::string> WrapForExport(std::string_view source, std::string_v
   for (const std::string& line : split->includes) out += line + "\n";
   out += "\n// The kernel, its names its own (namespace) and its ABI functions renamed and hidden.\n#undef SPARSEDITTO_EXPORT\n";
   out += kHiddenVisibility;
-  for (const char* fn : kAbiFunctions) out += fmt::format("#define sparseditto_{} {}_{}\n", fn, ns, fn);
   out += fmt::format(
-      "namespace {} {{\n"
-      "SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* problem, void** state, char* error,\n"
-      "                                           size_t error_capacity);\n"
-      "SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* B, void* C, int64_t n, cudaStream_t stream);\n"
-      "SPARSEDITTO_EXPORT void sparseditto_release(void* state);\n",
+      "namespace {0} {{\n"
+      "SPARSEDITTO_EXPORT int {0}_prepare(const sd_problem* problem, void** state, char* error, size_t error_capacity);\n"
+      "SPARSEDITTO_EXPORT int {0}_run(void* state, const void* B, void* C, int64_t n, cudaStream_t stream);\n"
+      "SPARSEDITTO_EXPORT void {0}_release(void* state);\n",
       ns);
+  // The ABI names, and a composed plan's C names of its variants (sd_plan_v0_prepare, ...), renamed as
+  // words (not by macros: a plan #undefs its own renames of the ABI names).
+  std::string body = std::regex_replace(split->body, std::regex(R"(\bsparseditto_(prepare|run|release|abi_version)\b)"),
+                                        ns + "_$1");
+  body = std::regex_replace(body, std::regex(R"(\bsd_plan_)"), ns + "_plan_");
   // A composed plan restores the default visibility for its dispatcher's entries: they stay hidden here.
-  std::string body = split->body;
   for (size_t at = body.find(kDefaultVisibility); at != std::string::npos; at = body.find(kDefaultVisibility, at)) {
     body.replace(at, kDefaultVisibility.size(), kHiddenVisibility);
   }
   if (!body.empty() && body.back() != '\n') body += '\n';
   out += body + fmt::format("}}  // namespace {}\n", ns);
-  for (const char* fn : kAbiFunctions) out += fmt::format("#undef sparseditto_{}\n", fn);
   for (const std::string& macro : split->macros) out += fmt::format("#undef {}\n", macro);
   out += "#undef SPARSEDITTO_EXPORT\n";
   out += kDefaultVisibility;

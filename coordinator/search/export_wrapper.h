@@ -3,8 +3,8 @@
 // (coordinator/search/kernel_export.h writes them):
 //   - <task>.cu: the kernel's source wrapped so that many exports link into one library. Its leading
 //     #include lines are hoisted; its body goes into `namespace sd_export_<symbol>` (every C++ name,
-//     templates and __global__ kernels included, is then its own), its ABI functions renamed by macros
-//     and hidden; then the four exported entries <symbol>_prepare (which first runs sd_check_weight of
+//     templates and __global__ kernels included, is then its own), its ABI functions (and a plan's
+//     C names of its variants) renamed as words and hidden; then the four exported entries <symbol>_prepare (which first runs sd_check_weight of
 //     kernel_abi/sparseditto_weight_check.h against the pattern the kernel was searched for), _run,
 //     _release and _abi_version. SPARSEDITTO_HARNESS is defined first, so the header's own
 //     sparseditto_abi_version is not defined in every export.
