@@ -65,7 +65,8 @@ std::vector<std::string> TimingLines(const v1::EvalResult& result) {
 
 // What the kernel passed: the correctness checks, and the finalist checks' lines from the run log
 // ("[compute-sanitizer memcheck: exited with code 0]") or a line saying they were not run and how to.
-std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& result, const std::string& finalist_note) {
+std::vector<std::string> CheckLines(const v1::Task& task, const std::string& candidate_id, const v1::EvalResult& result,
+                                    const std::string& finalist_note) {
   int passed = 0;
   for (const v1::CorrectnessCheck& c : result.checks()) passed += c.passed();
   std::vector<std::string> lines = {fmt::format(
@@ -77,9 +78,10 @@ std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& 
     lines.push_back("  Finalist checks: " + finalist_note);
   } else if (lines.size() == 1) {
     lines.push_back("  Not run on it: the finalist checks (determinism rerun, compute-sanitizer memcheck, racecheck,");
-    lines.push_back(fmt::format("  initcheck). Run them before use: sparseditto eval --task <task file> --name {} "
-                                "--kernel <this file> --finalist",
-                                task.name()));
+    lines.push_back("  initcheck). Run them before use on the kernel's own source (this file renames its ABI):");
+    lines.push_back(fmt::format("  sparseditto eval --task <task file> --name {0} --kernel <run folder>/{0}/candidates/{1}/"
+                                "kernel.cu --finalist",
+                                task.name(), candidate_id));
   }
   return lines;
 }
@@ -127,7 +129,7 @@ absl::StatusOr<std::string> ExportedKernel(const store::RunRecord& run, const v1
                      idle, kSharedGpuRule));
     line("  these times are not comparable with a quiet GPU's.");
   }
-  for (const std::string& c : CheckLines(task, result, finalist_note)) line(c);
+  for (const std::string& c : CheckLines(task, best.id(), result, finalist_note)) line(c);
   line("Provenance: " + ProvenanceLine(run));
   line("");
   line(fmt::format("Use: ./build.sh in this folder builds every export here into libsparseditto_kernels.so with the "

@@ -107,7 +107,7 @@ TEST(KernelExport, HeaderSaysWhichChecksRanAndWhetherTheGpuWasShared) {
   const std::string shared = "Warning: timed while other work shared the GPU";
   const Case cases[] = {
       {"a search's candidate: no finalist checks, quiet GPU", "", 0.02, 0.02,
-       {"Checks: 2/2 correctness checks passed", not_run, "--name t --kernel <this file> --finalist"}, {shared}},
+       {"Checks: 2/2 correctness checks passed", not_run, "--name t --kernel <run folder>/t/candidates//kernel.cu --finalist"}, {shared}},
       {"finalist checks in the run log", "x\n[compute-sanitizer memcheck: exited with code 0]\ny\n", 0.02, 0.02,
        {"//   [compute-sanitizer memcheck: exited with code 0]\n"}, {not_run, shared}},
       {"the kernel timed on a shared GPU", "", kSharedGpuIdleSlackMs * 4, 0.02,
