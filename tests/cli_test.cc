@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#define SPARSEDITTO_HARNESS
+#include "sparseditto_kernel.h"
 #include "tests/testing/temp_folder.h"
 #include "tests/testing/shell_command.h"
 
@@ -258,7 +260,35 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
   for (const char* symbol : {"alpha_abi_version", "beta_abi_version"}) {
     auto version = reinterpret_cast<AbiVersion>(dlsym(library, symbol));
     ASSERT_NE(version, nullptr) << symbol;
-    EXPECT_EQ(version(), 1) << symbol;
+    EXPECT_EQ(version(), SPARSEDITTO_ABI_VERSION) << symbol;
+  }
+  // The built library's prepare refuses a weight that is not what the task searched (fp16, a canonical
+  // CSR) before it touches the GPU, naming what differs.
+  auto prepare = reinterpret_cast<decltype(&sparseditto_prepare)>(dlsym(library, "alpha_prepare"));
+  ASSERT_NE(prepare, nullptr);
+  const int32_t row_offsets[] = {0, 2, 3};
+  const int32_t bad_columns[] = {3, 1, 0};
+  const float values[] = {1, 1, 1};
+  const int64_t n_values[] = {16};
+  sd_problem problem = {};
+  problem.abi_version = SPARSEDITTO_ABI_VERSION;
+  problem.dtype = SD_DTYPE_FP16;
+  problem.rows = 2;
+  problem.cols = 4;
+  problem.nnz = 3;
+  problem.pattern.family = SD_PATTERN_UNSTRUCTURED;
+  problem.row_offsets = row_offsets;
+  problem.col_indices = bad_columns;
+  problem.values = values;
+  problem.n_values = n_values;
+  problem.num_n_values = 1;
+  for (const auto& [dtype, want] : {std::pair{SD_DTYPE_FP16, "weight check: row 0, entry 1: column 1 is outside [0, 4) or not above"},
+                                    std::pair{SD_DTYPE_FP32, "weight check: dtype 1, the kernel was searched for 2"}}) {
+    problem.dtype = dtype;
+    void* state = nullptr;
+    char error[256] = "";
+    EXPECT_NE(prepare(&problem, &state, error, sizeof error), 0);
+    EXPECT_NE(std::string(error).find(want), std::string::npos) << error;
   }
   dlclose(library);
 }
