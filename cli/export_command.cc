@@ -2,14 +2,9 @@
 // store, as files a user builds and links (coordinator/search/kernel_export.h, export_wrapper.h):
 // <task>.cu and <task>.h per task, the ABI header and the weight check header beside them (the
 // installed copies, AbiIncludeDir), and build.sh.
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include <filesystem>
 #include <iostream>
-#include <map>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -32,8 +27,6 @@ struct ExportOptions {
   std::string out_dir;  // default: <run folder>/export
 };
 
-constexpr const char* kShippedHeaders[] = {"sparseditto_kernel.h", "sparseditto_weight_check.h"};
-
 absl::Status WriteInside(const std::string& out_dir, const std::string& name, const std::string& contents,
                          std::string* written = nullptr) {
   absl::StatusOr<std::filesystem::path> path = PathInside(out_dir, {name});
@@ -53,20 +46,10 @@ absl::Status ExportTask(const PopulationStore& store, const store::RunRecord& ru
   return absl::OkStatus();
 }
 
-// The ABI and weight check headers (the installed copies) and build.sh beside the exports.
+// build.sh, executable, and the ABI and weight check headers (the installed copies) beside the exports.
 absl::Status WriteCompanions(const std::string& out_dir, const std::vector<ExportedFile>& files) {
-  for (const char* header : kShippedHeaders) {
-    absl::StatusOr<std::filesystem::path> to = PathInside(out_dir, {header});
-    if (!to.ok()) return to.status();
-    const std::filesystem::path from = std::filesystem::path(AbiIncludeDir()) / header;
-    std::error_code error;
-    std::filesystem::copy_file(from, *to, std::filesystem::copy_options::overwrite_existing, error);
-    if (error) return absl::FailedPreconditionError(fmt::format("copy {} to {}: {}", from.string(), to->string(), error.message()));
-  }
-  std::string script;
-  if (absl::Status s = WriteInside(out_dir, "build.sh", BuildScript(files), &script); !s.ok()) return s;
-  if (chmod(script.c_str(), 0755) != 0) return absl::InternalError(fmt::format("chmod {}: {}", script, strerror(errno)));
-  return absl::OkStatus();
+  if (absl::Status s = WriteInside(out_dir, "build.sh", BuildScript(files)); !s.ok()) return s;
+  return InstallExportCompanions(out_dir);
 }
 
 int RunExport(const ExportOptions& o) {
@@ -82,14 +65,11 @@ int RunExport(const ExportOptions& o) {
     return kExitFailure;
   }
   const std::string out = o.out_dir.empty() ? default_out->string() : o.out_dir;
-  std::map<std::string, std::string> symbols;  // symbol -> task: two tasks may not share one
-  for (const v1::Task& task : tasks) {
-    auto [it, inserted] = symbols.emplace(ExportSymbol(task.name()), task.name());
-    if (!inserted) {
-      std::cerr << fmt::format("sparseditto export: tasks {} and {} would both export {}_prepare; rename one\n",
-                               it->second, task.name(), it->first);
-      return kExitFailure;
-    }
+  std::vector<std::string> names;
+  for (const v1::Task& task : tasks) names.push_back(task.name());
+  if (absl::Status s = CheckExportSymbols(names); !s.ok()) {
+    std::cerr << "sparseditto export: " << s.message() << "\n";
+    return kExitFailure;
   }
   std::vector<ExportedFile> files;
   for (const v1::Task& task : tasks) {

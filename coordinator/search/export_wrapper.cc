@@ -1,6 +1,7 @@
 #include "coordinator/search/export_wrapper.h"
 
 #include <cctype>
+#include <map>
 #include <regex>
 
 #include "evaluator/compile/nvcc_compiler.h"
@@ -30,6 +31,18 @@ std::string ExportSymbol(std::string_view task_name) {
   for (char c : task_name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "t_" + out;
   return out;
+}
+
+absl::Status CheckExportSymbols(const std::vector<std::string>& task_names) {
+  std::map<std::string, std::string> symbols;  // symbol -> the first task that gives it
+  for (const std::string& name : task_names) {
+    auto [it, inserted] = symbols.emplace(ExportSymbol(name), name);
+    if (!inserted) {
+      return absl::InvalidArgumentError(
+          fmt::format("tasks {} and {} would both export {}_prepare; rename one", it->second, name, it->first));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string WeightSpecInitializer(const v1::Task& task, const CsrMatrix& searched) {

@@ -27,8 +27,12 @@ namespace sparseditto {
 
 // The C identifier prefix of a task's exported functions: the task name with every character outside
 // [A-Za-z0-9_] made '_', and "t_" in front of a leading digit ("nm24-4096.v2" -> "nm24_4096_v2").
-// Two task names can give one symbol; the export command refuses that.
+// Two task names can give one symbol; CheckExportSymbols refuses that.
 std::string ExportSymbol(std::string_view task_name);
+
+// InvalidArgument "tasks a-b and a_b would both export a_b_prepare; rename one" when two of `task_names`
+// give one ExportSymbol (their exports could not link into one library).
+absl::Status CheckExportSymbols(const std::vector<std::string>& task_names);
 
 // The C initializer of the sd_weight_spec (kernel_abi/sparseditto_weight_check.h) of `task`:
 // its dtype and pattern, the units of its family that `searched` (the task's matrix) divides, and

@@ -144,6 +144,12 @@ TEST(KernelExport, SymbolsAreCIdentifiersOfTheTaskName) {
   }
 }
 
+TEST(KernelExport, TasksWhoseSymbolsClashAreRefused) {
+  EXPECT_TRUE(CheckExportSymbols({"alpha", "beta", "alpha.v2"}).ok());
+  const absl::Status clash = CheckExportSymbols({"a-b", "c", "a_b"});
+  EXPECT_EQ(clash.message(), "tasks a-b and a_b would both export a_b_prepare; rename one");
+}
+
 TEST(KernelExport, BuildScriptUsesTheEvaluatorsFlagsAndLibraries) {
   v1::Task task;
   task.add_arch("sm_90a");
