@@ -9,7 +9,9 @@
  * columns, a dense band, dense diagonal blocks, every entry), the divisibility of its shape by the
  * family's unit where the searched matrix had it (evaluator/runner/smoke_cases.h), and, for a task
  * over a real matrix (a file), that very matrix: its shape, nnz and structure digest.
- * Every function is static inline: several exports in one program each get their own copy.
+ * Every function is static inline: several exports in one program each get their own copy. Like
+ * sparseditto_kernel.h, it defines sparseditto_abi_version unless SPARSEDITTO_HARNESS is defined first
+ * (the export and a host program define it; a candidate does not).
  * Thread-safe (no state). */
 #ifndef SPARSEDITTO_WEIGHT_CHECK_H_
 #define SPARSEDITTO_WEIGHT_CHECK_H_

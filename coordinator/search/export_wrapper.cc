@@ -7,6 +7,7 @@
 #include "evaluator/compile/nvcc_compiler.h"
 #include "fmt/format.h"
 #include "mutators/plan/plan_composer.h"
+#define SPARSEDITTO_HARNESS  // declarations only: this library must not define sparseditto_abi_version
 #include "sparseditto_weight_check.h"
 
 namespace sparseditto {
@@ -84,7 +85,9 @@ absl::StatusOr<std::string> WrapForExport(std::string_view source, std::string_v
       "#define SPARSEDITTO_HARNESS\n"
       "#include \"sparseditto_kernel.h\"\n"
       "#include \"sparseditto_weight_check.h\"\n";
-  for (const std::string& line : split->includes) out += line + "\n";
+  for (const std::string& line : split->includes) {
+    if (line != "#include \"sparseditto_kernel.h\"") out += line + "\n";
+  }
   out += "\n// The kernel, its names its own (namespace) and its ABI functions renamed and hidden.\n#undef SPARSEDITTO_EXPORT\n";
   out += kHiddenVisibility;
   out += fmt::format(

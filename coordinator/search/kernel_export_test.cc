@@ -9,9 +9,12 @@
 #include "coordinator/search/export_wrapper.h"
 #include "evaluator/compile/nvcc_compiler.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "kernels/seed_library.h"
 #include "mutators/plan/plan_composer.h"
 #include "tests/testing/shell_command.h"
+#define SPARSEDITTO_HARNESS
+#include "sparseditto_weight_check.h"
 #include "tests/testing/temp_folder.h"
 
 #include "gmock/gmock.h"
@@ -142,6 +145,35 @@ TEST(KernelExport, SymbolsAreCIdentifiersOfTheTaskName) {
            {"nm24", "nm24"}, {"nm24-4096.v2", "nm24_4096_v2"}, {"4096x4096", "t_4096x4096"}}) {
     EXPECT_EQ(ExportSymbol(name), symbol);
   }
+}
+
+// A kernel searched on a matrix file is held to that matrix: its shape, nnz and the digests of its rows,
+// as sd_structure_digest computes them; a generated one only to its family's unit where its shape had it.
+TEST(KernelExport, TheWeightSpecHoldsARealMatrixToItsStructure) {
+  CsrMatrix m;
+  m.rows = 3;
+  m.cols = 8;
+  m.row_offsets = {0, 2, 2, 3};
+  m.col_indices = {1, 5, 7};
+  v1::Task task;
+  task.set_dtype(v1::DTYPE_BF16);
+  task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_N_M);
+  task.mutable_pattern()->set_n(1);
+  task.mutable_pattern()->set_m(4);
+  EXPECT_THAT(WeightSpecInitializer(task, m), HasSubstr("{3, 0, 0, 0, 1, 4, 0, 0}, /*row_unit=*/1, /*col_unit=*/4,\n /*exact=*/0,"));
+  m.cols = 10;
+  EXPECT_THAT(WeightSpecInitializer(task, m), HasSubstr("/*col_unit=*/1,")) << "10 columns are not groups of 4";
+  task.mutable_matrix()->mutable_file()->set_path("w.smtx");
+  const std::string spec = WeightSpecInitializer(task, m);
+  EXPECT_THAT(spec, HasSubstr("/*exact=*/1, /*rows=*/3, /*cols=*/10, /*nnz=*/3,"));
+  std::vector<std::string> digests;
+  for (int chunk = 0; chunk < SD_WEIGHT_DIGEST_CHUNKS; ++chunk) {
+    digests.push_back(fmt::format("0x{:016x}ull", sd_structure_digest(m.row_offsets.data(), m.col_indices.data(),
+                                                                      sd_digest_chunk_begin(3, chunk),
+                                                                      sd_digest_chunk_begin(3, chunk + 1))));
+  }
+  EXPECT_THAT(spec, HasSubstr(fmt::format("{}", fmt::join(digests, ", "))));
+  EXPECT_NE(digests[15], digests[0]) << "row 2 holds a column, the empty chunks none";
 }
 
 TEST(KernelExport, TasksWhoseSymbolsClashAreRefused) {
