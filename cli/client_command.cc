@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/install_paths.h"
 #include "cli/search_common.h"
 #include "common/status_format.h"
 #include "coordinator/search/run_artifacts.h"
@@ -217,13 +218,23 @@ int Export(const ClientOptions& o) {
   if (!exported.ok()) return Fail("export", exported.status());
   for (const std::string& problem : exported->problems()) std::cerr << "sparseditto client export: " << problem << "\n";
   for (const v1::ExportedFile& file : exported->files()) {
-    // The name comes from the network: one path component ending in .cu, inside --out.
-    const std::string task = file.name().ends_with(".cu") ? file.name().substr(0, file.name().size() - 3) : "";
-    if (absl::Status s = CheckTaskName(task); !s.ok()) return Fail("export", s);
+    // The name comes from the network: build.sh or one path component <task>.cu or <task>.h, inside --out.
+    const std::string& name = file.name();
+    if (name != "build.sh") {
+      const size_t dot = name.rfind('.');
+      const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
+      if (extension != ".cu" && extension != ".h") {
+        return Fail("export", absl::InvalidArgumentError(fmt::format("the coordinator sent a file named '{}'", name)));
+      }
+      if (absl::Status s = CheckTaskName(name.substr(0, dot)); !s.ok()) return Fail("export", s);
+    }
     absl::StatusOr<std::filesystem::path> path = PathInside(o.out_dir, {file.name()});
     if (!path.ok()) return Fail("export", path.status());
     if (absl::Status s = WriteFileAtomically(path->string(), file.content()); !s.ok()) return Fail("export", s);
     std::cout << path->string() << "\n";
+  }
+  if (exported->files_size() > 0) {
+    if (absl::Status s = InstallExportCompanions(o.out_dir); !s.ok()) return Fail("export", s);
   }
   return exported->problems_size() == 0 && exported->files_size() > 0 ? kExitSuccess : kExitFailure;
 }

@@ -35,6 +35,24 @@ std::string AbiIncludeDir() {
   return SPARSEDITTO_SOURCE_DIR "/kernel_abi";
 }
 
+absl::Status InstallExportCompanions(const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  for (const char* header : {"sparseditto_kernel.h", "sparseditto_weight_check.h"}) {
+    const fs::path from = fs::path(AbiIncludeDir()) / header, to = fs::path(out_dir) / header;
+    std::error_code error;
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, error);
+    if (error) return absl::FailedPreconditionError(fmt::format("copy {} to {}: {}", from.string(), to.string(), error.message()));
+  }
+  const fs::path script = fs::path(out_dir) / "build.sh";
+  std::error_code error;
+  if (fs::exists(script, error)) {
+    fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec, error);
+    if (error) return absl::FailedPreconditionError(fmt::format("chmod {}: {}", script.string(), error.message()));
+  }
+  return absl::OkStatus();
+}
+
 std::string SeedLibraryDir() {
   if (const char* env = Env("SPARSEDITTO_SEEDS")) return env;
   const auto packaged = ExecutableDir().parent_path() / "share" / "sparseditto" / "seeds";

@@ -18,6 +18,11 @@ std::string RunnerPath();
 // the source tree's kernel_abi/ the binary was built from.
 std::string AbiIncludeDir();
 
+// Copies the headers an exported kernel includes (sparseditto_kernel.h and sparseditto_weight_check.h,
+// from AbiIncludeDir()) into `out_dir`, replacing older copies, and makes `out_dir`/build.sh executable
+// when it is there. Errors: FailedPrecondition naming the file that could not be copied or chmod'ed.
+absl::Status InstallExportCompanions(const std::string& out_dir);
+
 // $SPARSEDITTO_SEEDS, else <exe dir>/../share/sparseditto/seeds when present, else the source tree's
 // kernels/seeds.
 std::string SeedLibraryDir();

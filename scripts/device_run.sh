@@ -23,7 +23,7 @@ export PATH="/usr/local/cuda/bin:$PATH" LD_LIBRARY_PATH="/usr/local/cuda/lib64:$
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
 status=0
 for t in reference_candidate_gpu_test reference_gemm_gpu_test baselines_gpu_test evaluator_gpu_test device_output_check_gpu_test \
-         adversarial_corpus_gpu_test; do
+         adversarial_corpus_gpu_test kernel_export_gpu_test; do
   [[ -x "$here/build/bin/$t" ]] || continue
   echo "=== $t"
   timeout 420 "$here/build/bin/$t" >"$logs/$t.log" 2>&1

@@ -3,8 +3,9 @@
 # lacking our Debian packages (gRPC, protobuf, Abseil, RocksDB, yaml-cpp, ...).
 #   scripts/package_gpu.sh OUT_DIR BINARY...
 # Result: OUT_DIR/bin/<binaries> with RUNPATH $ORIGIN/../lib, OUT_DIR/lib/<libraries>, and
-# OUT_DIR/share/sparseditto/sparseditto_kernel.h, seeds/ and prompts/ (the LLM mutators' prompt templates),
-# and OUT_DIR/bin/torch_timings.py (the PyTorch timings of an `export --torch`; needs only torch there).
+# OUT_DIR/share/sparseditto/sparseditto_kernel.h and sparseditto_weight_check.h, seeds/ and prompts/ (the LLM
+# mutators' prompt templates), and OUT_DIR/bin/torch_timings.py (the PyTorch timings of an `export --torch`;
+# needs only torch there).
 # Not packed: the C/C++ runtime (glibc, libstdc++, libgcc; the node's are newer and compatible), the
 # CUDA driver (must match the node's kernel module) and the CUDA toolkit's libraries (the node has its
 # own CUDA toolkit; cudart, cuBLAS and cuSPARSE are taken from there).
@@ -27,7 +28,8 @@ done
 for lib in "$out"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$lib"; done
 # Candidates compile against the ABI header at run time (cli/install_paths.h looks here).
 mkdir -p "$out/share/sparseditto"
-cp -f "$(dirname "$0")/../kernel_abi/sparseditto_kernel.h" "$out/share/sparseditto/"
+cp -f "$(dirname "$0")/../kernel_abi/sparseditto_kernel.h" "$(dirname "$0")/../kernel_abi/sparseditto_weight_check.h" \
+  "$out/share/sparseditto/"
 mkdir -p "$out/share/sparseditto/seeds"
 cp -f "$(dirname "$0")"/../kernels/seeds/*.cu "$out/share/sparseditto/seeds/" 2>/dev/null || true
 rm -f "$out"/share/sparseditto/seeds/*_test.cu

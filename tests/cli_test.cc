@@ -1,4 +1,5 @@
 // End-to-end tests of the sparseditto binary: the commands a user types, their output and exit codes.
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#define SPARSEDITTO_HARNESS
+#include "sparseditto_kernel.h"
 #include "tests/testing/temp_folder.h"
 #include "tests/testing/shell_command.h"
 
@@ -223,12 +226,69 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
   for (const char* task : {"alpha", "beta"}) {
     const std::string file = Slurp(dir_ / "out" / (std::string(task) + ".cu"));
     EXPECT_NE(file.find(std::string("the best kernel found for task ") + task), std::string::npos) << file;
-    EXPECT_NE(file.find("sparseditto_prepare(&problem"), std::string::npos);
+    EXPECT_NE(file.find(std::string(task) + "_prepare(&problem"), std::string::npos);
     EXPECT_NE(file.find("#include"), std::string::npos) << "the kernel's source follows";
     EXPECT_NE(file.find("Finalist checks: passed; the search's best, " + std::string(task) + ".0000"), std::string::npos)
         << "the best that passed the finalist checks, not the search's best:\n" << file.substr(0, 3000);
     EXPECT_NE(file.find("[compute-sanitizer memcheck: exited with code 0]"), std::string::npos);
+    EXPECT_NE(file.find(std::string("SPARSEDITTO_EXPORT int ") + task + "_prepare("), std::string::npos);
+    EXPECT_NE(Slurp(dir_ / "out" / (std::string(task) + ".h")).find(std::string(task) + "_run("), std::string::npos);
   }
+  for (const char* shipped : {"sparseditto_kernel.h", "sparseditto_weight_check.h", "build.sh"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "out" / shipped)) << shipped;
+  }
+
+  // Every export of the run built by its build.sh with the real nvcc into ONE library (both tasks' best
+  // kernels come from one seed, so their own names would clash without the export's wrapping), which
+  // exports each task's entries and nothing of the ABI's own names, and loads without a GPU.
+  const Outcome built = RunShell("NVCC='" + std::string(SPARSEDITTO_NVCC) + "' '" + (dir_ / "out" / "build.sh").string() +
+                                 "' -o libboth.so 2>&1 | tail -20", dir_);
+  ASSERT_TRUE(fs::exists(dir_ / "out" / "libboth.so")) << built.out << built.err;
+  const Outcome symbols = RunShell("nm -D --defined-only '" + (dir_ / "out" / "libboth.so").string() + "'", dir_);
+  ASSERT_EQ(symbols.exit_code, 0) << symbols.err;
+  for (const char* task : {"alpha", "beta"}) {
+    for (const char* fn : {"_prepare", "_run", "_release", "_abi_version"}) {
+      EXPECT_NE(symbols.out.find(std::string(" T ") + task + fn + "\n"), std::string::npos) << task << fn << symbols.out;
+    }
+  }
+  EXPECT_EQ(symbols.out.find("sparseditto_"), std::string::npos) << "no ABI name of its own:\n" << symbols.out;
+  void* library = dlopen((dir_ / "out" / "libboth.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  using AbiVersion = int (*)();
+  for (const char* symbol : {"alpha_abi_version", "beta_abi_version"}) {
+    auto version = reinterpret_cast<AbiVersion>(dlsym(library, symbol));
+    ASSERT_NE(version, nullptr) << symbol;
+    EXPECT_EQ(version(), SPARSEDITTO_ABI_VERSION) << symbol;
+  }
+  // The built library's prepare refuses a weight that is not what the task searched (fp16, a canonical
+  // CSR) before it touches the GPU, naming what differs.
+  auto prepare = reinterpret_cast<decltype(&sparseditto_prepare)>(dlsym(library, "alpha_prepare"));
+  ASSERT_NE(prepare, nullptr);
+  const int32_t row_offsets[] = {0, 2, 3};
+  const int32_t bad_columns[] = {3, 1, 0};
+  const float values[] = {1, 1, 1};
+  const int64_t n_values[] = {16};
+  sd_problem problem = {};
+  problem.abi_version = SPARSEDITTO_ABI_VERSION;
+  problem.dtype = SD_DTYPE_FP16;
+  problem.rows = 2;
+  problem.cols = 4;
+  problem.nnz = 3;
+  problem.pattern.family = SD_PATTERN_UNSTRUCTURED;
+  problem.row_offsets = row_offsets;
+  problem.col_indices = bad_columns;
+  problem.values = values;
+  problem.n_values = n_values;
+  problem.num_n_values = 1;
+  for (const auto& [dtype, want] : {std::pair{SD_DTYPE_FP16, "weight check: row 0, entry 1: column 1 is outside [0, 4) or not above"},
+                                    std::pair{SD_DTYPE_FP32, "weight check: dtype 1, the kernel was searched for 2"}}) {
+    problem.dtype = dtype;
+    void* state = nullptr;
+    char error[256] = "";
+    EXPECT_NE(prepare(&problem, &state, error, sizeof error), 0);
+    EXPECT_NE(std::string(error).find(want), std::string::npos) << error;
+  }
+  dlclose(library);
 
   // --torch adds the run's PyTorch package (torch_package/torch_package.h) beside the kernels.
   const Outcome with_torch = Run("export '" + run.string() + "' --torch --out '" + (dir_ / "out2").string() + "'");
@@ -243,9 +303,10 @@ TEST_F(CliTest, StatusAndExportReadARunFromItsStore) {
   EXPECT_EQ(kernels["run"], "run");
   ASSERT_EQ(kernels["tasks"].size(), 2u);
   EXPECT_EQ(kernels["tasks"][0]["name"], "alpha");
-  // The library is named relative to the package: beside the exported .cu, where its build line puts it.
+  // The library is named relative to the package: the one build.sh makes beside the exports.
   EXPECT_EQ((package / kernels["tasks"][0]["library"].get<std::string>()).lexically_normal(),
-            (dir_ / "out2" / "libalpha.so").lexically_normal());
+            (dir_ / "out2" / "libsparseditto_kernels.so").lexically_normal());
+  EXPECT_EQ(kernels["tasks"][0]["symbol_prefix"], "alpha_");
   EXPECT_GT(kernels["tasks"][0]["rows"].get<int64_t>(), 0);
   EXPECT_FALSE(kernels["tasks"][1]["n_values"].empty());
 }

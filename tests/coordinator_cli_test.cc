@@ -129,7 +129,13 @@ TEST_F(CoordinatorCliTest, AClientSubmitsWatchesReadsAndExportsARunThatTwoEvalua
   testing_support::ShellOutcome exported = Client("export r1 --out kernels", address);
   EXPECT_EQ(exported.exit_code, 0) << exported.err;
   EXPECT_TRUE(fs::exists(dir() / "kernels" / "tiny.cu")) << exported.out << exported.err;
-  EXPECT_THAT(testing_support::Slurp(dir() / "kernels" / "tiny.cu"), HasSubstr("tiny"));
+  EXPECT_THAT(testing_support::Slurp(dir() / "kernels" / "tiny.cu"), HasSubstr("tiny_prepare("));
+  EXPECT_THAT(testing_support::Slurp(dir() / "kernels" / "tiny.h"), HasSubstr("int tiny_run("));
+  EXPECT_THAT(testing_support::Slurp(dir() / "kernels" / "build.sh"), HasSubstr("'tiny.cu') \"$NVCC\""));
+  for (const char* header : {"sparseditto_kernel.h", "sparseditto_weight_check.h"}) {
+    EXPECT_TRUE(fs::exists(dir() / "kernels" / header)) << header;
+  }
+  EXPECT_NE(fs::status(dir() / "kernels" / "build.sh").permissions() & fs::perms::owner_exec, fs::perms::none);
 
   struct Refusal {
     const char* args;

@@ -6,6 +6,7 @@
 
 #include "common/dtype.h"
 #include "common/durable_file.h"
+#include "coordinator/search/export_wrapper.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "task/task_names.h"
@@ -14,10 +15,10 @@
 namespace sparseditto {
 
 KernelEntryPoints ExportedEntryPoints(std::string_view task_name) {
-  // Today's export writes <out>/<task>.cu with the ABI's own names, built beside it as lib<task>.so
-  // (the build line in the .cu's header); the package is <out>/torch/<package>/. An export with
-  // per-task names and one library changes only this.
-  return {fmt::format("../../lib{}.so", task_name), "sparseditto_"};
+  // `export` writes <out>/<task>.cu with per-task entries <symbol>_prepare/_run/_release
+  // (coordinator/search/export_wrapper.h), and its build.sh links every export of the folder into
+  // <out>/libsparseditto_kernels.so; the package is <out>/torch/<package>/.
+  return {"../../libsparseditto_kernels.so", ExportSymbol(task_name) + "_"};
 }
 
 std::string TorchPackageName(std::string_view run_id) {

@@ -6,12 +6,15 @@
 #include "common/dtype.h"
 #include "common/eval_outcome.h"
 #include "common/shared_gpu.h"
+#include "coordinator/search/export_wrapper.h"
 #include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/stored_search.h"
 #include "fmt/format.h"
+#include "mutators/plan/plan_composer.h"
 #include "nlohmann/json.hpp"
 #include "population_store/population_store.h"
 #include "task/run_paths.h"
+#include "task/task_matrix.h"
 #include "task/task_names.h"
 
 namespace sparseditto {
@@ -62,7 +65,8 @@ std::vector<std::string> TimingLines(const v1::EvalResult& result) {
 
 // What the kernel passed: the correctness checks, and the finalist checks' lines from the run log
 // ("[compute-sanitizer memcheck: exited with code 0]") or a line saying they were not run and how to.
-std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& result, const std::string& finalist_note) {
+std::vector<std::string> CheckLines(const v1::Task& task, const std::string& candidate_id, const v1::EvalResult& result,
+                                    const std::string& finalist_note) {
   int passed = 0;
   for (const v1::CorrectnessCheck& c : result.checks()) passed += c.passed();
   std::vector<std::string> lines = {fmt::format(
@@ -74,9 +78,10 @@ std::vector<std::string> CheckLines(const v1::Task& task, const v1::EvalResult& 
     lines.push_back("  Finalist checks: " + finalist_note);
   } else if (lines.size() == 1) {
     lines.push_back("  Not run on it: the finalist checks (determinism rerun, compute-sanitizer memcheck, racecheck,");
-    lines.push_back(fmt::format("  initcheck). Run them before use: sparseditto eval --task <task file> --name {} "
-                                "--kernel <this file> --finalist",
-                                task.name()));
+    lines.push_back("  initcheck). Run them before use on the kernel's own source (this file renames its ABI):");
+    lines.push_back(fmt::format("  sparseditto eval --task <task file> --name {0} --kernel <run folder>/{0}/candidates/{1}/"
+                                "kernel.cu --finalist",
+                                task.name(), candidate_id));
   }
   return lines;
 }
@@ -92,8 +97,12 @@ std::string ProvenanceLine(const store::RunRecord& run) {
 
 }  // namespace
 
-std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, const v1::Candidate& best,
-                           const v1::EvalResult& result, const std::string& finalist_note) {
+absl::StatusOr<std::string> ExportedKernel(const store::RunRecord& run, const v1::Task& task, const v1::Candidate& best,
+                                           const v1::EvalResult& result, const CsrMatrix& searched,
+                                           const std::string& finalist_note) {
+  const std::string symbol = ExportSymbol(task.name());
+  absl::StatusOr<std::string> wrapped = WrapForExport(best.source(), symbol, WeightSpecInitializer(task, searched));
+  if (!wrapped.ok()) return wrapped.status();
   std::vector<std::string> tunables;
   for (const v1::Tunable& t : best.tunables()) tunables.push_back(fmt::format("{}={}", t.name(), t.value()));
   std::vector<std::string> ns;
@@ -104,6 +113,10 @@ std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, co
   line(fmt::format("Candidate {}: seed {}, tunables {}, fitness {:.3f}", best.id(), best.seed_name(),
                    tunables.empty() ? "none" : fmt::format("{}", fmt::join(tunables, " ")), result.fitness()));
   line("  (fitness: geometric mean over n of the best baseline's time / this kernel's time)");
+  if (absl::StatusOr<std::vector<ParsedPlanVariant>> plan = ParsePlanSource(best.source()); plan.ok()) {
+    line("A dispatch plan: run() picks the variant by n:");
+    for (const ParsedPlanVariant& v : *plan) line(fmt::format("  {} (seed {}) serves n {}", v.name, v.seed_name, FormatRanges(v.serves)));
+  }
   line(fmt::format("Task: {} {}, A is {}; pattern {}; n = {}; arch {}", OpName(task.op()), DtypeName(task.dtype()),
                    DescribeMatrix(task.matrix()), DescribePattern(task.pattern()), fmt::join(ns, ", "),
                    fmt::join(task.arch(), ", ")));
@@ -116,33 +129,55 @@ std::string ExportedKernel(const store::RunRecord& run, const v1::Task& task, co
                      idle, kSharedGpuRule));
     line("  these times are not comparable with a quiet GPU's.");
   }
-  for (const std::string& c : CheckLines(task, result, finalist_note)) line(c);
+  for (const std::string& c : CheckLines(task, best.id(), result, finalist_note)) line(c);
   line("Provenance: " + ProvenanceLine(run));
   line("");
-  line("Use: the ABI is kernel_abi/sparseditto_kernel.h. Build a shared library, e.g.");
-  line(fmt::format("  nvcc -O3 -arch={} -Xcompiler -fPIC -shared -I<sparseditto>/kernel_abi -o lib{}.so {}.cu",
-                   task.arch().empty() ? std::string("sm_90") : task.arch(0), task.name(), task.name()));
-  line("or compile this file into your program, then:");
+  line(fmt::format("Use: ./build.sh in this folder builds every export here into libsparseditto_kernels.so with the "
+                   "evaluator's nvcc flags ({}.cu alone: ./build.sh -o lib{}.so {}.cu). Declared in {}.h, under the ABI "
+                   "of sparseditto_kernel.h with every name prefixed {}_:",
+                   task.name(), symbol, task.name(), task.name(), symbol));
   line("  sd_problem problem = {};");
   line("  problem.abi_version = SPARSEDITTO_ABI_VERSION;");
   line(fmt::format("  problem.dtype = {};", AbiName("SD_DTYPE_", DtypeName(task.dtype()))));
   line("  problem.rows = M; problem.cols = K; problem.nnz = nnz;");
-  line(fmt::format("  problem.pattern.family = {};  // and the family's parameters",
+  line(fmt::format("  problem.pattern.family = {};  // and the family's parameters, as above",
                    AbiName("SD_PATTERN_", PatternFamilyName(task.pattern().family()))));
   line("  problem.row_offsets = row_offsets; problem.col_indices = col_indices; problem.values = values;  // host CSR");
   line(fmt::format("  int64_t n_values[] = {{{}}};", fmt::join(ns, ", ")));
   line(fmt::format("  problem.n_values = n_values; problem.num_n_values = {}; problem.device = 0;", ns.size()));
   line("  void* state = nullptr; char error[256];");
-  line("  if (sparseditto_prepare(&problem, &state, error, sizeof error) != 0) { /* error says why */ }");
+  line(fmt::format("  if ({}_prepare(&problem, &state, error, sizeof error) != 0) {{ /* error says why */ }}", symbol));
+  line("  // prepare fails with \"weight check: ...\" when the weight lacks the pattern above (naming the row,");
+  line("  // group, block or column), has another dtype or pattern parameters, or is not a canonical CSR.");
   line("  // B: device, K x n row-major; C: device, M x n row-major; work is enqueued on `stream`.");
-  line(fmt::format("  if (sparseditto_run(state, d_B, d_C, /*n=*/{}, stream) != 0) {{ /* n not supported */ }}",
+  line(fmt::format("  if ({}_run(state, d_B, d_C, /*n=*/{}, stream) != 0) {{ /* n not supported */ }}", symbol,
                    ns.empty() ? std::string("n") : ns.front()));
-  line("  sparseditto_release(state);");
-  return h + "\n" + best.source();
+  line(fmt::format("  {}_release(state);", symbol));
+  return h + "\n" + *wrapped;
 }
 
-absl::StatusOr<std::string> ExportBestKernel(const PopulationStore& store, const store::RunRecord& run,
-                                             const std::string& task_name) {
+namespace {
+
+// The task's matrix as far as the weight check needs it: its shape, and for a matrix file the matrix.
+absl::StatusOr<CsrMatrix> SearchedMatrix(const v1::Task& task) {
+  if (task.matrix().has_file()) {
+    absl::StatusOr<CsrMatrix> m = MaterializeTaskMatrix(task);
+    if (!m.ok()) {
+      return absl::FailedPreconditionError(fmt::format(
+          "the task's matrix file, needed for the weight check of a kernel searched on it: {}", std::string(m.status().message())));
+    }
+    return m;
+  }
+  CsrMatrix shape;
+  shape.rows = task.matrix().generated().rows();
+  shape.cols = task.matrix().generated().cols();
+  return shape;
+}
+
+}  // namespace
+
+absl::StatusOr<ExportedTask> ExportBestKernel(const PopulationStore& store, const store::RunRecord& run,
+                                               const std::string& task_name) {
   absl::StatusOr<StoredSearch> s = ReadStoredSearch(store, run.run_id(), task_name);
   if (!s.ok()) return s.status();
   const std::string& best_id = s->search.best_candidate_id();
@@ -171,7 +206,18 @@ absl::StatusOr<std::string> ExportBestKernel(const PopulationStore& store, const
   }
   // The task name comes from the store: one written before names were checked may hold any.
   if (absl::Status checked = CheckTaskName(task_name); !checked.ok()) return checked;
-  return ExportedKernel(run, s->task, *chosen, result, note);
+  absl::StatusOr<CsrMatrix> searched = SearchedMatrix(s->task);
+  if (!searched.ok()) return searched.status();
+  ExportedTask out;
+  out.symbol = ExportSymbol(task_name);
+  absl::StatusOr<std::string> cu = ExportedKernel(run, s->task, *chosen, result, *searched, note);
+  if (!cu.ok()) return cu.status();
+  absl::StatusOr<std::vector<std::string>> flags = ExportNvccFlags(s->task);
+  if (!flags.ok()) return flags.status();
+  out.cu = *std::move(cu);
+  out.declarations = ExportDeclarations(out.symbol);
+  out.nvcc_flags = *std::move(flags);
+  return out;
 }
 
 }  // namespace sparseditto

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "coordinator/search/export_wrapper.h"
 #include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/kernel_export.h"
 #include "coordinator/search/stored_search.h"
@@ -74,15 +75,25 @@ absl::StatusOr<v1::ExportRunResponse> ExportRunKernels(const std::string& run_di
   absl::StatusOr<store::RunRecord> record = (*store)->GetRun(run);
   if (!record.ok()) return record.status();
   v1::ExportRunResponse response;
+  std::vector<ExportedFile> built;  // build.sh's files
   for (const v1::Task& task : SplitByArch({tasks.begin(), tasks.end()})) {
-    absl::StatusOr<std::string> text = ExportBestKernel(**store, *record, task.name());
+    absl::StatusOr<ExportedTask> text = ExportBestKernel(**store, *record, task.name());
     if (!text.ok()) {
       response.add_problems(fmt::format("{}: {}", task.name(), text.status().message()));
       continue;
     }
     v1::ExportedFile* file = response.add_files();
     file->set_name(task.name() + ".cu");
-    file->set_content(*std::move(text));
+    file->set_content(std::move(text->cu));
+    file = response.add_files();
+    file->set_name(task.name() + ".h");
+    file->set_content(std::move(text->declarations));
+    built.push_back({task.name() + ".cu", std::move(text->nvcc_flags)});
+  }
+  if (!built.empty()) {
+    v1::ExportedFile* script = response.add_files();
+    script->set_name("build.sh");
+    script->set_content(BuildScript(built));
   }
   return response;
 }

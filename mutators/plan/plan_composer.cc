@@ -16,12 +16,7 @@ namespace {
 
 using Kind = SourceToken::Kind;
 
-// One variant's source split for composition.
-struct SplitSource {
-  std::vector<std::string> includes;  // "#include <cuda_fp16.h>", in order
-  std::string body;                   // every line after the last leading #include
-  std::vector<std::string> macros;    // names the body #defines, first-seen order
-};
+using SplitSource = SourcePrologue;  // a variant's source split for composition
 
 constexpr const char* kAbiPrototypes =
     "SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* problem, void** state, char* error,\n"
@@ -64,53 +59,33 @@ absl::StatusOr<SplitSource> Split(const PlanVariant& variant) {
   if (variant.source.find(kPlanManifestMarker) != std::string::npos) {
     return refuse("its source is itself a plan");
   }
+  absl::StatusOr<SourcePrologue> prologue = SplitLeadingIncludes(variant.source);
+  if (!prologue.ok()) return refuse(std::string(prologue.status().message()));
   const std::vector<SourceToken> tokens = LexSource(variant.source);
-  SplitSource split;
-  bool in_prologue = true;
-  int prologue_end = 0;
-  std::set<std::string> abi_seen, macros_seen;
+  std::set<std::string> abi_seen;
   for (size_t i = 0; i < tokens.size(); ++i) {
     const SourceToken& t = tokens[i];
-    const bool starts_directive = t.directive >= 0 && t.IsPunct("#") && (i == 0 || tokens[i - 1].directive != t.directive);
     if (t.directive < 0) {
-      in_prologue = false;
       if (t.kind == Kind::kIdentifier && t.text.starts_with("sd_plan_")) {
         return refuse(fmt::format("line {}: '{}' is a name of the plan's own", t.line, t.text));
       }
       if (t.kind == Kind::kIdentifier && IsAbiName(t.text)) abi_seen.insert(t.text);
       continue;
     }
-    if (!starts_directive) continue;
-    const SourceToken* name = i + 1 < tokens.size() && tokens[i + 1].directive == t.directive ? &tokens[i + 1] : nullptr;
-    const SourceToken* arg = i + 2 < tokens.size() && tokens[i + 2].directive == t.directive ? &tokens[i + 2] : nullptr;
-    if (name != nullptr && name->IsIdentifier("include")) {
-      if (!in_prologue) {
-        return refuse(fmt::format("line {}: an #include after code or another directive (hoisting it would change "
-                                  "what it sees)", t.line));
-      }
-      if (arg == nullptr || (arg->kind != Kind::kHeaderName && arg->kind != Kind::kString)) {
-        return refuse(fmt::format("line {}: an #include that does not name a header (a macro?)", t.line));
-      }
-      split.includes.push_back(arg->kind == Kind::kHeaderName ? fmt::format("#include <{}>", arg->text)
-                                                              : fmt::format("#include \"{}\"", arg->text));
-      for (size_t j = i; j < tokens.size() && tokens[j].directive == t.directive; ++j) {
-        prologue_end = std::max(prologue_end, tokens[j].line);
-      }
-      continue;
+    const bool starts_directive = t.IsPunct("#") && (i == 0 || tokens[i - 1].directive != t.directive);
+    if (!starts_directive || i + 2 >= tokens.size() || tokens[i + 2].directive != t.directive) continue;
+    const SourceToken& name = tokens[i + 1];
+    const SourceToken& arg = tokens[i + 2];
+    if (!name.IsIdentifier("define") && !name.IsIdentifier("undef")) continue;
+    if (arg.kind == Kind::kIdentifier && (IsAbiName(arg.text) || arg.text.starts_with("sd_plan_"))) {
+      return refuse(fmt::format("line {}: #{} {} (a name the plan must own)", t.line, name.text, arg.text));
     }
-    in_prologue = false;
-    if (name == nullptr || arg == nullptr || arg->kind != Kind::kIdentifier) continue;
-    if (!name->IsIdentifier("define") && !name->IsIdentifier("undef")) continue;
-    if (IsAbiName(arg->text) || arg->text.starts_with("sd_plan_")) {
-      return refuse(fmt::format("line {}: #{} {} (a name the plan must own)", t.line, name->text, arg->text));
-    }
-    if (name->IsIdentifier("define") && macros_seen.insert(arg->text).second) split.macros.push_back(arg->text);
   }
   for (const char* required : {"sparseditto_prepare", "sparseditto_run", "sparseditto_release"}) {
     if (!abi_seen.contains(required)) return refuse(fmt::format("no {} in its code", required));
   }
-  split.body = ReplaceAll(LinesAfter(variant.source, prologue_end), "sparseditto:tunable", kPlanTunableMarker);
-  return split;
+  prologue->body = ReplaceAll(prologue->body, "sparseditto:tunable", kPlanTunableMarker);
+  return *std::move(prologue);
 }
 
 absl::Status CheckRanges(const std::vector<PlanVariant>& variants) {
@@ -174,6 +149,45 @@ absl::StatusOr<std::vector<NRange>> ParseRanges(std::string_view text) {
 }
 
 }  // namespace
+
+absl::StatusOr<SourcePrologue> SplitLeadingIncludes(std::string_view source) {
+  const std::vector<SourceToken> tokens = LexSource(source);
+  SourcePrologue split;
+  bool in_prologue = true;
+  int prologue_end = 0;
+  std::set<std::string> macros_seen;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const SourceToken& t = tokens[i];
+    const bool starts_directive = t.directive >= 0 && t.IsPunct("#") && (i == 0 || tokens[i - 1].directive != t.directive);
+    if (t.directive < 0) in_prologue = false;
+    if (!starts_directive) continue;
+    const SourceToken* name = i + 1 < tokens.size() && tokens[i + 1].directive == t.directive ? &tokens[i + 1] : nullptr;
+    const SourceToken* arg = i + 2 < tokens.size() && tokens[i + 2].directive == t.directive ? &tokens[i + 2] : nullptr;
+    if (name != nullptr && name->IsIdentifier("include")) {
+      if (!in_prologue) {
+        return absl::InvalidArgumentError(fmt::format(
+            "line {}: an #include after code or another directive (hoisting it would change what it sees)", t.line));
+      }
+      if (arg == nullptr || (arg->kind != Kind::kHeaderName && arg->kind != Kind::kString)) {
+        return absl::InvalidArgumentError(
+            fmt::format("line {}: an #include that does not name a header (a macro?)", t.line));
+      }
+      split.includes.push_back(arg->kind == Kind::kHeaderName ? fmt::format("#include <{}>", arg->text)
+                                                              : fmt::format("#include \"{}\"", arg->text));
+      for (size_t j = i; j < tokens.size() && tokens[j].directive == t.directive; ++j) {
+        prologue_end = std::max(prologue_end, tokens[j].line);
+      }
+      continue;
+    }
+    in_prologue = false;
+    if (name != nullptr && name->IsIdentifier("define") && arg != nullptr && arg->kind == Kind::kIdentifier &&
+        macros_seen.insert(arg->text).second) {
+      split.macros.push_back(arg->text);
+    }
+  }
+  split.body = LinesAfter(source, prologue_end);
+  return split;
+}
 
 std::string FormatRanges(const std::vector<NRange>& ranges) {
   std::string out;

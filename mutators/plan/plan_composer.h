@@ -63,6 +63,19 @@ struct PlanVariant {
   std::vector<NRange> serves;
 };
 
+// A candidate source split so that its body can be wrapped in a namespace: its leading #include lines
+// (to hoist before the namespace), the lines after them, and the macros those #define (to #undef after
+// it). Used by the composer and by `sparseditto export` (coordinator/search/export_wrapper.h).
+struct SourcePrologue {
+  std::vector<std::string> includes;  // "#include <cuda_fp16.h>", in order
+  std::string body;                   // every line after the last leading #include, verbatim
+  std::vector<std::string> macros;    // names the body #defines, first-seen order
+};
+
+// InvalidArgument ("line N: ...") for an #include after code or after another directive, or one that
+// names a macro: hoisting it would change what it sees.
+absl::StatusOr<SourcePrologue> SplitLeadingIncludes(std::string_view source);
+
 // The one candidate source serving every variant's ranges (see the file comment), or InvalidArgument.
 absl::StatusOr<std::string> ComposePlanSource(const std::vector<PlanVariant>& variants);
 
