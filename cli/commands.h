@@ -62,10 +62,14 @@ void RegisterBenchMutatorsCommand(CLI::App& app, int* exit_code);
 // evaluator cannot start, or a strategy's run failed.
 void RegisterBenchSearchCommand(CLI::App& app, int* exit_code);
 
-// `sparseditto status RUN`: per task of a run, from its store (read-only, alongside a running search):
-// state, attempts, evaluations against the budget, outcomes by category, spent, best. Exit 1 when the
-// run cannot be found or read.
+// `sparseditto status RUN [--json]`: per task of a run, from its store (read-only, alongside a running
+// search): state, attempts, evaluations against the budget, outcomes by category, spent, best; with
+// --json one document (report/status_json.h). Exit 1 when the run or a task cannot be found or read.
 void RegisterStatusCommand(CLI::App& app, int* exit_code);
+
+// `sparseditto report RUN [--out FILE]`: one self-contained HTML page of the run (report/html_report.h),
+// default <run folder>/report.html. Exit 1 when the run cannot be read or the file cannot be written.
+void RegisterReportCommand(CLI::App& app, int* exit_code);
 
 // `sparseditto export RUN [--out DIR]`: the best kernel of each task as DIR/<task>.cu (default
 // runs/<run>/export) with a header comment and a usage example. Exit 1 when the run cannot be read or
