@@ -14,6 +14,7 @@ PACKAGES=(
   patchelf
   libssl-dev openssl
   libseccomp-dev
+  libdtl-dev chromium
 )
 
 missing=()
