@@ -99,31 +99,36 @@ std::string FitnessSection(const TaskFacts& t) {
   }
   std::sort(evaluated.begin(), evaluated.end(),
             [](const CandidateFacts* a, const CandidateFacts* b) { return a->evaluation_number < b->evaluation_number; });
-  PlotSeries best{.name = "best so far", .colour = "#d62728", .line = true, .markers = false};
-  PlotSeries correct{.name = "correct", .colour = "#1f77b4"};
-  PlotSeries failed{.name = "failed (at 0)", .colour = "#999999"};
-  PlotSeries best_t = best, correct_t = correct, failed_t = failed;
-  double so_far = 0;
-  for (const CandidateFacts* c : evaluated) {
-    const v1::EvalResult& r = *c->result;
-    const double n = static_cast<double>(c->evaluation_number);
-    const std::string tip = c->candidate.id() + ": " + Describe(c);
-    if (Correct(r)) {
-      so_far = std::max(so_far, r.fitness());
-      correct.points.push_back({n, r.fitness(), tip});
-      correct_t.points.push_back({c->wall_seconds, r.fitness(), tip});
-    } else {
-      failed.points.push_back({n, 0, tip});
-      failed_t.points.push_back({c->wall_seconds, 0, tip});
+  // The same three series over either axis; the best so far follows the order of that axis.
+  const auto series = [&](bool by_time) {
+    std::vector<const CandidateFacts*> order = evaluated;
+    if (by_time) {
+      std::stable_sort(order.begin(), order.end(),
+                       [](const CandidateFacts* a, const CandidateFacts* b) { return a->wall_seconds < b->wall_seconds; });
     }
-    best.points.push_back({n, so_far, ""});
-    best_t.points.push_back({c->wall_seconds, so_far, ""});
-  }
+    PlotSeries best{.name = "best so far", .colour = "#d62728", .line = true, .markers = false};
+    PlotSeries correct{.name = "correct", .colour = "#1f77b4"};
+    PlotSeries failed{.name = "failed (at 0)", .colour = "#999999"};
+    double so_far = 0;
+    for (const CandidateFacts* c : order) {
+      const v1::EvalResult& r = *c->result;
+      const double x = by_time ? c->wall_seconds : static_cast<double>(c->evaluation_number);
+      const std::string tip = c->candidate.id() + ": " + Describe(c);
+      if (Correct(r)) {
+        so_far = std::max(so_far, r.fitness());
+        correct.points.push_back({x, r.fitness(), tip});
+      } else {
+        failed.points.push_back({x, 0, tip});
+      }
+      best.points.push_back({x, so_far, ""});
+    }
+    return std::vector<PlotSeries>{best, correct, failed};
+  };
   PlotOptions o{.title = "fitness over evaluations", .x_label = "evaluation", .y_label = "fitness", .y_from_zero = true};
-  std::string out = "<div class=\"plots\">" + LinePlotSvg({best, correct, failed}, o);
+  std::string out = "<div class=\"plots\">" + LinePlotSvg(series(false), o);
   o.title = "fitness over search wall time";
   o.x_label = "search wall seconds";
-  out += LinePlotSvg({best_t, correct_t, failed_t}, o) + "</div>\n";
+  out += LinePlotSvg(series(true), o) + "</div>\n";
   return out;
 }
 

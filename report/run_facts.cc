@@ -31,11 +31,15 @@ void OrderEvaluations(int64_t run_created_unix_ms, std::vector<CandidateFacts>& 
   for (CandidateFacts& c : candidates) {
     if (c.result) evaluated.push_back(&c);
   }
-  // Results without a commit time keep their store order, after those placed by time before them.
-  std::stable_sort(evaluated.begin(), evaluated.end(), [](const CandidateFacts* a, const CandidateFacts* b) {
-    const int64_t ta = a->result->committed_unix_ms(), tb = b->result->committed_unix_ms();
-    return ta != 0 && tb != 0 && ta < tb;
-  });
+  // By the time each was stored when every result says it; else (results stored before the field
+  // existed) in store order, the order the search made them in.
+  const bool all_timed = std::all_of(evaluated.begin(), evaluated.end(),
+                                     [](const CandidateFacts* c) { return c->result->committed_unix_ms() != 0; });
+  if (all_timed) {
+    std::stable_sort(evaluated.begin(), evaluated.end(), [](const CandidateFacts* a, const CandidateFacts* b) {
+      return a->result->committed_unix_ms() < b->result->committed_unix_ms();
+    });
+  }
   int64_t number = 0;
   for (CandidateFacts* c : evaluated) {
     c->evaluation_number = ++number;

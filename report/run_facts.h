@@ -29,8 +29,8 @@ std::string StateWord(const std::optional<store::RunState>& state);
 struct CandidateFacts {
   v1::Candidate candidate;               // as stored, source included
   std::optional<v1::EvalResult> result;  // nullopt: not evaluated (yet)
-  // 1-based position among the task's evaluations in the order they were stored (committed_unix_ms,
-  // then store order for results without it); 0 when not evaluated.
+  // 1-based position among the task's evaluations in the order they were stored (by committed_unix_ms
+  // when every result has it, else in store order); 0 when not evaluated.
   int64_t evaluation_number = 0;
   // Seconds of search wall time when its result was stored (EvalResult.search_wall_seconds; for older
   // results the time since the run began, from committed_unix_ms or else the candidate's creation).

@@ -1,8 +1,8 @@
 // Makes a run for the report's tests (tests/report_browser_test.cc): a batch search of two tasks over the
 // real seed library and the deterministic fake evaluator (coordinator/testing/fake_evaluator.h), as
 // `sparseditto search` runs it, with per-n times, a second baseline, compile and crash failures, and
-// hostile text where a real run could hold some: failure logs with markup, "</script>", bytes that are
-// not UTF-8 and a megabyte of noise, and a candidate whose source is an injection attempt.
+// hostile text where a real run could hold some: failure logs with markup, "</script>", control
+// characters and a megabyte of noise, and a candidate whose source is an injection attempt.
 //
 //   report_run_maker RUN_DIR      (the run is named after RUN_DIR's last component)
 //
@@ -19,7 +19,9 @@
 namespace sparseditto {
 namespace {
 
-const char kHostile[] = "</script><script>alert('pwned')</script><img src=x onerror=alert(1)>&amp; \xFF\xFE bad bytes \x01";
+// (Valid UTF-8: proto3 strings must be, and the evaluator scrubs untrusted text before it is stored; the
+// unit tests of report/html_text.h cover bytes that are not UTF-8.)
+const char kHostile[] = "</script><script>alert('pwned')</script><img src=x onerror=alert(1)>&amp; \x01\x1b[31m <!--";
 
 // The fake's verdicts, dressed as a GPU's: a named GPU, a second baseline (slower than the fake's, so the
 // fitness stays right) and, on failures, the logs a hostile candidate could make.
