@@ -35,7 +35,7 @@ int RunReport(const ReportCommandOptions& o) {
   options.generated_unix_ms = NowUnixMs();
   const std::string out = o.out.empty() ? folder.dir + "/report.html" : o.out;
   if (absl::Status s = WriteFileAtomically(out, report::RenderReport(facts, options)); !s.ok()) {
-    std::cerr << fmt::format("sparseditto report: cannot write {}: {}\n", out, std::string(s.message()));
+    std::cerr << "sparseditto report: " << s.message() << "\n";  // names the file
     return kExitFailure;
   }
   std::cout << out << "\n";
@@ -50,7 +50,7 @@ void RegisterReportCommand(CLI::App& app, int* exit_code) {
                                                "per-n times, diffs, failures, provenance)");
   cmd->add_option("run", o->run, "Run name (under --runs-dir) or the run's folder")->required();
   cmd->add_option("--runs-dir", o->runs_dir, "Folder of runs")->capture_default_str();
-  cmd->add_option("--out", o->out, "The HTML file to write (default: <run folder>/report.html)");
+  cmd->add_option("--out", o->out, "The HTML file to write, its missing folders made (default: <run folder>/report.html)");
   cmd->callback([o, exit_code] { *exit_code = RunReport(*o); });
 }
 

@@ -20,18 +20,13 @@ std::string Pre(const std::string& what, const std::string& text, const ReportOp
 // The diff as lines coloured by their first character; every line escaped.
 std::string DiffHtml(const std::string& diff) {
   std::string out;
-  size_t start = 0;
-  while (start < diff.size()) {
-    size_t end = diff.find('\n', start);
-    if (end == std::string::npos) end = diff.size();
-    const std::string line = diff.substr(start, end - start);
+  for (const std::string& line : SplitLines(diff)) {
     const char* cls = line.rfind("+++", 0) == 0 || line.rfind("---", 0) == 0 ? "file"
                       : line.rfind("@@", 0) == 0                             ? "hunk"
                       : !line.empty() && line[0] == '+'                      ? "add"
                       : !line.empty() && line[0] == '-'                      ? "del"
                                                                              : "ctx";
     out += fmt::format("<span class=\"{}\">{}</span>\n", cls, EscapeHtml(line));
-    start = end + 1;
   }
   return out;
 }

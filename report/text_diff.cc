@@ -7,9 +7,8 @@
 #include "fmt/format.h"
 
 namespace sparseditto::report {
-namespace {
 
-std::vector<std::string> Lines(std::string_view text) {
+std::vector<std::string> SplitLines(std::string_view text) {
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < text.size()) {
@@ -21,12 +20,10 @@ std::vector<std::string> Lines(std::string_view text) {
   return lines;
 }
 
-}  // namespace
-
 std::string UnifiedDiff(std::string_view from, std::string_view to, std::string_view from_name,
                         std::string_view to_name, const DiffOptions& options) {
   if (from == to) return "";
-  const std::vector<std::string> a = Lines(from), b = Lines(to);
+  const std::vector<std::string> a = SplitLines(from), b = SplitLines(to);
   const std::string header = fmt::format("--- {}\n+++ {}\n", from_name, to_name);
   if (a.size() > options.max_lines || b.size() > options.max_lines) {
     return header + fmt::format("[no diff: {} and {} lines, over the limit of {}]\n", a.size(), b.size(), options.max_lines);

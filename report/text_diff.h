@@ -7,8 +7,12 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sparseditto::report {
+
+// The lines of `text` without their '\n' (a final newline ends the last line, it does not start one).
+std::vector<std::string> SplitLines(std::string_view text);
 
 struct DiffOptions {
   size_t max_lines = 20000;      // either text longer (in lines): no diff, a note says why
