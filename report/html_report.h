@@ -12,7 +12,8 @@
 //   <section class="task" data-task data-state data-evaluations data-max-evaluations data-candidates
 //            data-best-id data-best-fitness (both "" when none)>
 //   <td data-outcome="compile">3</td> per outcome category
-//   <tr data-n="16" data-candidate-ms="..." data-baseline-NAME-ms="..."> per n of the best
+//   <tr data-n="16" data-candidate-ms="..." data-baseline-NAME-ms="..."> per n of the best (NAME: the
+//            baseline's name in lower case, characters other than letters, digits and '_' as '_')
 // The page also carries the status document (status_json.h) as <script type="application/json"
 // id="status-json">; its script checks the attributes above against it and sets <body
 // data-self-check="ok"> (or "mismatch: ..."), so a browser that ran it shows the page is consistent.
