@@ -8,7 +8,7 @@
 # screenshot is the window, so a tall one holds the whole page). The page itself is kept as
 # OUT.png's name with .html. Exit status: 0, 1 with a message naming the step that failed, 2 for usage.
 set -uo pipefail
-[[ $# -eq 2 ]] || { sed -n '2,10p' "$0" >&2; exit 2; }
+[[ $# -eq 2 ]] || { sed -n '2,9p' "$0" >&2; exit 2; }
 run_dir="$1"; out="$2"
 here=$(cd "$(dirname "$0")/.." && pwd)
 sd="${SPARSEDITTO:-}"
@@ -26,7 +26,7 @@ profile=$(mktemp -d "${TMPDIR:-/tmp}/report_screenshot.XXXXXX")
 trap 'rm -rf "$profile"' EXIT
 # --no-sandbox: chromium refuses to run as root with its sandbox; the page is our own, with a CSP that
 # allows no fetch and only its own script.
-timeout 120 "$chromium" --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars \
+timeout 120 "$chromium" --headless --disable-gpu --no-sandbox --disable-dev-shm-usage --no-first-run --hide-scrollbars \
   --user-data-dir="$profile" --window-size="${WIDTH:-1280},${HEIGHT:-8000}" --screenshot="$out" \
   "file://$html" 2>"$profile/chromium.log"
 if [[ ! -s "$out" ]]; then

@@ -149,7 +149,7 @@ class ChromiumTest : public ReportTest {
   }
   // The page's DOM after load; its log lines in *log.
   std::string DumpDom(const fs::path& page, std::string* log) {
-    const ShellOutcome r = RunShell("timeout 120 '" + chromium_ + "' --headless --disable-gpu --no-sandbox "
+    const ShellOutcome r = RunShell("timeout 120 '" + chromium_ + "' --headless --disable-gpu --no-sandbox --disable-dev-shm-usage "
                                     "--enable-logging=stderr --v=0 --no-first-run --user-data-dir='" +
                                     (dir_ / "profile").string() + "' --dump-dom 'file://" + page.string() + "'",
                                     dir_.path());
