@@ -68,7 +68,8 @@ void RegisterBenchSearchCommand(CLI::App& app, int* exit_code);
 void RegisterStatusCommand(CLI::App& app, int* exit_code);
 
 // `sparseditto report RUN [--out FILE]`: one self-contained HTML page of the run (report/html_report.h),
-// default <run folder>/report.html. Exit 1 when the run cannot be read or the file cannot be written.
+// default <run folder>/report.html. Exit 1 when the run cannot be read, the file cannot be written, or a
+// task cannot be read (the page is still written, naming it).
 void RegisterReportCommand(CLI::App& app, int* exit_code);
 
 // `sparseditto export RUN [--out DIR]`: the best kernel of each task as DIR/<task>.cu (default
