@@ -62,16 +62,21 @@ void RegisterBenchMutatorsCommand(CLI::App& app, int* exit_code);
 // evaluator cannot start, or a strategy's run failed.
 void RegisterBenchSearchCommand(CLI::App& app, int* exit_code);
 
-// `sparseditto status RUN`: per task of a run, from its store (read-only, alongside a running search):
-// state, attempts, evaluations against the budget, outcomes by category, spent, best. Exit 1 when the
-// run cannot be found or read.
+// `sparseditto status RUN [--json]`: per task of a run, from its store (read-only, alongside a running
+// search): state, attempts, evaluations against the budget, outcomes by category, spent, best; with
+// --json one document (report/status_json.h). Exit 1 when the run or a task cannot be found or read.
 void RegisterStatusCommand(CLI::App& app, int* exit_code);
 
-// `sparseditto export RUN [--out DIR] [--torch]`: the best kernel of each task as DIR/<task>.cu (default
-// runs/<run>/export) with a header comment and a usage example; with --torch also the run's PyTorch
-// package of the exported tasks, DIR/torch/sparseditto_<run>/ (torch_package/torch_package.h). Exit 1
-// when the run cannot be read, a task has no correct candidate (the others are still written) or the
-// package cannot be written.
+// `sparseditto report RUN [--out FILE]`: one self-contained HTML page of the run (report/html_report.h),
+// default <run folder>/report.html. Exit 1 when the run cannot be read, the file cannot be written, or a
+// task cannot be read (the page is still written, naming it).
+void RegisterReportCommand(CLI::App& app, int* exit_code);
+
+// `sparseditto export RUN [--out DIR] [--torch]`: the best kernel of each task as DIR/<task>.cu and
+// <task>.h (default runs/<run>/export) with the ABI and weight check headers and build.sh beside them
+// (coordinator/search/export_wrapper.h); with --torch also the run's PyTorch package of the exported tasks,
+// DIR/torch/sparseditto_<run>/ (torch_package/torch_package.h). Exit 1 when the run cannot be read, a task
+// has no correct candidate (the others are still written) or the package cannot be written.
 void RegisterExportCommand(CLI::App& app, int* exit_code);
 
 // `sparseditto doctor [--json]`: every OS sandbox layer on or off on this machine, with the reason

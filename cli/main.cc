@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   RegisterBenchMutatorsCommand(app, &exit_code);
   RegisterBenchSearchCommand(app, &exit_code);
   RegisterStatusCommand(app, &exit_code);
+  RegisterReportCommand(app, &exit_code);
   RegisterExportCommand(app, &exit_code);
   RegisterDoctorCommand(app, &exit_code);
   try {

@@ -249,8 +249,9 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
                       t.task_name, s.shared_gpu_evaluations_this_call, s.evaluations_this_call, kSharedGpuRule));
     }
   }
-  say(fmt::format("run {}: {} (status: sparseditto status {}, best kernels: sparseditto export {})", run, run_dir,
-                  run_dir, run_dir));
+  say(fmt::format("run {0}: {1} (status: sparseditto status {1}, page: sparseditto report {1}, best kernels: "
+                  "sparseditto export {1})",
+                  run, run_dir));
   return outcome->failed() == 0 ? kExitSuccess : kExitFailure;
 }
 

@@ -1,22 +1,20 @@
-// `sparseditto status RUN`: a run summarised from its store (opened read-only, so it works while the
-// search runs): per task its state, attempts, evaluations against the budget, outcomes by category,
+// `sparseditto status RUN [--json]`: a run summarised from its store (opened read-only, so it works while
+// the search runs): per task its state, attempts, evaluations against the budget, outcomes by category,
 // budget spent, the best candidate with its fitness, and its arch and the GPUs its evaluations ran on.
 // A task with several archs is one population per arch ("<task>@<arch>", task/arch_populations.h),
-// each shown as a task of its own: its arch, GPU model, evaluations and best.
+// each shown as a task of its own: its arch, GPU model, evaluations and best. The facts are read once
+// (report/run_facts.h) and shown as text or, with --json, as the document report/status_json.h defines.
 #include <iostream>
 #include <map>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/run_folder.h"
-#include "common/status_format.h"
-#include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/search_progress.h"
-#include "coordinator/search/stored_search.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
-#include "population_store/population_store.h"
-#include "task/arch_populations.h"
+#include "report/run_facts.h"
+#include "report/status_json.h"
 
 namespace sparseditto {
 namespace {
@@ -24,25 +22,13 @@ namespace {
 struct StatusOptions {
   std::string run;
   std::string runs_dir = "runs";
+  bool json = false;
 };
 
-std::string StateName(const StoredSearch& s) {
-  if (!s.state) return "pending";
-  switch (s.state->status()) {
-    case store::TASK_RUN_STATUS_RUNNING: return "running (or interrupted: the same search command resumes it)";
-    case store::TASK_RUN_STATUS_DONE: return "done";
-    case store::TASK_RUN_STATUS_FAILED: return "failed";
-    case store::TASK_RUN_STATUS_BUDGET_EXHAUSTED: return "done (budget spent)";
-    default: return "pending";
-  }
-}
-
-// "none" -> "correct"; FAILURE_CATEGORY_COMPILE -> "compile".
-std::string OutcomeName(v1::FailureCategory failure) {
-  if (failure == v1::FAILURE_CATEGORY_NONE) return "correct";
-  std::string name = v1::FailureCategory_Name(failure).substr(std::string("FAILURE_CATEGORY_").size());
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
+std::string StateText(const std::string& word) {
+  if (word == "running") return "running (or interrupted: the same search command resumes it)";
+  if (word == "budget_exhausted") return "done (budget spent)";
+  return word;
 }
 
 // "evaluated on NVIDIA H200 (sm_90)", or each GPU with its evaluations and a warning when several.
@@ -54,57 +40,34 @@ std::string DescribeGpus(const std::vector<GpuEvaluations>& gpus) {
   return fmt::format("evaluated on {}: WARNING: times from different GPUs are compared in this task", each);
 }
 
-absl::Status PrintTask(const PopulationStore& store, const std::string& run_id, const std::string& task_name) {
-  absl::StatusOr<StoredSearch> s = ReadStoredSearch(store, run_id, task_name);
-  if (!s.ok()) return s.status();
-  std::map<std::string, int64_t> outcomes;
-  absl::StatusOr<std::vector<v1::Candidate>> candidates = store.ListCandidates(run_id, task_name);
-  if (!candidates.ok()) return candidates.status();
-  for (const v1::Candidate& c : *candidates) {
-    absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run_id, c.id());
-    if (absl::IsNotFound(result.status())) {
-      ++outcomes["not evaluated"];
-    } else if (!result.ok()) {
-      return result.status();
-    } else {
-      ++outcomes[OutcomeName(result->failure())];
-    }
-  }
-  const v1::Budget& budget = s->task.budget();
-  const coordinator::Spent& spent = s->search.spent();
-  const size_t at = task_name.rfind(kPopulationSeparator);
+void PrintTask(const report::TaskFacts& t) {
+  const v1::Budget& budget = t.task.budget();
+  const coordinator::Spent& spent = t.spent;
   const std::string population =
-      at == std::string::npos ? "" : fmt::format(" (the {} population of {})", task_name.substr(at + 1), task_name.substr(0, at));
-  std::cout << fmt::format("task {}{}: {}", task_name, population, StateName(*s));
-  if (s->state && !s->state->status_detail().empty()) std::cout << " — " << s->state->status_detail();
-  std::cout << fmt::format("\n  attempts {}, candidates {}, in flight: {}\n", s->state ? s->state->attempts() : 0,
-                           candidates->size(),
-                           s->state && !s->state->in_flight_candidate_id().empty()
-                               ? s->state->in_flight_candidate_id()
-                               : std::string("none"));
+      t.population_arch.empty() ? "" : fmt::format(" (the {} population of {})", t.population_arch, t.population_of);
+  std::cout << fmt::format("task {}{}: {}", t.task.name(), population, StateText(t.state));
+  if (!t.state_detail.empty()) std::cout << " — " << t.state_detail;
+  std::cout << fmt::format("\n  attempts {}, candidates {}, in flight: {}\n", t.attempts, t.candidates.size(),
+                           t.in_flight.empty() ? std::string("none") : t.in_flight);
   std::cout << fmt::format("  evaluations {}/{}, wall {}{}, duplicates {}", spent.evaluations(),
-                           budget.max_evaluations(),
-                           FormatDuration(spent.wall_seconds()),
+                           budget.max_evaluations(), FormatDuration(spent.wall_seconds()),
                            budget.max_wall_seconds() > 0 ? "/" + FormatDuration(budget.max_wall_seconds()) : "",
                            spent.duplicates());
   if (spent.tokens() > 0 || budget.max_tokens() > 0) std::cout << fmt::format(", tokens {}", spent.tokens());
   if (spent.money_usd() > 0 || budget.max_money_usd() > 0) std::cout << fmt::format(", ${:.2f}", spent.money_usd());
-  absl::StatusOr<std::vector<GpuEvaluations>> gpus = EvaluatedOn(store, run_id, task_name);
-  if (!gpus.ok()) return gpus.status();
-  std::cout << fmt::format("\n  arch {}, {}", s->task.arch().empty() ? "any" : fmt::format("{}", fmt::join(s->task.arch(), ", ")),
-                           DescribeGpus(*gpus));
+  std::cout << fmt::format("\n  arch {}, {}", t.task.arch().empty() ? "any" : fmt::format("{}", fmt::join(t.task.arch(), ", ")),
+                           DescribeGpus(t.gpus));
   std::cout << "\n  outcomes:";
-  if (outcomes.empty()) std::cout << " none yet";
-  for (const auto& [name, count] : outcomes) std::cout << fmt::format(" {} {}", name, count);
+  if (t.outcomes.empty()) std::cout << " none yet";
+  for (const auto& [name, count] : t.outcomes) std::cout << fmt::format(" {} {}", name, count);
   std::cout << "\n";
-  if (s->search.best_candidate_id().empty()) {
+  if (t.best_id.empty()) {
     std::cout << "  best: none correct yet\n";
   } else {
-    std::cout << fmt::format("  best: {} fitness {:.3f}\n", s->search.best_candidate_id(), s->search.best_fitness());
+    std::cout << fmt::format("  best: {} fitness {:.3f}\n", t.best_id, t.best_fitness);
   }
-  const std::string finalists = s->state ? DescribeFinalists(s->state->finalist_attempts()) : "";
-  std::cout << "  finalist checks: " << (finalists.empty() ? "not run yet" : finalists) << "\n";
-  return absl::OkStatus();
+  std::cout << "  finalist checks: " << (t.finalists_text.empty() ? "not run yet" : t.finalists_text) << "\n";
+  if (!t.confirmation_text.empty()) std::cout << "  " << t.confirmation_text << "\n";
 }
 
 int RunStatus(const StatusOptions& o) {
@@ -114,16 +77,16 @@ int RunStatus(const StatusOptions& o) {
     return kExitFailure;
   }
   const auto& [folder, store, record, tasks] = *run;
-  std::cout << fmt::format("run {} ({}), revision {}, {} task(s)\n", record.run_id(), folder.dir,
-                           record.project_revision().empty() ? "unknown" : record.project_revision(), tasks.size());
-  int failures = 0;
-  for (const v1::Task& task : tasks) {
-    if (absl::Status s = PrintTask(*store, record.run_id(), task.name()); !s.ok()) {
-      std::cerr << fmt::format("sparseditto status: task {}: {}\n", task.name(), s.message());
-      ++failures;
-    }
+  const report::RunFacts facts = report::ReadRunFacts(*store, record, tasks, folder.dir);
+  for (const std::string& e : facts.errors) std::cerr << "sparseditto status: " << e << "\n";
+  if (o.json) {
+    std::cout << report::DumpJson(report::StatusJson(facts)) << "\n";
+  } else {
+    std::cout << fmt::format("run {} ({}), revision {}, {} task(s)\n", facts.run_id, folder.dir, facts.revision,
+                             tasks.size());
+    for (const report::TaskFacts& t : facts.tasks) PrintTask(t);
   }
-  return failures == 0 ? kExitSuccess : kExitFailure;
+  return facts.errors.empty() ? kExitSuccess : kExitFailure;
 }
 
 }  // namespace
@@ -133,6 +96,7 @@ void RegisterStatusCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("status", "Summarise a search run from its store (works while it runs)");
   cmd->add_option("run", o->run, "Run name (under --runs-dir) or the run's folder")->required();
   cmd->add_option("--runs-dir", o->runs_dir, "Folder of runs")->capture_default_str();
+  cmd->add_flag("--json", o->json, "One JSON document (schema sparseditto.status/1, report/status_json.h) instead of text");
   cmd->callback([o, exit_code] { *exit_code = RunStatus(*o); });
 }
 

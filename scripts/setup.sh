@@ -16,6 +16,7 @@ PACKAGES=(
   libseccomp-dev
   libcpp-httplib-dev
   python3-dev python3-torch libtorch-dev
+  libdtl-dev chromium
 )
 
 missing=()

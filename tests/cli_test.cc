@@ -193,6 +193,9 @@ TEST_F(CliTest, ExitCodesFollowTheConvention) {
       {"search t.yaml --finalists -1", 2},      // out of range
       {"status", 2},                            // RUN is required
       {"status /nonexistent/run", 1},
+      {"status /nonexistent/run --json", 1},
+      {"report", 2},                            // RUN is required
+      {"report /nonexistent/run", 1},
       {"export", 2},
       {"export /nonexistent/run", 1},
   };

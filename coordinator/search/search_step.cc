@@ -7,6 +7,7 @@
 #include "common/status_format.h"
 #include "coordinator/search/search_progress.h"
 #include "coordinator/search/task_loop.h"
+#include "coordinator/search/wall_clock.h"
 
 #include "common/screen_bar.h"
 #include "fmt/format.h"
@@ -134,6 +135,8 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
   const store::RunState after = still_due.empty()
                                     ? State("")
                                     : State(still_due[0], std::vector<std::string>(still_due.begin() + 1, still_due.end()));
+  result.set_committed_unix_ms(NowUnixMs());
+  result.set_search_wall_seconds(coordinator_->spent().wall_seconds());
   if (absl::Status s = records_.CommitEvaluation(result, after); !s.ok()) return s;
   bars_.erase(candidate.id());
   NoteElite(result);

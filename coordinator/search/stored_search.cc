@@ -29,15 +29,9 @@ absl::StatusOr<StoredSearch> ReadStoredSearch(const PopulationStore& store, cons
   return out;
 }
 
-absl::StatusOr<std::vector<GpuEvaluations>> EvaluatedOn(const PopulationStore& store, const std::string& run_id,
-                                                        const std::string& task_name) {
-  absl::StatusOr<std::vector<v1::Candidate>> candidates = store.ListCandidates(run_id, task_name);
-  if (!candidates.ok()) return candidates.status();
+std::vector<GpuEvaluations> GpusOf(const std::vector<const v1::EvalResult*>& results) {
   std::map<std::string, int64_t> counts;
-  for (const v1::Candidate& c : *candidates) {
-    absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run_id, c.id());
-    if (absl::IsNotFound(result.status())) continue;
-    if (!result.ok()) return result.status();
+  for (const v1::EvalResult* result : results) {
     if (result->gpu_name().empty() && result->arch().empty()) continue;
     ++counts[fmt::format("{} ({})", result->gpu_name().empty() ? "unnamed GPU" : result->gpu_name(),
                          result->arch().empty() ? "arch unknown" : result->arch())];
@@ -47,6 +41,22 @@ absl::StatusOr<std::vector<GpuEvaluations>> EvaluatedOn(const PopulationStore& s
   std::stable_sort(out.begin(), out.end(),
                    [](const GpuEvaluations& a, const GpuEvaluations& b) { return a.evaluations > b.evaluations; });
   return out;
+}
+
+absl::StatusOr<std::vector<GpuEvaluations>> EvaluatedOn(const PopulationStore& store, const std::string& run_id,
+                                                        const std::string& task_name) {
+  absl::StatusOr<std::vector<v1::Candidate>> candidates = store.ListCandidates(run_id, task_name);
+  if (!candidates.ok()) return candidates.status();
+  std::vector<v1::EvalResult> results;
+  for (const v1::Candidate& c : *candidates) {
+    absl::StatusOr<v1::EvalResult> result = store.GetEvaluation(run_id, c.id());
+    if (absl::IsNotFound(result.status())) continue;
+    if (!result.ok()) return result.status();
+    results.push_back(*std::move(result));
+  }
+  std::vector<const v1::EvalResult*> pointers;
+  for (const v1::EvalResult& r : results) pointers.push_back(&r);
+  return GpusOf(pointers);
 }
 
 }  // namespace sparseditto

@@ -42,4 +42,7 @@ struct GpuEvaluations {
 absl::StatusOr<std::vector<GpuEvaluations>> EvaluatedOn(const PopulationStore& store, const std::string& run_id,
                                                         const std::string& task_name);
 
+// The same count over results already read (none may be null). Pure.
+std::vector<GpuEvaluations> GpusOf(const std::vector<const v1::EvalResult*>& results);
+
 }  // namespace sparseditto
