@@ -51,6 +51,7 @@
 #include "coordinator/search/candidate_evaluator.h"
 #include "coordinator/search/evaluation_pipeline.h"
 #include "coordinator/search/mutator.h"
+#include "coordinator/search/search_events.h"
 #include "kernels/seed_library.h"
 #include "mutators/builtin/builtin_mutator.h"
 #include "population_store/population_store.h"
@@ -140,6 +141,14 @@ struct SearchLoopOptions {
   EvaluationPipeline* pipeline = nullptr;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
+  // Where the loop's events go (search_events.h: each evaluation, mutation, failure, finalist attempt
+  // and stop, after the store write it describes); not owned, outlives the call. Null: none.
+  EventSink* events = nullptr;
+  // Asked before each evaluation, each finalist attempt and each new plan: true stops the call at that
+  // point (stop_reason "interrupted", as stop_after_evaluations does: what is in flight is evaluated
+  // first by the next call; jobs already submitted ahead are made again then). A signal's safe point
+  // (`sparseditto search` on SIGINT/SIGTERM). Called on the calling thread; may be empty.
+  std::function<bool()> stop_requested;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.
   std::function<void(const SearchProgress&)> on_evaluation;
   // Called before each finalist attempt, on the calling thread; may be empty.
