@@ -38,7 +38,7 @@ struct BenchSearchOptions {
 };
 
 int Fail(const absl::Status& status) {
-  spdlog::error("sparseditto bench-search: {}", status.message());
+  spdlog::error("sparseditto bench-search: {}", std::string(status.message()));
   return kExitFailure;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -23,7 +24,8 @@ void AddLogOptions(CLI::App* cmd, std::string* level, std::string* file) {
 absl::Status SetUpLogging(const std::string& level, const std::string& file) {
   const spdlog::level::level_enum parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") {
-    return absl::InvalidArgumentError(fmt::format("--log-level {}: not one of trace, debug, info, warn, error, off", level));
+    return absl::InvalidArgumentError(
+        fmt::format("--log-level {}: not one of trace, debug, info, warn, error, off", level));
   }
   auto to_stderr = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   to_stderr->set_pattern("%v");  // the lines the commands have always printed
@@ -33,7 +35,8 @@ absl::Status SetUpLogging(const std::string& level, const std::string& file) {
       const std::filesystem::path parent = std::filesystem::path(file).parent_path();
       if (!parent.empty()) std::filesystem::create_directories(parent);
       auto to_file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(file, /*truncate=*/false);
-      to_file->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+      to_file->set_formatter(
+          std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc));
       sinks.push_back(to_file);
     } catch (const std::exception& e) {  // spdlog_ex, filesystem_error: never past this module
       return absl::UnavailableError(fmt::format("--log-file {}: {}", file, e.what()));

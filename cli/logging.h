@@ -1,7 +1,8 @@
 // One logging path for the long-running commands (search, coordinator, bench-search): spdlog
 // (Debian's libspdlog-dev; absl/log is not in Debian 12's abseil 20220623), set up once per command.
 // Messages go to stderr as plain lines (what the commands always printed there) and, with
-// --log-file, also to that file (appended, each line stamped with UTC time and level, flushed at once), so a run started in the background keeps a log of what it said.
+// --log-file, also to that file (appended, each line stamped with UTC time and level, flushed at
+// once), so a run started in the background keeps a log of what it said.
 // --log-level: trace, debug, info (default), warn, error, off; below the level, nothing is written.
 // The progress line and the result lines on stdout are not log messages and are not filtered.
 // main() sets up stderr at info for every command; search and coordinator set it up again with their

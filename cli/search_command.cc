@@ -116,16 +116,16 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
     // First, before any thread starts (the compile pool, the evaluators' takers): every thread and
     // child (nvcc, the runner) then has SIGINT and SIGTERM blocked, so Ctrl-C reaches the search alone.
     StopSignals stop_signals;
+    if (absl::Status s = SetUpLogging(o->log_level, o->log_file); !s.ok()) {
+      *exit_code = FailWith("search", s);
+      return;
+    }
     std::atomic<int> stop_signal{0};
     stop_signals.Watch([&stop_signal](int signal_number) {
       stop_signal = signal_number;
       spdlog::warn("search: {}: stopping at the next safe point (the evaluation in hand is finished and stored); "
                    "the same command resumes the run", StopSignals::Name(signal_number));
     });
-    if (absl::Status s = SetUpLogging(o->log_level, o->log_file); !s.ok()) {
-      *exit_code = FailWith("search", s);
-      return;
-    }
     absl::StatusOr<std::vector<std::string>> gpu_ids = ParseGpuList(o->gpus);
     absl::StatusOr<std::optional<int>> fake_ms = FakeEvaluatorDelayMs();
     for (const absl::Status& s : {gpu_ids.status(), fake_ms.status()}) {

@@ -13,6 +13,7 @@
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
 #include "cli/llm_setup.h"
+#include "cli/logging.h"
 #include "cli/provenance.h"
 #include "common/status_format.h"
 #include "common/shared_gpu.h"
@@ -82,7 +83,7 @@ void ConfirmTask(const PopulationStore& store, const std::string& run, const std
 }  // namespace
 
 int FailWith(const char* command, const absl::Status& status) {
-  spdlog::error("sparseditto {}: {}", command, status.message());
+  spdlog::error("sparseditto {}: {}", command, std::string(status.message()));
   return kExitFailure;
 }
 

@@ -83,14 +83,13 @@ JsonlEventFile::~JsonlEventFile() {
   close(fd_);
 }
 
-void JsonlEventFile::Emit(nlohmann::json event) {
+void JsonlEventFile::Emit(EventJson event) {
   const auto now = std::chrono::system_clock::now();
-  nlohmann::json line = {{"schema", kEventSchemaVersion},
-                         {"time", Rfc3339(now)},
-                         {"unix_ms", std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count()}};
+  const int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  EventJson line = {{"schema", kEventSchemaVersion}, {"time", Rfc3339(now)}, {"unix_ms", unix_ms}};
   line.update(event);
   // Invalid UTF-8 (a compiler's message quoting a candidate's bytes) is replaced, not thrown.
-  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string text = line.dump(-1, ' ', false, EventJson::error_handler_t::replace) + "\n";
   const bool sync = line.value("type", "") != "mutation";
   std::lock_guard<std::mutex> lock(mu_);
   // One write per line: with O_APPEND a line is never interleaved with another, and a crash cuts at
@@ -115,9 +114,9 @@ std::string OutcomeName(const v1::EvalResult& result) {
   return std::string(absl::StripPrefix(v1::FailureCategory_Name(result.failure()), "FAILURE_CATEGORY_"));
 }
 
-nlohmann::json EvaluationEvent(const std::string& task, const v1::Candidate& candidate, const v1::EvalResult& result,
+EventJson EvaluationEvent(const std::string& task, const v1::Candidate& candidate, const v1::EvalResult& result,
                                double seconds, int64_t evaluations, double best_fitness) {
-  nlohmann::json times = nlohmann::json::array();
+  EventJson times = EventJson::array();
   for (const v1::TimingStats& t : result.timings()) {
     times.push_back({{"n", t.n()}, {"ms", t.median_ms()}, {"min_ms", t.min_ms()}, {"max_ms", t.max_ms()}});
   }
@@ -139,7 +138,7 @@ nlohmann::json EvaluationEvent(const std::string& task, const v1::Candidate& can
           {"best_fitness", best_fitness}};
 }
 
-nlohmann::json FailureEvent(const std::string& task, const v1::EvalResult& result) {
+EventJson FailureEvent(const std::string& task, const v1::EvalResult& result) {
   if (result.failure() == v1::FAILURE_CATEGORY_NONE || result.failure() == v1::FAILURE_CATEGORY_SLOWER) return nullptr;
   return {{"type", "failure"},
           {"task", task},
@@ -149,7 +148,7 @@ nlohmann::json FailureEvent(const std::string& task, const v1::EvalResult& resul
           {"detail", Trimmed(result.failure_detail())}};
 }
 
-nlohmann::json MutationEvent(const std::string& task, const std::vector<std::string>& parents, const std::string& mutator,
+EventJson MutationEvent(const std::string& task, const std::vector<std::string>& parents, const std::string& mutator,
                              const v1::Candidate* child, const std::string& outcome, const std::string& detail) {
   return {{"type", "mutation"},
           {"task", task},

@@ -18,7 +18,8 @@
 //   failure     candidate (or empty), category, stage, detail (trimmed) — evaluations that failed, and
 //               task attempts that failed
 //   finalist    candidate, attempt, passed, detail
-//   stop        reason (a StopReasonName, "interrupted", or "signal SIGTERM"...), detail, evaluations
+//   stop        reason (a StopReasonName or "interrupted"; for the run: "signal", with "signal": SIGTERM),
+//               detail, evaluations
 // Thread-safety: an EventSink is called from the search's thread; JsonlEventFile is thread-safe.
 #pragma once
 
@@ -37,13 +38,16 @@ namespace sparseditto {
 
 inline constexpr int kEventSchemaVersion = 1;
 
+// An event: a JSON object whose keys keep the order they were written in (schema, time, type first).
+using EventJson = nlohmann::ordered_json;
+
 // Where events go. The search never fails because an event could not be written (events are not the
 // truth): Emit reports nothing; a sink that fails says so itself (JsonlEventFile::first_error).
 class EventSink {
  public:
   virtual ~EventSink() = default;
   // `event` holds "type", "task" and the type's fields; the sink adds schema and time.
-  virtual void Emit(nlohmann::json event) = 0;
+  virtual void Emit(EventJson event) = 0;
 };
 
 // `runs/<run>/events.jsonl`: one event per line, appended. Each line is written whole with one
@@ -58,14 +62,15 @@ class JsonlEventFile final : public EventSink {
   static absl::StatusOr<std::unique_ptr<JsonlEventFile>> Open(const std::string& path);
   ~JsonlEventFile() override;
 
-  void Emit(nlohmann::json event) override;
+  void Emit(EventJson event) override;
   // The first write error ("" when none): events after it may be missing.
   std::string first_error() const;
   // Bytes of a partial last line Open dropped (0 when the file ended whole).
   int64_t dropped_bytes() const { return dropped_bytes_; }
 
  private:
-  JsonlEventFile(int fd, std::string path, int64_t dropped) : fd_(fd), path_(std::move(path)), dropped_bytes_(dropped) {}
+  JsonlEventFile(int fd, std::string path, int64_t dropped)
+      : fd_(fd), path_(std::move(path)), dropped_bytes_(dropped) {}
   const int fd_;
   const std::string path_;
   const int64_t dropped_bytes_;
@@ -75,12 +80,12 @@ class JsonlEventFile final : public EventSink {
 
 // The event of one committed evaluation of `candidate` (its parents, operator and mutator) with
 // `result`; `seconds`: the evaluation's wall time; `evaluations`, `best_fitness`: the task's after it.
-nlohmann::json EvaluationEvent(const std::string& task, const v1::Candidate& candidate, const v1::EvalResult& result,
+EventJson EvaluationEvent(const std::string& task, const v1::Candidate& candidate, const v1::EvalResult& result,
                                double seconds, int64_t evaluations, double best_fitness);
 // The failure event of a failed evaluation (a result with a failure other than SLOWER); null json otherwise.
-nlohmann::json FailureEvent(const std::string& task, const v1::EvalResult& result);
+EventJson FailureEvent(const std::string& task, const v1::EvalResult& result);
 // A mutation's event: `child` (null: none came), outcome "new", "duplicate" or "failed", and `detail`.
-nlohmann::json MutationEvent(const std::string& task, const std::vector<std::string>& parents, const std::string& mutator,
+EventJson MutationEvent(const std::string& task, const std::vector<std::string>& parents, const std::string& mutator,
                              const v1::Candidate* child, const std::string& outcome, const std::string& detail);
 // "CORRECT", "SLOWER" or the failure category's name without its prefix ("COMPILE", "WRONG", ...).
 std::string OutcomeName(const v1::EvalResult& result);

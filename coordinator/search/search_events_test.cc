@@ -48,7 +48,8 @@ std::vector<json> ReadEvents(const std::filesystem::path& path) {
 void ExpectWellFormed(const std::vector<json>& events) {
   const std::map<std::string, std::vector<std::string>> required = {
       {"start", {"task", "resumed", "max_evaluations", "target_fitness"}},
-      {"evaluation", {"task", "candidate", "parents", "outcome", "stage", "fitness", "times", "seconds", "evaluations"}},
+      {"evaluation",
+       {"task", "candidate", "parents", "outcome", "stage", "fitness", "times", "seconds", "evaluations"}},
       {"mutation", {"task", "parents", "child", "mutator", "outcome"}},
       {"failure", {"task", "candidate", "category", "stage", "detail"}},
       {"finalist", {"task", "candidate", "attempt", "passed"}},

@@ -20,7 +20,7 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
   while (true) {
     // Top up: new children until the window is full, never past the evaluations left.
     std::vector<v1::Candidate> fresh;
-    std::vector<nlohmann::json> news;  // the mutation events of `fresh`, told once they are stored
+    std::vector<EventJson> news;  // the mutation events of `fresh`, told once they are stored
     while (coordinator_->CheckStop() == StopReason::kNone && !(options_.stop_requested && options_.stop_requested())) {
       const int64_t left = std::min(coordinator_->max_evaluations() - coordinator_->spent().evaluations(),
                                     EvaluationsLeftInWall());
@@ -66,7 +66,7 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
       for (const v1::Candidate& c : fresh) candidates_[c.id()] = c;
       queue.insert(queue.end(), fresh.begin(), fresh.end());
       if (absl::Status s = records_.CommitCandidates(fresh, State(queue[0].id(), Rest(queue, 1))); !s.ok()) return s;
-      for (nlohmann::json& event : news) Emit(std::move(event));  // after the write that stored the children
+      for (EventJson& event : news) Emit(std::move(event));  // after the write that stored the children
       news.clear();
       if (window > 1) pipeline_.Hint(task_, fresh);
     }

@@ -81,7 +81,7 @@ class TaskLoop {
   SearchSummary Stop(std::string stop_reason);
 
   // Tells options.events (when set) of `event`.
-  void Emit(nlohmann::json event) {
+  void Emit(EventJson event) {
     if (options_.events != nullptr && !event.is_null()) options_.events->Emit(std::move(event));
   }
   // options.stop_after_evaluations reached, or options.stop_requested says stop: the call ends here.
