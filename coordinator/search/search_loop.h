@@ -33,6 +33,15 @@
 // evaluation, in the same write. The set's state is stored in every RunState written
 // (RunState.mutator_state) and restored on resume.
 //
+// Events (SearchLoopOptions::events, search_events.h): a start event when the call begins; each
+// mutation (new children once stored, duplicates and failed mutations at once), each committed
+// evaluation (and a failure event for a failed one), each stored finalist attempt, and a stop event
+// when the call returns a summary, each after the store write it describes. Stopping
+// (SearchLoopOptions::stop_requested) is checked before each evaluation, plan and finalist attempt:
+// the call then returns stop_reason "interrupted" with nothing half written, as at
+// stop_after_evaluations. A target fitness reached (Budget.target_fitness) stops the search with
+// stop_reason "target_fitness" (DONE).
+//
 // Errors: absl::Status from the store, the coordinator or the mutator's seeding; InvalidArgument for
 // two mutators that keep state (MutatorSet::Create), or when the
 // run holds a task of this name with other content (SameTaskContent, population_store.h: a moved task file is the
