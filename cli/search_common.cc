@@ -282,7 +282,9 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
     for (const std::string& line : s.exhausted_spaces) say(fmt::format("{}: {}", t.task_name, line));
     if (!s.finalists.empty()) say(fmt::format("{}: {}", t.task_name, s.finalists));
     if (s.evaluations_this_call > 0) say(fmt::format("{}: {}", t.task_name, DescribeThroughput(s, (*backend)->evaluators())));
-    if (o.confirm_rounds > 0 && !s.best_candidate_id.empty() && stopped_by.empty()) {
+    // Not after a stop asked for, before or during the confirmation of an earlier task (minutes on a GPU).
+    const bool stopping = hooks.stop_requested && !hooks.stop_requested().empty();
+    if (o.confirm_rounds > 0 && !s.best_candidate_id.empty() && !stopping) {
       ConfirmTask(**store, run, run_dir, tasks, t.task_name, gpu, o.confirm_rounds, say);
     }
     if (s.shared_gpu_evaluations_this_call > 0) {
