@@ -71,7 +71,8 @@ class SearchSignalsTest : public ::testing::Test {
 };
 
 // A signal mid-run: the search stops at the next safe point, exits 128 + the signal, the events file
-// ends with the stop; the same command then finishes the run with every candidate evaluated once.
+// ends with the stop; the same command then finishes the run with every candidate evaluated once,
+// after dropping a last line cut as by a crash (every line of the file parses).
 TEST_F(SearchSignalsTest, ASignalStopsTheSearchAtASafePointAndTheSameCommandResumesIt) {
   const struct {
     int signal_number;
@@ -104,6 +105,9 @@ TEST_F(SearchSignalsTest, ASignalStopsTheSearchAtASafePointAndTheSameCommandResu
     const int before = Count(events, "evaluation");
     EXPECT_LT(before, 30) << "stopped before the budget";
 
+    // As if a crash had cut a last line: the resumed command drops it before appending.
+    std::ofstream(Events(), std::ios::app) << R"({"schema":1,"type":"evalu)";
+
     auto resumed = StartSearch(0, args);
     ASSERT_NE(resumed, nullptr);
     ended = resumed->WaitFor(DeadlineAfter(120));
@@ -118,6 +122,7 @@ TEST_F(SearchSignalsTest, ASignalStopsTheSearchAtASafePointAndTheSameCommandResu
       EXPECT_TRUE(evaluated.insert(e.value("candidate", "")).second) << "evaluated twice: " << e;
     }
     EXPECT_EQ(Count(events, "start"), 2);
+    EXPECT_EQ(Count(events, "resumed"), 1) << "the cut line was dropped, and said so";
     EXPECT_EQ(events.back().value("type", ""), "stop");
     EXPECT_GE(evaluated.size(), 30u);
     EXPECT_EQ(static_cast<int64_t>(evaluated.size()), events.back().value("evaluations", int64_t{0}))
