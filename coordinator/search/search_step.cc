@@ -21,7 +21,10 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
     // Top up: new children until the window is full, never past the evaluations left.
     std::vector<v1::Candidate> fresh;
     std::vector<EventJson> news;  // the mutation events of `fresh`, told once they are stored
-    while (coordinator_->CheckStop() == StopReason::kNone && !(options_.stop_requested && options_.stop_requested())) {
+    // A stop asked for plans nothing into an empty window (a model's call can take minutes); a window
+    // begun is topped up as an uninterrupted run would, so the resumed run plans from the same point.
+    const bool stop_before_planning = queue.empty() && options_.stop_requested && options_.stop_requested();
+    while (!stop_before_planning && coordinator_->CheckStop() == StopReason::kNone) {
       const int64_t left = std::min(coordinator_->max_evaluations() - coordinator_->spent().evaluations(),
                                     EvaluationsLeftInWall());
       const int64_t held = static_cast<int64_t>(queue.size() + fresh.size());
