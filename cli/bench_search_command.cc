@@ -7,11 +7,13 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/logging.h"
 #include "cli/install_paths.h"
 #include "coordinator/search/gpu_candidate_evaluator.h"
 #include "coordinator/search/search_bench.h"
 #include "coordinator/search/search_bench_report.h"
 #include "fmt/format.h"
+#include "spdlog/spdlog.h"
 #include "kernels/seed_library.h"
 #include "task/task_loader.h"
 
@@ -31,14 +33,17 @@ struct BenchSearchOptions {
   double timing_seconds = 1.0;
   double stage_timeout = 60;
   double screen_margin = SearchLoopOptions().screen_margin;
+  std::string log_level = "info";
+  std::string log_file;
 };
 
 int Fail(const absl::Status& status) {
-  std::cerr << "sparseditto bench-search: " << status.message() << "\n";
+  spdlog::error("sparseditto bench-search: {}", std::string(status.message()));
   return kExitFailure;
 }
 
 int RunBenchSearch(const BenchSearchOptions& o) {
+  if (absl::Status s = SetUpLogging(o.log_level, o.log_file); !s.ok()) return Fail(s);
   auto batch = LoadTaskFile(o.task_file);
   if (!batch.ok()) return Fail(batch.status());
   std::vector<v1::Task> tasks;
@@ -70,7 +75,7 @@ int RunBenchSearch(const BenchSearchOptions& o) {
     return std::make_unique<GpuCandidateEvaluator>(shared);
   };
   options.on_run_start = [](const std::string& task, BenchStrategy strategy, int repetition) {
-    std::cerr << fmt::format("task {} rep{} {}...\n", task, repetition, BenchStrategyName(strategy));
+    spdlog::info("task {} rep{} {}...", task, repetition, BenchStrategyName(strategy));
   };
   auto benches = RunSearchBench(tasks, *seeds, options);
   if (!benches.ok()) return Fail(benches.status());
@@ -121,6 +126,7 @@ void RegisterBenchSearchCommand(CLI::App& app, int* exit_code) {
                   "As for search: the timing screen's margin (random search and the search alike); 0: no screen")
       ->capture_default_str();
   cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
+  AddLogOptions(cmd, &o->log_level, &o->log_file);
   cmd->callback([o, exit_code] { *exit_code = RunBenchSearch(*o); });
 }
 

@@ -28,6 +28,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/logging.h"
 #include "cli/stop_signals.h"
 #include "cli/search_common.h"
 #include "common/durable_file.h"
@@ -121,6 +122,7 @@ void StopOnSignal(StopSignals& stop_signals, grpc::Server* server, RunQueue* run
 int RunCoordinator(const SearchOptions& o, const CoordinatorCommandOptions& c) {
   auto fail = [](const absl::Status& status) { return FailWith("coordinator", status); };
   StopSignals stop_signals;
+  if (absl::Status s = SetUpLogging(o.log_level, o.log_file); !s.ok()) return fail(s);
   // The command line's own run, checked before any port or file is touched.
   std::optional<v1::SubmitRunRequest> own_run;
   if (!o.task_file.empty()) {

@@ -6,6 +6,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/logging.h"
 #include "common/owned_temp_folders.h"
 #include "revision.h"  // SPARSEDITTO_REVISION, written at every build by cli/write_revision.cmake
 
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   std::error_code no_temp_folder;
   const std::filesystem::path temp = std::filesystem::temp_directory_path(no_temp_folder);
   if (!no_temp_folder) (void)SweepOrphanedTempFolders(temp);
+  (void)SetUpLogging("info", "");  // stderr, plain lines; search and coordinator set their options
   CLI::App app{"SparseDitto: search for fast, verified CUDA SpMM kernels specialised to a sparsity pattern"};
   app.set_version_flag("--version", "sparseditto " SPARSEDITTO_VERSION " (revision " SPARSEDITTO_REVISION ")");
   app.require_subcommand(1);

@@ -2,8 +2,13 @@
 // built-in mutator, the task's LLM mutators (or those of --mutators FILE; cli/llm_setup.h) and the
 // evaluator on the local GPU; the store under runs/<run>/store makes the same
 // command resume a run, and runs/<run>/ holds the artifacts (coordinator/search/run_artifacts.h).
+// SIGINT / SIGTERM stop the search at its next safe point (search_loop.h stop_requested: nothing half
+// written, the evaluation in hand finished and stored, jobs submitted ahead made again on resume),
+// with a stop event in runs/<run>/events.jsonl, and the command exits 130 / 143; the same command
+// resumes the run.
 // The run itself is search_common.h's, shared with `sparseditto coordinator`.
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <iostream>
@@ -15,10 +20,14 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
+#include "cli/fake_search_backend.h"
+#include "cli/logging.h"
 #include "cli/search_common.h"
+#include "cli/stop_signals.h"
 #include "coordinator/search/evaluator_group.h"
 #include "coordinator/search/gpu_candidate_evaluator.h"
 #include "fmt/format.h"
+#include "spdlog/spdlog.h"
 
 namespace sparseditto {
 namespace {
@@ -104,15 +113,44 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
   cmd->callback([o, exit_code] {
-    absl::StatusOr<std::vector<std::string>> gpu_ids = ParseGpuList(o->gpus);
-    if (!gpu_ids.ok()) {
-      std::cerr << "sparseditto search: " << gpu_ids.status().message() << "\n";
-      *exit_code = kExitFailure;
+    // First, before any thread starts (the compile pool, the evaluators' takers): every thread and
+    // child (nvcc, the runner) then has SIGINT and SIGTERM blocked, so Ctrl-C reaches the search alone.
+    StopSignals stop_signals;
+    if (absl::Status s = SetUpLogging(o->log_level, o->log_file); !s.ok()) {
+      *exit_code = FailWith("search", s);
       return;
     }
-    *exit_code = RunSearch(*o, "search", [&](const EvaluatorOptions& evaluator_options, const std::string&) {
-      return LocalGpus::Make(*o, *gpu_ids, evaluator_options);
+    std::atomic<int> stop_signal{0};
+    stop_signals.Watch([&stop_signal](int signal_number) {
+      stop_signal = signal_number;
+      spdlog::warn("search: {}: stopping at the next safe point (the evaluation in hand is finished and stored); "
+                   "the same command resumes the run", StopSignals::Name(signal_number));
     });
+    absl::StatusOr<std::vector<std::string>> gpu_ids = ParseGpuList(o->gpus);
+    absl::StatusOr<std::optional<int>> fake_ms = FakeEvaluatorDelayMs();
+    for (const absl::Status& s : {gpu_ids.status(), fake_ms.status()}) {
+      if (!s.ok()) {
+        *exit_code = FailWith("search", s);
+        return;
+      }
+    }
+    SearchHooks hooks;
+    hooks.stop_requested = [&stop_signal]() -> std::string {
+      const int s = stop_signal.load();
+      return s == 0 ? "" : StopSignals::Name(s);
+    };
+    const int code = RunSearch(*o, "search", [&](const EvaluatorOptions& evaluator_options, const std::string&) {
+      if (fake_ms->has_value()) {
+        spdlog::warn("search: SPARSEDITTO_FAKE_EVALUATOR_MS is set: the fake evaluator of the tests scores the "
+                     "candidates, nothing runs on a GPU");
+        absl::StatusOr<std::vector<v1::Task>> tasks = LoadSearchTasks(*o);
+        if (!tasks.ok()) return absl::StatusOr<std::unique_ptr<SearchBackend>>(tasks.status());
+        return MakeFakeSearchBackend(*tasks, **fake_ms);
+      }
+      return LocalGpus::Make(*o, *gpu_ids, evaluator_options);
+    }, hooks);
+    const int signal_number = stop_signals.Finish();
+    *exit_code = signal_number != 0 ? 128 + signal_number : code;  // 130 for SIGINT, 143 for SIGTERM
   });
 }
 

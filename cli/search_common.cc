@@ -13,12 +13,14 @@
 #include "cli/exit_codes.h"
 #include "cli/install_paths.h"
 #include "cli/llm_setup.h"
+#include "cli/logging.h"
 #include "cli/provenance.h"
 #include "common/status_format.h"
 #include "common/shared_gpu.h"
 #include "coordinator/search/batch_search.h"
 #include "coordinator/search/confirmation.h"
 #include "coordinator/search/run_artifacts.h"
+#include "coordinator/search/search_events.h"
 #include "coordinator/search/search_progress.h"
 #include "fmt/format.h"
 #include "kernels/seed_library.h"
@@ -26,6 +28,7 @@
 #include "task/arch_populations.h"
 #include "task/run_paths.h"
 #include "task/task_loader.h"
+#include "spdlog/spdlog.h"
 
 namespace sparseditto {
 namespace {
@@ -62,8 +65,8 @@ void ConfirmTask(const PopulationStore& store, const std::string& run, const std
                  int rounds, const std::function<void(const std::string&)>& say) {
   const auto task = std::find_if(tasks.begin(), tasks.end(), [&](const v1::Task& x) { return x.name() == task_name; });
   if (task == tasks.end()) return;
-  std::cerr << fmt::format("{}: confirming over {} rounds (the result, the best seed and the baselines re-timed)\n",
-                           task_name, rounds);
+  spdlog::info("{}: confirming over {} rounds (the result, the best seed and the baselines re-timed)", task_name,
+               rounds);
   auto subjects = ConfirmationSubjects(store, run, task_name);
   absl::StatusOr<Confirmation> confirmed =
       subjects.ok() ? ConfirmSubjects(evaluator, *task, *subjects, {.rounds = rounds}, task->seed() + 1000)
@@ -80,7 +83,7 @@ void ConfirmTask(const PopulationStore& store, const std::string& run, const std
 }  // namespace
 
 int FailWith(const char* command, const absl::Status& status) {
-  std::cerr << "sparseditto " << command << ": " << status.message() << "\n";
+  spdlog::error("sparseditto {}: {}", command, std::string(status.message()));
   return kExitFailure;
 }
 
@@ -122,6 +125,21 @@ void AddSearchOptions(CLI::App* cmd, SearchOptions* o, bool task_file_required) 
                   "to read; 0: none")
       ->check(CLI::Range(0, 20))
       ->capture_default_str();
+  cmd->add_option("--max-evaluations", o->max_evaluations,
+                  "Every task's budget.max_evaluations (overrides the task file; kept with the run's tasks, so "
+                  "resuming takes the same)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--max-wall", o->max_wall_seconds,
+                  "Every task's budget.max_wall_seconds: seconds of search per task (0: no limit)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--target-fitness", o->target_fitness,
+                  "Every task's budget.target_fitness: stop a task once its best reaches this fitness (0: never)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--stagnation", o->stagnation_evaluations,
+                  "Every task's budget.stagnation_evaluations: stop after this many evaluations without "
+                  "improvement (0: never)")
+      ->check(CLI::Range(0, 1 << 30));
+  AddLogOptions(cmd, &o->log_level, &o->log_file);
   cmd->add_option("--log-interval", o->log_interval_seconds,
                   "Seconds between progress lines when stderr is not a terminal")
       ->capture_default_str();
@@ -138,6 +156,13 @@ absl::StatusOr<std::vector<v1::Task>> LoadSearchTasks(const SearchOptions& o) {
   }
   if (tasks.empty()) return absl::NotFoundError(fmt::format("{} has no task named {}", o.task_file, o.task_name));
   if (absl::Status s = ReplaceMutators(o.mutators_file, &tasks); !s.ok()) return s;
+  for (v1::Task& task : tasks) {
+    v1::Budget* budget = task.mutable_budget();
+    if (o.max_evaluations >= 0) budget->set_max_evaluations(o.max_evaluations);
+    if (o.max_wall_seconds >= 0) budget->set_max_wall_seconds(o.max_wall_seconds);
+    if (o.target_fitness >= 0) budget->set_target_fitness(o.target_fitness);
+    if (o.stagnation_evaluations >= 0) budget->set_stagnation_evaluations(o.stagnation_evaluations);
+  }
   return tasks;
 }
 
@@ -149,13 +174,13 @@ absl::StatusOr<std::string> SearchRunName(const SearchOptions& o) {
   return run;
 }
 
-int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make) {
+int RunSearch(const SearchOptions& o, const char* command, const MakeSearchBackend& make, const SearchHooks& hooks) {
   // The run's name names its folder: checked before anything is read or written (task/run_paths.h).
   absl::StatusOr<std::string> run = SearchRunName(o);
   if (!run.ok()) return FailWith(command, run.status());
   absl::StatusOr<std::vector<v1::Task>> tasks = LoadSearchTasks(o);
   if (!tasks.ok()) return FailWith(command, tasks.status());
-  return RunSearchOfTasks(o, *run, *tasks, command, make, {});
+  return RunSearchOfTasks(o, *run, *tasks, command, make, hooks);
 }
 
 int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::vector<v1::Task>& tasks_given,
@@ -186,6 +211,13 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
   absl::StatusOr<std::unique_ptr<SearchBackend>> backend = make(evaluator_options, run_dir);
   if (!backend.ok()) return Fail(backend.status());
   CandidateEvaluator& gpu = (*backend)->evaluator();
+  // The run's events (search_events.h), appended: a resumed run's follow its earlier ones.
+  absl::StatusOr<std::unique_ptr<JsonlEventFile>> events = JsonlEventFile::Open((*run_path / "events.jsonl").string());
+  if (!events.ok()) return Fail(events.status());
+  if ((*events)->dropped_bytes() > 0) {
+    spdlog::warn("{}: dropped a partial last line of {} bytes (cut by a crash) before appending",
+                 (*run_path / "events.jsonl").string(), (*events)->dropped_bytes());
+  }
 
   ProgressPrinter progress(stderr, isatty(STDERR_FILENO) != 0, o.log_interval_seconds);
   BatchSearchOptions options;
@@ -194,6 +226,8 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
   options.loop.max_finalists = o.finalists;
   options.loop.screen_margin = o.screen_margin;
   options.loop.pipeline = &(*backend)->pipeline();
+  options.loop.events = events->get();
+  if (hooks.stop_requested) options.loop.stop_requested = [&hooks] { return !hooks.stop_requested().empty(); };
   options.run_dir = run_dir;
   options.project_revision = ProjectRevision();
   options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
@@ -211,17 +245,25 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
     const std::string line = fmt::format("{}: finalist checks {} of at most {}: {} (determinism rerun, "
                                          "compute-sanitizer memcheck, racecheck, initcheck; a minute or two on a GPU)",
                                          f.task_name, f.attempt, f.max_finalists, f.candidate_id);
-    std::cerr << line << "\n";
+    spdlog::info("{}", line);
     if (hooks.on_line) hooks.on_line(line);
   };
   auto outcome = RunBatchSearch(**store, run, tasks, *seeds, gpu, options);
   progress.EndTask();
   if (!outcome.ok()) return Fail(outcome.status());
+  const std::string stopped_by = hooks.stop_requested ? hooks.stop_requested() : "";
+  if (!stopped_by.empty()) {
+    (*events)->Emit({{"type", "stop"},
+                     {"run", run},
+                     {"reason", "signal"},
+                     {"signal", stopped_by},
+                     {"detail", "stopped at a safe point; the same command resumes the run"}});
+  }
   for (const TaskOutcome& t : outcome->tasks) {
     for (size_t i = 0; i < t.errors.size(); ++i) {
-      std::cerr << fmt::format("{}: attempt {} failed: {}\n", t.task_name, i + 1, t.errors[i]);
+      spdlog::warn("{}: attempt {} failed: {}", t.task_name, i + 1, t.errors[i]);
     }
-    if (!t.artifact_error.empty()) std::cerr << fmt::format("{}: artifacts: {}\n", t.task_name, t.artifact_error);
+    if (!t.artifact_error.empty()) spdlog::warn("{}: artifacts: {}", t.task_name, t.artifact_error);
     if (!t.ok) {
       say(fmt::format("{}: FAILED after {} attempts", t.task_name, t.attempts));
       continue;
@@ -240,7 +282,9 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
     for (const std::string& line : s.exhausted_spaces) say(fmt::format("{}: {}", t.task_name, line));
     if (!s.finalists.empty()) say(fmt::format("{}: {}", t.task_name, s.finalists));
     if (s.evaluations_this_call > 0) say(fmt::format("{}: {}", t.task_name, DescribeThroughput(s, (*backend)->evaluators())));
-    if (o.confirm_rounds > 0 && !s.best_candidate_id.empty()) {
+    // Not after a stop asked for, before or during the confirmation of an earlier task (minutes on a GPU).
+    const bool stopping = hooks.stop_requested && !hooks.stop_requested().empty();
+    if (o.confirm_rounds > 0 && !s.best_candidate_id.empty() && !stopping) {
       ConfirmTask(**store, run, run_dir, tasks, t.task_name, gpu, o.confirm_rounds, say);
     }
     if (s.shared_gpu_evaluations_this_call > 0) {
@@ -249,6 +293,11 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
                       t.task_name, s.shared_gpu_evaluations_this_call, s.evaluations_this_call, kSharedGpuRule));
     }
   }
+  if (!stopped_by.empty()) {
+    say(fmt::format("run {}: stopped by {} at a safe point; run the same command to resume it", run, stopped_by));
+    return kExitFailure;  // the command's exit code says which signal (128 + its number)
+  }
+  if (const std::string error = (*events)->first_error(); !error.empty()) spdlog::warn("{}", error);
   say(fmt::format("run {0}: {1} (status: sparseditto status {1}, page: sparseditto report {1}, best kernels: "
                   "sparseditto export {1})",
                   run, run_dir));

@@ -1,4 +1,4 @@
-// SIGTERM and SIGINT for the long-running commands (coordinator, evaluator, mutator), one way:
+// SIGTERM and SIGINT for the long-running commands (search, coordinator, evaluator, mutator), one way:
 // blocked by the constructor, which a command creates first, before anything starts a thread (the
 // compile pool, gRPC), so that every thread inherits the mask and the default action never ends the
 // process behind the command's back; then taken by one watcher thread with sigwait.

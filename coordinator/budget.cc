@@ -1,5 +1,7 @@
 #include "coordinator/budget.h"
 
+#include <algorithm>
+
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -18,6 +20,7 @@ std::string_view StopReasonName(StopReason reason) {
     case StopReason::kMoney: return "money";
     case StopReason::kStagnation: return "stagnation";
     case StopReason::kExhausted: return "exhausted";
+    case StopReason::kTarget: return "target_fitness";
   }
   return "unknown";
 }
@@ -33,8 +36,9 @@ void BudgetTracker::AddCost(const Cost& cost) {
   spent_.set_money_usd(spent_.money_usd() + cost.money_usd);
 }
 
-void BudgetTracker::RecordEvaluation(bool improved_best) {
+void BudgetTracker::RecordEvaluation(bool improved_best, double best_fitness) {
   spent_.set_evaluations(spent_.evaluations() + 1);
+  spent_.set_best_fitness(std::max(spent_.best_fitness(), best_fitness));
   spent_.set_evaluations_since_improvement(improved_best ? 0 : spent_.evaluations_since_improvement() + 1);
 }
 
@@ -52,6 +56,8 @@ void BudgetTracker::RecordWasted(bool duplicate) {
 }
 
 StopReason BudgetTracker::Check() const {
+  // The goal met ends the search whatever budget is left.
+  if (limits_.target_fitness() > 0 && spent_.best_fitness() >= limits_.target_fitness()) return StopReason::kTarget;
   if (spent_.evaluations() >= limits_.max_evaluations()) return StopReason::kEvaluations;
   if (limits_.max_wall_seconds() > 0 && spent_.wall_seconds() >= limits_.max_wall_seconds()) {
     return StopReason::kWallTime;
@@ -91,6 +97,8 @@ std::string BudgetTracker::Explain(StopReason reason) const {
     case StopReason::kStagnation:
       return fmt::format("no improvement of the best in {} evaluations (stagnation_evaluations)",
                          spent_.evaluations_since_improvement());
+    case StopReason::kTarget:
+      return fmt::format("target_fitness {} reached (best {:.3f})", limits_.target_fitness(), spent_.best_fitness());
     case StopReason::kExhausted:
       if (spent_.space_exhausted()) {
         return "every tunable space the built-in mutator can search is exhausted (each point proposed once)";

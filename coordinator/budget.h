@@ -19,9 +19,9 @@
 
 namespace sparseditto {
 
-enum class StopReason { kNone, kEvaluations, kWallTime, kTokens, kMoney, kStagnation, kExhausted };
+enum class StopReason { kNone, kEvaluations, kWallTime, kTokens, kMoney, kStagnation, kExhausted, kTarget };
 
-// "none", "evaluations", "wall_time", "tokens", "money", "stagnation", "exhausted".
+// "none", "evaluations", "wall_time", "tokens", "money", "stagnation", "exhausted", "target_fitness".
 std::string_view StopReasonName(StopReason reason);
 
 struct Cost {
@@ -35,7 +35,8 @@ class BudgetTracker {
   BudgetTracker(const v1::Budget& limits, int64_t max_wasted_in_a_row);
 
   void AddCost(const Cost& cost);
-  void RecordEvaluation(bool improved_best);
+  // `best_fitness`: the best's fitness after this evaluation (for Budget.target_fitness).
+  void RecordEvaluation(bool improved_best, double best_fitness = 0);
   void RecordNewCandidate();          // a proposal that was not a duplicate
   void RecordWasted(bool duplicate);  // a duplicate, or a mutation that produced nothing
   void SetSpaceExhausted() { spent_.set_space_exhausted(true); }

@@ -1,5 +1,8 @@
 #include "coordinator/budget.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace sparseditto {
@@ -90,6 +93,38 @@ TEST(BudgetTrackerTest, WastedRunsResetOnANewCandidate) {
   EXPECT_EQ(tracker.spent().wasted_in_a_row(), 1);
   EXPECT_EQ(tracker.Check(), StopReason::kNone);
   EXPECT_EQ(StopReasonName(StopReason::kExhausted), "exhausted");
+}
+
+// A target fitness stops the search once the best reaches it, before any other limit, says so, and
+// survives a save and load; 0 never stops it.
+TEST(BudgetTrackerTest, ATargetFitnessReachedStopsTheSearch) {
+  const struct {
+    const char* name;
+    double target;
+    std::vector<double> bests;  // the best's fitness after each evaluation
+    StopReason want;
+  } cases[] = {
+      {"below", 1.5, {0.5, 1.0, 1.4}, StopReason::kNone},
+      {"reached", 1.5, {0.5, 1.5}, StopReason::kTarget},
+      {"passed then kept", 1.5, {2.0, 0}, StopReason::kTarget},  // the best never goes down
+      {"no target", 0, {5.0}, StopReason::kNone},
+      {"before evaluations", 1.0, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, StopReason::kTarget},
+  };
+  for (const auto& c : cases) {
+    v1::Budget limits;
+    limits.set_max_evaluations(10);
+    limits.set_target_fitness(c.target);
+    BudgetTracker tracker(limits, 0);
+    for (double best : c.bests) tracker.RecordEvaluation(true, best);
+    EXPECT_EQ(tracker.Check(), c.want) << c.name;
+    if (c.want == StopReason::kTarget) {
+      EXPECT_NE(tracker.Explain(StopReason::kTarget).find("target_fitness 1"), std::string::npos) << c.name;
+      EXPECT_EQ(StopReasonName(tracker.Check()), "target_fitness");
+    }
+    BudgetTracker resumed(limits, 0);
+    resumed.Load(tracker.spent());
+    EXPECT_EQ(resumed.Check(), c.want) << c.name;
+  }
 }
 
 }  // namespace

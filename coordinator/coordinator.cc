@@ -320,7 +320,8 @@ absl::StatusOr<ReportOutcome> Coordinator::ReportResult(const v1::Candidate& can
     outcome.joined_island = islands_.Add(candidate.island(), member);
   }
   NoteNElites(candidate, result);
-  budget_.RecordEvaluation(outcome.archive.improved_best);
+  budget_.RecordEvaluation(outcome.archive.improved_best,
+                           archive_.best() == nullptr ? 0 : archive_.best()->fitness());
   if (++evaluations_in_generation_ >= options_.evaluations_per_generation) {
     evaluations_in_generation_ = 0;
     ++generation_;

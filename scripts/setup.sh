@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev librocksdb-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-  libfmt-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libfmt-dev libspdlog-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   patchelf
   libssl-dev openssl
   libseccomp-dev

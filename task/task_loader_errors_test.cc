@@ -125,6 +125,7 @@ std::vector<BadCase> Cases() {
        4, 0, {"matrix.generated: about 4.29e+09 nonzeros"}},
       {"max_evaluations_zero", Base("budget: {max_evaluations: 0}\n"), 6, 0, {"budget.max_evaluations: must be >= 1"}},
       {"negative_money", Base("budget: {max_money_usd: -1}\n"), 6, 0, {"budget.max_money_usd: must be >= 0"}},
+      {"negative_target", Base("budget: {target_fitness: -1}\n"), 6, 0, {"budget.target_fitness: must be >= 0"}},
       {"weight_zero", Base("mutators: [{kind: builtin, weight: 0}]\n"), 6, 0, {"mutators[0].weight: must be > 0, got 0"}},
       {"temperature", Base("mutators: [{kind: openai, model: m, temperature: 3}]\n"), 6, 0,
        {"mutators[0].temperature: must be in [0, 2]"}},

@@ -38,7 +38,7 @@ matrix: {generated: {rows: 4096, cols: 11008}, seed: 99}
 n: [16, 128, 2048]
 arch: [sm_80, sm_90a]
 budget: {max_evaluations: 300, max_wall_seconds: 10m, max_tokens: 1000000, max_money_usd: 2.5,
-         max_retries: 0, stagnation_evaluations: 40}
+         max_retries: 0, stagnation_evaluations: 40, target_fitness: 1.25}
 mutators:
   - {kind: builtin, weight: 1}
   - {name: gpt, kind: openai, model: m, endpoint: "https://api.example.com/v1", api_key_env: OPENAI_API_KEY,
@@ -65,6 +65,7 @@ seed: 42
   EXPECT_DOUBLE_EQ(t.budget().max_money_usd(), 2.5);
   EXPECT_EQ(t.budget().max_retries(), 0);  // explicit zero is kept, not defaulted
   EXPECT_EQ(t.budget().stagnation_evaluations(), 40);
+  EXPECT_DOUBLE_EQ(t.budget().target_fitness(), 1.25);
   ASSERT_EQ(t.mutators_size(), 3);
   EXPECT_EQ(t.mutators(0).name(), "builtin");
   const v1::MutatorSpec& gpt = t.mutators(1);

@@ -23,7 +23,8 @@ constexpr std::string_view kMatrixKeys[] = {"generated", "file", "seed"};
 constexpr std::string_view kGeneratedKeys[] = {"rows", "cols"};
 constexpr std::string_view kFileKeys[] = {"path"};
 constexpr std::string_view kBudgetKeys[] = {"max_evaluations", "max_wall_seconds", "max_tokens",
-                                            "max_money_usd",   "max_retries",      "stagnation_evaluations"};
+                                            "max_money_usd",   "max_retries",      "stagnation_evaluations",
+                                            "target_fitness"};
 constexpr std::string_view kMutatorKeys[] = {
     "name",        "kind",        "weight",      "model",
     "endpoint",    "api_key_env", "temperature", "max_tokens",
@@ -189,6 +190,10 @@ absl::Status ParseBudget(const ParseContext& ctx, const Fields& budget, v1::Budg
   if (auto f = budget.Get("stagnation_evaluations")) {
     SD_ASSIGN_OR_RETURN(int32_t v, ReadInt32(ctx, *f));
     out->set_stagnation_evaluations(v);
+  }
+  if (auto f = budget.Get("target_fitness")) {
+    SD_ASSIGN_OR_RETURN(double v, ReadNumber(ctx, *f));
+    out->set_target_fitness(v);
   }
   return absl::OkStatus();
 }

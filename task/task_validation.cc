@@ -253,7 +253,8 @@ absl::Status CheckBudget(const Checker& c, const v1::Budget& b) {
   } non_negative[] = {{"max_wall_seconds", b.max_wall_seconds()},
                       {"max_tokens", static_cast<double>(b.max_tokens())},
                       {"max_money_usd", b.max_money_usd()},
-                      {"stagnation_evaluations", static_cast<double>(b.stagnation_evaluations())}};
+                      {"stagnation_evaluations", static_cast<double>(b.stagnation_evaluations())},
+                      {"target_fitness", b.target_fitness()}};
   for (const auto& f : non_negative) {
     if (!(f.value >= 0) || !std::isfinite(f.value)) {
       return c.Error(fmt::format("budget.{}", f.key), fmt::format("must be >= 0 (0: no limit), got {}", f.value));

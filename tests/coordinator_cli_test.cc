@@ -119,6 +119,16 @@ TEST_F(CoordinatorCliTest, AClientSubmitsWatchesReadsAndExportsARunThatTwoEvalua
   EXPECT_THAT(submitted.out, HasSubstr("run r1 queued (0 run(s) ahead of it)"));
   EXPECT_THAT(submitted.out, HasSubstr("tiny: 12 evaluations"));
   EXPECT_THAT(submitted.out, HasSubstr("run r1 done"));
+  // The coordinator writes the run's events as `search` does (search_events.h): one evaluation event
+  // per evaluation, the last line the task's stop.
+  const std::string events = testing_support::Slurp(dir() / "runs" / "r1" / "events.jsonl");
+  int evaluation_events = 0;
+  for (size_t at = events.find("\"type\":\"evaluation\""); at != std::string::npos;
+       at = events.find("\"type\":\"evaluation\"", at + 1)) {
+    ++evaluation_events;
+  }
+  EXPECT_EQ(evaluation_events, 12) << events;
+  EXPECT_THAT(events.substr(events.rfind('\n', events.size() - 2) + 1), HasSubstr("\"type\":\"stop\""));
 
   testing_support::ShellOutcome status = Client("status r1", address);
   EXPECT_EQ(status.exit_code, 0) << status.err;

@@ -60,6 +60,8 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
     if (absl::Status s = WriteProvenance(store, run_id, options.run_dir); !s.ok()) return s;
   }
   for (const v1::Task& task : tasks) {
+    // A stop asked for (a signal) ends the batch between tasks too: the tasks after stay as stored.
+    if (options.loop.stop_requested && options.loop.stop_requested()) break;
     TaskOutcome& result = outcome.tasks.emplace_back();
     result.task_name = task.name();
     auto note_artifact_error = [&](const absl::Status& s) {
@@ -101,6 +103,15 @@ absl::StatusOr<BatchOutcome> RunBatchSearch(PopulationStore& store, const std::s
         result.summary = *std::move(summary);
       } else {
         result.errors.push_back(std::string(summary.status().message()));
+        if (options.loop.events != nullptr) {
+          options.loop.events->Emit({{"type", "failure"},
+                                     {"task", task.name()},
+                                     {"candidate", ""},
+                                     {"category", "TASK_ATTEMPT"},
+                                     {"stage", ""},
+                                     {"attempt", result.attempts},
+                                     {"detail", result.errors.back().substr(0, 2000)}});
+        }
         if (IsNonRetryable(summary.status())) {
           result.errors.back() += " (not retried: retrying cannot fix this)";
           break;

@@ -22,6 +22,10 @@
 // RunBatchSearch, whatever failed and however often; calling RunBatchSearch again (running the command
 // again) gives a failed task a new set of attempts. RunState.attempts counts every attempt ever begun.
 //
+// Events (search_events.h): each task's loop tells options.loop.events; a failed attempt is a
+// "failure" event of category TASK_ATTEMPT. options.loop.stop_requested also ends the batch between
+// tasks (the tasks not reached are not in the outcome).
+//
 // Errors of the batch as a whole (the returned status, before any task is searched): InvalidArgument
 // for two tasks of one name, a task name that cannot name a folder of the run (CheckTaskName,
 // task/run_paths.h: "..", "store", ...), or a task the run holds with other content (SameTaskContent, population_store.h); the

@@ -276,7 +276,8 @@ TEST_F(BatchSearchTest, RefusesABadBatchBeforeSearchingAnything) {
     std::string words;
   } cases[] = {
       {"a name twice", {SmallTask(3, "same", 1), SmallTask(3, "same", 2)}, "task same appears twice"},
-      {"other content than stored", {SmallTask(3, "kept", 1), SmallTask(4, "stored", 2)}, "with other content"},
+      {"other content than stored", {SmallTask(3, "kept", 1), SmallTask(3, "stored", 3)}, "with other content"},
+      {"another budget than stored", {SmallTask(3, "kept", 1), SmallTask(4, "stored", 2)}, "with another budget"},
   };
   ASSERT_TRUE(RunBatchSearch(*store, "run", {SmallTask(3, "stored", 2)}, seeds_, evaluator, Options()).ok());
   const int64_t calls = evaluator.fake.calls();

@@ -35,7 +35,19 @@ absl::Status RunRecords::PutTasks(const std::vector<v1::Task>& tasks) {
     absl::StatusOr<v1::Task> stored = store_.GetTask(run_id_, task.name());
     if (absl::IsNotFound(stored.status())) continue;
     if (!stored.ok()) return stored.status();
-    if (!SameTaskContent(*stored, task)) return OtherContent(run_id_, task);
+    if (SameTaskContent(*stored, task)) continue;
+    v1::Task stored_rest = *stored;
+    v1::Task given_rest = task;
+    stored_rest.clear_budget();
+    given_rest.clear_budget();
+    if (SameTaskContent(stored_rest, given_rest)) {
+      return absl::InvalidArgumentError(fmt::format(
+          "run {} holds task {} with another budget (stored: {}; now: {}); resume with the budget it was started "
+          "with (the task file's and the command line's --max-evaluations, --max-wall, --target-fitness, "
+          "--stagnation) or start a new run (--run NAME)",
+          run_id_, task.name(), stored->budget().ShortDebugString(), task.budget().ShortDebugString()));
+    }
+    return OtherContent(run_id_, task);
   }
   for (const v1::Task& task : tasks) {
     absl::Status s = store_.PutTask(run_id_, task);

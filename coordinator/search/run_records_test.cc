@@ -42,12 +42,19 @@ TEST_F(RunRecordsTest, TasksAreStoredAllOrNone) {
   ASSERT_TRUE(run.EnsureRun().ok());
   ASSERT_TRUE(run.PutTasks({SmallTask(3, "kept")}).ok());
   ASSERT_TRUE(run.PutTasks({SmallTask(3, "kept")}).ok()) << "the same task again";
-  v1::Task changed = SmallTask(4, "kept");
+  v1::Task changed = SmallTask(3, "kept");
+  changed.set_seed(changed.seed() + 1);
   changed.set_source_file("tasks.yaml");
   changed.set_source_line(7);
   absl::Status s = run.PutTasks({SmallTask(3, "new"), changed});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), HasSubstr("run run holds task kept with other content than tasks.yaml:7"));
+  EXPECT_TRUE(absl::IsNotFound(store->GetTask("run", "new").status())) << "nothing stored before the check";
+  // Only the budget differs (--max-evaluations on the command line): said so, with both budgets.
+  s = run.PutTasks({SmallTask(3, "new"), SmallTask(4, "kept")});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("run run holds task kept with another budget (stored: max_evaluations: 3"));
+  EXPECT_THAT(s.message(), HasSubstr("now: max_evaluations: 4"));
   EXPECT_TRUE(absl::IsNotFound(store->GetTask("run", "new").status())) << "nothing stored before the check";
 }
 

@@ -1,4 +1,5 @@
 #include "coordinator/search/search_bench.h"
+#include "coordinator/search/search_events.h"
 
 #include <algorithm>
 #include <chrono>
@@ -77,6 +78,11 @@ absl::Status RunLoop(const v1::Task& task, const std::vector<SeedKernel>& seeds,
   absl::StatusOr<std::unique_ptr<PopulationStore>> store = OpenRunStore(run.run_dir, store_options);
   if (!store.ok()) return store.status();
   const std::string run_id(BenchStrategyName(run.strategy));
+  // The run's events (search_events.h), appended, as `search` writes them.
+  absl::StatusOr<std::unique_ptr<JsonlEventFile>> events =
+      JsonlEventFile::Open((std::filesystem::path(run.run_dir) / "events.jsonl").string());
+  if (!events.ok()) return events.status();
+  loop.events = events->get();
   absl::Status read_error;
   loop.on_evaluation = [&](const SearchProgress& progress) {
     absl::StatusOr<v1::EvalResult> result = (*store)->GetEvaluation(run_id, progress.candidate_id);

@@ -14,9 +14,10 @@ absl::StatusOr<SearchSummary> TaskLoop::Finish() {
   if (options_.plan_stage && !plan_done_ && !finalist_done_) {
     absl::StatusOr<bool> evaluated = RunPlanStage();
     if (!evaluated.ok()) return evaluated.status();
-    if (!*evaluated) return Summary("interrupted");  // the plan is in flight, evaluated first next time
+    if (!*evaluated) return Stop("interrupted");  // the plan is in flight, evaluated first next time
   }
   if (options_.max_finalists > 0 && !finalist_done_) {
+    if (options_.stop_requested && options_.stop_requested()) return Stop("interrupted");
     auto evaluate = [this](const std::string& id) {
       if (options_.on_finalist) {
         options_.on_finalist({.task_name = task_.name(),
@@ -27,15 +28,35 @@ absl::StatusOr<SearchSummary> TaskLoop::Finish() {
       return EvaluateFinalistById(
           [this](const v1::Candidate& c) { return AwaitJob(c, EvaluationKind::kFinalist); }, candidates_, id);
     };
-    auto store_attempts = [this] { return records_.Write(State("")); };
+    auto store_attempts = [this]() -> absl::Status {
+      if (absl::Status s = records_.Write(State("")); !s.ok()) return s;
+      const store::FinalistAttempt& a = finalist_attempts_[finalist_attempts_.size() - 1];
+      v1::EvalResult result;
+      (void)result.ParseFromString(a.result());
+      Emit({{"type", "finalist"},
+            {"task", task_.name()},
+            {"candidate", a.candidate_id()},
+            {"attempt", finalist_attempts_.size()},
+            {"passed", a.passed()},
+            {"outcome", OutcomeName(result)},
+            {"detail", result.failure_detail().substr(0, 2000)}});
+      // The attempt is stored: a stop here loses nothing, and the resumed stage goes on after it.
+      if (!a.passed() && options_.stop_requested && options_.stop_requested()) {
+        return absl::CancelledError("stop requested");
+      }
+      return absl::OkStatus();
+    };
     const std::vector<std::string> order = FinalistOrder(coordinator_->archive(), options_.max_finalists);
-    if (absl::Status s = RunFinalistStage(order, evaluate, store_attempts, &finalist_attempts_); !s.ok()) return s;
+    if (absl::Status s = RunFinalistStage(order, evaluate, store_attempts, &finalist_attempts_); !s.ok()) {
+      if (absl::IsCancelled(s)) return Stop("interrupted");
+      return s;
+    }
     finalist_done_ = true;
   }
   store::RunState final_state = State("");
   final_state.set_status_detail(coordinator_->ExplainStop());
   if (absl::Status s = records_.Write(final_state); !s.ok()) return s;
-  return Summary(std::string(StopReasonName(coordinator_->CheckStop())));
+  return Stop(std::string(StopReasonName(coordinator_->CheckStop())));
 }
 
 absl::StatusOr<bool> TaskLoop::RunPlanStage() {
@@ -63,9 +84,7 @@ absl::StatusOr<bool> TaskLoop::RunPlanStage() {
     if (*is_new) {
       candidates_[plan.id()] = plan;
       if (absl::Status s = records_.CommitCandidates({plan}, State(plan.id())); !s.ok()) return s;
-      if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
-        return false;
-      }
+      if (ShouldStop()) return false;
       if (absl::Status s = EvaluateAndCommit(plan); !s.ok()) return s;
       return true;
     }

@@ -18,6 +18,7 @@ store::TaskRunStatus StatusOf(StopReason reason) {
       return store::TASK_RUN_STATUS_RUNNING;
     case StopReason::kStagnation:
     case StopReason::kExhausted:
+    case StopReason::kTarget:
       return store::TASK_RUN_STATUS_DONE;
     default:
       return store::TASK_RUN_STATUS_BUDGET_EXHAUSTED;
@@ -35,6 +36,7 @@ absl::StatusOr<SearchSummary> TaskLoop::Run(const std::vector<SeedKernel>& seeds
   if (stored.has_value() && !stored->search_state().empty()) {
     attempts_ = std::max(stored->attempts(), 1);
     if (absl::Status s = Resume(*stored, &pending_seeds); !s.ok()) return s;
+    EmitStart();
     if (!in_flight_.empty()) {
       summary_in_flight_ = in_flight_;
       std::vector<v1::Candidate> due = {candidates_.at(in_flight_)};
@@ -52,6 +54,7 @@ absl::StatusOr<SearchSummary> TaskLoop::Run(const std::vector<SeedKernel>& seeds
   } else {
     attempts_ = stored.has_value() ? std::max(stored->attempts(), 1) : 1;
     if (absl::Status s = Start(seeds, &pending_seeds); !s.ok()) return s;
+    EmitStart();
   }
   if (BatchSize() > 1) pipeline_.Hint(task_, pending_seeds);
   for (size_t i = 0; i < pending_seeds.size(); ++i) {
@@ -59,7 +62,7 @@ absl::StatusOr<SearchSummary> TaskLoop::Run(const std::vector<SeedKernel>& seeds
     absl::StatusOr<bool> go_on = OfferSeed(pending_seeds[i], {pending_seeds.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                                                               pending_seeds.end()});
     if (!go_on.ok()) return go_on.status();
-    if (!*go_on) return Summary("interrupted");
+    if (!*go_on) return Stop("interrupted");
   }
   if (coordinator_->archive().best() == nullptr && coordinator_->CheckStop() == StopReason::kNone) {
     return absl::FailedPreconditionError(
@@ -156,9 +159,7 @@ absl::StatusOr<bool> TaskLoop::OfferSeed(const v1::Candidate& seed, const std::v
   if (!unseen.ok()) return unseen.status();
   if (!*unseen) return true;
   if (absl::Status s = records_.Write(State(seed.id())); !s.ok()) return s;
-  if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
-    return false;
-  }
+  if (ShouldStop()) return false;
   std::vector<v1::Candidate> due = {seed};
   due.insert(due.end(), next.begin(), next.end());
   if (absl::Status s = SubmitAhead(due); !s.ok()) return s;
@@ -202,6 +203,34 @@ store::RunState TaskLoop::State(const std::string& in_flight, const std::vector<
   state.set_finalist_done(finalist_done_);
   state.set_plan_done(plan_done_);
   return state;
+}
+
+void TaskLoop::EmitStart() {
+  const v1::Budget& b = task_.budget();
+  Emit({{"type", "start"},
+        {"task", task_.name()},
+        {"resumed", summary_resumed_},
+        {"in_flight", in_flight_},
+        {"evaluations", coordinator_->spent().evaluations()},
+        {"max_evaluations", coordinator_->max_evaluations()},
+        {"max_wall_seconds", b.max_wall_seconds()},
+        {"target_fitness", b.target_fitness()},
+        {"stagnation_evaluations", b.stagnation_evaluations()},
+        {"max_tokens", b.max_tokens()},
+        {"max_money_usd", b.max_money_usd()}});
+}
+
+SearchSummary TaskLoop::Stop(std::string stop_reason) {
+  SearchSummary s = Summary(std::move(stop_reason));
+  Emit({{"type", "stop"},
+        {"task", task_.name()},
+        {"reason", s.stop_reason},
+        {"detail", s.stop_detail},
+        {"evaluations", s.evaluations},
+        {"evaluations_this_call", s.evaluations_this_call},
+        {"best_candidate", s.best_candidate_id},
+        {"best_fitness", s.best_fitness}});
+  return s;
 }
 
 SearchSummary TaskLoop::Summary(std::string stop_reason) const {

@@ -33,6 +33,15 @@
 // evaluation, in the same write. The set's state is stored in every RunState written
 // (RunState.mutator_state) and restored on resume.
 //
+// Events (SearchLoopOptions::events, search_events.h): a start event when the call begins; each
+// mutation (new children once stored, duplicates and failed mutations at once), each committed
+// evaluation (and a failure event for a failed one), each stored finalist attempt, and a stop event
+// when the call returns a summary, each after the store write it describes. Stopping
+// (SearchLoopOptions::stop_requested) is checked before each evaluation, plan and finalist attempt:
+// the call then returns stop_reason "interrupted" with nothing half written, as at
+// stop_after_evaluations. A target fitness reached (Budget.target_fitness) stops the search with
+// stop_reason "target_fitness" (DONE).
+//
 // Errors: absl::Status from the store, the coordinator or the mutator's seeding; InvalidArgument for
 // two mutators that keep state (MutatorSet::Create), or when the
 // run holds a task of this name with other content (SameTaskContent, population_store.h: a moved task file is the
@@ -51,6 +60,7 @@
 #include "coordinator/search/candidate_evaluator.h"
 #include "coordinator/search/evaluation_pipeline.h"
 #include "coordinator/search/mutator.h"
+#include "coordinator/search/search_events.h"
 #include "kernels/seed_library.h"
 #include "mutators/builtin/builtin_mutator.h"
 #include "population_store/population_store.h"
@@ -140,6 +150,14 @@ struct SearchLoopOptions {
   EvaluationPipeline* pipeline = nullptr;
   // Safety net against a loop that makes no progress (plans refused over and over).
   int64_t max_steps = 1000000;
+  // Where the loop's events go (search_events.h: each evaluation, mutation, failure, finalist attempt
+  // and stop, after the store write it describes); not owned, outlives the call. Null: none.
+  EventSink* events = nullptr;
+  // Asked before each evaluation, each finalist attempt and each new plan: true stops the call at that
+  // point (stop_reason "interrupted", as stop_after_evaluations does: what is in flight is evaluated
+  // first by the next call; jobs already submitted ahead are made again then). A signal's safe point
+  // (`sparseditto search` on SIGINT/SIGTERM). Called on the calling thread; may be empty.
+  std::function<bool()> stop_requested;
   // Called after each committed evaluation, on the calling thread; may be empty. It may read the store.
   std::function<void(const SearchProgress&)> on_evaluation;
   // Called before each finalist attempt, on the calling thread; may be empty.

@@ -21,7 +21,11 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
   while (true) {
     // Top up: new children until the window is full, never past the evaluations left.
     std::vector<v1::Candidate> fresh;
-    while (coordinator_->CheckStop() == StopReason::kNone) {
+    std::vector<EventJson> news;  // the mutation events of `fresh`, told once they are stored
+    // A stop asked for plans nothing into an empty window (a model's call can take minutes); a window
+    // begun is topped up as an uninterrupted run would, so the resumed run plans from the same point.
+    const bool stop_before_planning = queue.empty() && options_.stop_requested && options_.stop_requested();
+    while (!stop_before_planning && coordinator_->CheckStop() == StopReason::kNone) {
       const int64_t left = std::min(coordinator_->max_evaluations() - coordinator_->spent().evaluations(),
                                     EvaluationsLeftInWall());
       const int64_t held = static_cast<int64_t>(queue.size() + fresh.size());
@@ -35,7 +39,10 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
       Mutator& mutator = mutators_->For(plan->mutator_kind);
       absl::StatusOr<Proposal> proposal = Propose(mutator, *plan);
       if (!proposal.ok()) return proposal.status();
+      std::vector<std::string> parents = {plan->parent_id};
+      if (!plan->mate_id.empty()) parents.push_back(plan->mate_id);
       if (!proposal->child.has_value()) {
+        Emit(MutationEvent(task_.name(), parents, plan->mutator, nullptr, "failed", proposal->why));
         coordinator_->RecordFailedMutation();
         // An answer that is not replayed (a model's) is lost unless its failure is stored now.
         if (!mutator.Replayable()) {
@@ -51,21 +58,28 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
       pending.insert(pending.end(), fresh.begin(), fresh.end());
       absl::StatusOr<bool> is_new = RegisterOrReuse(child, pending);
       if (!is_new.ok()) return is_new.status();
-      if (*is_new) fresh.push_back(std::move(child));
+      if (*is_new) {
+        news.push_back(MutationEvent(task_.name(), parents, plan->mutator, &child, "new", ""));
+        fresh.push_back(std::move(child));
+      } else {
+        Emit(MutationEvent(task_.name(), parents, plan->mutator, &child, "duplicate",
+                           "the same source as a candidate evaluated before; its result is reused"));
+      }
     }
     if (!fresh.empty()) {
       for (const v1::Candidate& c : fresh) candidates_[c.id()] = c;
       queue.insert(queue.end(), fresh.begin(), fresh.end());
       if (absl::Status s = records_.CommitCandidates(fresh, State(queue[0].id(), Rest(queue, 1))); !s.ok()) return s;
+      for (EventJson& event : news) Emit(std::move(event));  // after the write that stored the children
+      news.clear();
       if (window > 1) pipeline_.Hint(task_, fresh);
     }
     if (queue.empty()) {
       if (coordinator_->CheckStop() != StopReason::kNone) break;
+      if (options_.stop_requested && options_.stop_requested()) return Stop("interrupted");
       continue;
     }
-    if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) {
-      return Summary("interrupted");  // the queue is in flight as committed last
-    }
+    if (ShouldStop()) return Stop("interrupted");  // the queue is in flight as committed last
     if (absl::Status s = SubmitAhead(queue); !s.ok()) return s;
     const v1::Candidate head = queue.front();
     queue.erase(queue.begin());
@@ -140,6 +154,12 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
   if (absl::Status s = records_.CommitEvaluation(result, after); !s.ok()) return s;
   bars_.erase(candidate.id());
   NoteElite(result);
+  if (options_.events != nullptr) {
+    const coordinator::Elite* best = coordinator_->archive().best();
+    Emit(EvaluationEvent(task_.name(), candidate, result, std::chrono::duration<double>(now - asked).count(),
+                         coordinator_->spent().evaluations(), best == nullptr ? 0 : best->fitness()));
+    Emit(FailureEvent(task_.name(), result));
+  }
   if (options_.on_evaluation) {
     SearchProgress progress;
     progress.task_name = task_.name();

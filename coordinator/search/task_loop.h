@@ -75,6 +75,20 @@ class TaskLoop {
 
   // This call's summary (RecordedSummary, run_records.h, with this call's counters and findings).
   SearchSummary Summary(std::string stop_reason) const;
+  // The start event: resumed or not, the budgets in force.
+  void EmitStart();
+  // Summary(stop_reason), told to options.events as the task's stop event.
+  SearchSummary Stop(std::string stop_reason);
+
+  // Tells options.events (when set) of `event`.
+  void Emit(EventJson event) {
+    if (options_.events != nullptr && !event.is_null()) options_.events->Emit(std::move(event));
+  }
+  // options.stop_after_evaluations reached, or options.stop_requested says stop: the call ends here.
+  bool ShouldStop() const {
+    if (options_.stop_after_evaluations > 0 && evaluations_this_call_ >= options_.stop_after_evaluations) return true;
+    return options_.stop_requested && options_.stop_requested();
+  }
 
   // The mutation loop over a sliding window of W = BatchSize() children: before each evaluation the
   // window is topped up with new children (planned from the results reported so far, at most the
