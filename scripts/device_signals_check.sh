@@ -17,7 +17,8 @@ opts=(${SEARCH_OPTIONS:---compile-ahead 8 --finalists 1 --confirm-rounds 0} --ma
 export PATH="/usr/local/cuda/bin:$PATH"
 mkdir -p "$out"
 events="$out/runs/sigcheck/events.jsonl"
-count() { grep -c '"type":"evaluation"' "$events" 2>/dev/null || echo 0; }
+# grep -c prints 0 and fails when nothing matches, so no `|| echo 0` (that gave "0\n0").
+count() { local c; c=$(grep -c '"type":"evaluation"' "$events" 2>/dev/null); echo "${c:-0}"; }
 
 "$B" search "$task" "${opts[@]}" > "$out/first.out" 2> "$out/first.err" &
 search=$!

@@ -144,9 +144,13 @@ TEST_F(CoordinatorHttpTest, AJsonTaskSubmittedStreamedPolledToDoneAndExported) {
   ASSERT_TRUE(exported);
   ASSERT_EQ(exported->status, 200) << exported->body;
   const json files = json::parse(exported->body)["files"];
-  ASSERT_EQ(files.size(), 1u) << exported->body;
+  // What `export` writes for a task (coordinator/search/export_wrapper.h): the kernel with its per-task
+  // entries, their declarations and the build script; the client adds the ABI headers of its own install.
+  ASSERT_EQ(files.size(), 3u) << exported->body;
   EXPECT_EQ(files[0]["name"], "tiny.cu");
-  EXPECT_THAT(files[0]["content"].get<std::string>(), HasSubstr("tiny"));
+  EXPECT_THAT(files[0]["content"].get<std::string>(), HasSubstr("SPARSEDITTO_EXPORT int tiny_prepare("));
+  EXPECT_EQ(files[1]["name"], "tiny.h");
+  EXPECT_EQ(files[2]["name"], "build.sh");
 
   // One run, whichever door: the gRPC client reads it, and a second submission of its name is 409.
   testing_support::ShellOutcome grpc_status = testing_support::RunShell(
