@@ -116,17 +116,20 @@ absl::StatusOr<std::vector<SeedKernel>> LoadSeedLibrary(const std::string& dir) 
   return seeds;
 }
 
+bool ArchBuildsFor(const std::vector<std::string>& declared, const std::string& target) {
+  if (std::find(declared.begin(), declared.end(), target) != declared.end()) return true;
+  const bool arch_specific = target.size() > 1 && target.back() == 'a';
+  const std::string base = arch_specific ? target.substr(0, target.size() - 1) : std::string();
+  return arch_specific && std::find(declared.begin(), declared.end(), base) != declared.end();
+}
+
 bool SeedAppliesTo(const SeedKernel& seed, const v1::Task& task) {
   auto has = [](const auto& list, const auto& value) {
     return std::find(list.begin(), list.end(), value) != list.end();
   };
   if (!has(seed.families, task.pattern().family()) || !has(seed.dtypes, task.dtype())) return false;
   for (const std::string& arch : task.arch()) {
-    // An arch-specific target (sm_90a) is its base arch plus instructions only that chip has (wgmma,
-    // setmaxnreg): a seed for the base arch builds for it.
-    const bool arch_specific = arch.size() > 1 && arch.back() == 'a';
-    const bool covered = has(seed.archs, arch) || (arch_specific && has(seed.archs, arch.substr(0, arch.size() - 1)));
-    if (!covered) return false;
+    if (!ArchBuildsFor(seed.archs, arch)) return false;
   }
   const v1::PatternSpec& p = task.pattern();
   if (p.family() == v1::PATTERN_FAMILY_BLOCK && !seed.block_sizes.empty()) {

@@ -34,6 +34,11 @@ absl::StatusOr<SeedKernel> ParseSeed(std::string name, std::string source);
 // Every *.cu in `dir`, sorted by name. Errors: NotFound (no such folder), or the first ParseSeed error.
 absl::StatusOr<std::vector<SeedKernel>> LoadSeedLibrary(const std::string& dir);
 
+// True when code declared for `declared` archs builds for `target`: `target` is listed, or it is an
+// arch-specific target (sm_90a: its base arch plus instructions only that chip has, wgmma, setmaxnreg)
+// whose base arch (sm_90) is listed. The one rule for seeds (SeedAppliesTo) and plans (plan_stage.h).
+bool ArchBuildsFor(const std::vector<std::string>& declared, const std::string& target);
+
 // True when the seed declares the task's family, dtype, every arch of the task (a seed for a base arch
 // also covers its arch-specific target: sm_90 covers sm_90a), and (for BLOCK and N:M) its block size and
 // n:m. A FILE task matches seeds that list `file`.

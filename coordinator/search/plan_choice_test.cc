@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "fmt/format.h"
+#include "coordinator/testing/timed_result.h"
 #include "gtest/gtest.h"
 
 namespace sparseditto {
@@ -15,25 +16,7 @@ namespace {
 constexpr int64_t kTop = std::numeric_limits<int64_t>::max();
 const std::vector<int64_t> kTaskN = {2048, 16, 128};  // any order
 
-// A result timed at each (n, ms), the baseline at `baseline_ms` everywhere.
-v1::EvalResult Result(const std::string& id, double fitness, const std::vector<std::pair<int64_t, double>>& times,
-                      v1::FailureCategory failure = v1::FAILURE_CATEGORY_NONE, double baseline_ms = 1.0) {
-  v1::EvalResult r;
-  r.set_candidate_id(id);
-  r.set_fitness(fitness);
-  r.set_failure(failure);
-  r.set_stage_reached(v1::EVAL_STAGE_DONE);
-  for (const auto& [n, ms] : times) {
-    v1::TimingStats* t = r.add_timings();
-    t->set_n(n);
-    t->set_median_ms(ms);
-    v1::BaselineTime* b = (*r.mutable_baselines())[n].add_baselines();
-    b->set_name("cublas_dense");
-    b->set_available(true);
-    b->mutable_timing()->set_median_ms(baseline_ms);
-  }
-  return r;
-}
+using testing::TimedResult;
 
 struct Case {
   std::string what;
@@ -45,37 +28,37 @@ struct Case {
 TEST(PlanChoiceTest, PicksTheFastestPerNAndMergesWinsIntoVariants) {
   const std::vector<Case> cases = {
       {"a wins the small n, b the large",
-       {Result("a", 1.5, {{16, 0.5}, {128, 0.5}, {2048, 2.0}}), Result("b", 1.2, {{16, 1.0}, {128, 1.0}, {2048, 0.25}})},
+       {TimedResult("a", 1.5, {{16, 0.5}, {128, 0.5}, {2048, 2.0}}), TimedResult("b", 1.2, {{16, 1.0}, {128, 1.0}, {2048, 0.25}})},
        {{"a", {{1, 128}}}, {"b", {{129, kTop}}}},
        std::cbrt(2.0 * 2.0 * 4.0)},
       {"a wins two n that are not neighbours: one variant, two ranges",
-       {Result("a", 1.5, {{16, 0.5}, {128, 2.0}, {2048, 0.5}}), Result("b", 1.2, {{16, 1.0}, {128, 0.5}, {2048, 1.0}})},
+       {TimedResult("a", 1.5, {{16, 0.5}, {128, 2.0}, {2048, 0.5}}), TimedResult("b", 1.2, {{16, 1.0}, {128, 0.5}, {2048, 1.0}})},
        {{"a", {{1, 16}, {129, kTop}}}, {"b", {{17, 128}}}},
        2.0},
       {"a tie goes to the higher fitness",
-       {Result("a", 1.1, {{16, 0.5}, {128, 1.0}, {2048, 2.0}}), Result("b", 1.3, {{16, 1.0}, {128, 1.0}, {2048, 0.5}})},
+       {TimedResult("a", 1.1, {{16, 0.5}, {128, 1.0}, {2048, 2.0}}), TimedResult("b", 1.3, {{16, 1.0}, {128, 1.0}, {2048, 0.5}})},
        {{"a", {{1, 16}}}, {"b", {{17, kTop}}}},
        std::cbrt(2.0 * 1.0 * 2.0)},
       {"a tie of equal fitness goes to the smaller id",
-       {Result("b", 1.0, {{16, 1.0}, {128, 1.0}, {2048, 0.5}}), Result("a", 1.0, {{16, 0.5}, {128, 1.0}, {2048, 2.0}})},
+       {TimedResult("b", 1.0, {{16, 1.0}, {128, 1.0}, {2048, 0.5}}), TimedResult("a", 1.0, {{16, 0.5}, {128, 1.0}, {2048, 2.0}})},
        {{"a", {{1, 128}}}, {"b", {{129, kTop}}}},
        std::cbrt(2.0 * 1.0 * 2.0)},
       {"a candidate missing an n does not serve it",
-       {Result("a", 2.0, {{16, 0.5}, {128, 0.5}}), Result("b", 0.9, {{16, 1.0}, {128, 1.0}, {2048, 1.0}})},
+       {TimedResult("a", 2.0, {{16, 0.5}, {128, 0.5}}), TimedResult("b", 0.9, {{16, 1.0}, {128, 1.0}, {2048, 1.0}})},
        {{"a", {{1, 128}}}, {"b", {{129, kTop}}}},
        std::cbrt(2.0 * 2.0 * 1.0)},
       {"a wrong candidate competes nowhere; a slower one does",
-       {Result("fast-but-wrong", 0, {{16, 0.01}, {128, 0.01}, {2048, 0.01}}, v1::FAILURE_CATEGORY_WRONG),
-        Result("a", 1.1, {{16, 0.5}, {128, 0.5}, {2048, 2.0}}),
-        Result("slow", 0.8, {{16, 4.0}, {128, 4.0}, {2048, 1.0}}, v1::FAILURE_CATEGORY_SLOWER)},
+       {TimedResult("fast-but-wrong", 0, {{16, 0.01}, {128, 0.01}, {2048, 0.01}}, v1::FAILURE_CATEGORY_WRONG),
+        TimedResult("a", 1.1, {{16, 0.5}, {128, 0.5}, {2048, 2.0}}),
+        TimedResult("slow", 0.8, {{16, 4.0}, {128, 4.0}, {2048, 1.0}}, v1::FAILURE_CATEGORY_SLOWER)},
        {{"a", {{1, 128}}}, {"slow", {{129, kTop}}}},
        std::cbrt(2.0 * 2.0 * 1.0)},
       {"one candidate fastest at every n: no plan needed",
-       {Result("a", 2.0, {{16, 0.5}, {128, 0.5}, {2048, 0.5}}), Result("b", 1.0, {{16, 1.0}, {128, 1.0}, {2048, 1.0}})},
+       {TimedResult("a", 2.0, {{16, 0.5}, {128, 0.5}, {2048, 0.5}}), TimedResult("b", 1.0, {{16, 1.0}, {128, 1.0}, {2048, 1.0}})},
        {},
        0},
       {"an n nobody timed: no plan",
-       {Result("a", 2.0, {{16, 0.5}, {128, 2.0}}), Result("b", 1.0, {{16, 1.0}, {128, 1.0}})},
+       {TimedResult("a", 2.0, {{16, 0.5}, {128, 2.0}}), TimedResult("b", 1.0, {{16, 1.0}, {128, 1.0}})},
        {},
        0},
       {"no results", {}, {}, 0},
@@ -100,12 +83,12 @@ TEST(PlanChoiceTest, PicksTheFastestPerNAndMergesWinsIntoVariants) {
 }
 
 TEST(PlanChoiceTest, NoTaskNNoPlan) {
-  EXPECT_FALSE(ChoosePlan({}, {Result("a", 1, {{16, 1.0}}), Result("b", 1, {{16, 0.5}})}).has_value());
+  EXPECT_FALSE(ChoosePlan({}, {TimedResult("a", 1, {{16, 1.0}}), TimedResult("b", 1, {{16, 0.5}})}).has_value());
 }
 
 TEST(PlanChoiceTest, DescribesTheVariantsAndThePrediction) {
   const std::optional<PlanChoice> plan = ChoosePlan(
-      {16, 128}, {Result("a", 1, {{16, 0.5}, {128, 2.0}}), Result("b", 1, {{16, 1.0}, {128, 1.0}})});
+      {16, 128}, {TimedResult("a", 1, {{16, 0.5}, {128, 2.0}}), TimedResult("b", 1, {{16, 1.0}, {128, 1.0}})});
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(DescribePlan(*plan), std::string("a n 1-16, b n 17 and up (predicted fitness 1.414)"));
 }

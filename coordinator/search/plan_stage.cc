@@ -4,6 +4,7 @@
 #include <set>
 
 #include "fmt/format.h"
+#include "kernels/seed_library.h"
 #include "mutators/builtin/source_hash.h"
 #include "mutators/plan/plan_composer.h"
 
@@ -36,7 +37,7 @@ absl::StatusOr<std::optional<PlanProposal>> ProposePlan(const v1::Task& task,
   PlanProposal proposal;
   v1::Candidate& plan = proposal.candidate;
   std::vector<PlanVariant> variants;
-  std::optional<std::set<std::string>> archs;  // nullopt: every arch so far
+  std::vector<std::vector<std::string>> variant_archs;  // of the variants that name archs
   int32_t generation = 0;
   for (const PlanVariantChoice& v : choice->variants) {
     const v1::Candidate& parent = candidates.at(v.candidate_id);
@@ -44,15 +45,20 @@ absl::StatusOr<std::optional<PlanProposal>> ProposePlan(const v1::Task& task,
                         .serves = v.serves});
     plan.add_parent_ids(parent.id());
     generation = std::max(generation, parent.generation() + 1);
-    if (parent.archs().empty()) continue;
-    const std::set<std::string> own(parent.archs().begin(), parent.archs().end());
-    if (!archs.has_value()) {
-      archs = own;
-    } else {
-      std::erase_if(*archs, [&](const std::string& a) { return !own.contains(a); });
-    }
+    if (!parent.archs().empty()) variant_archs.emplace_back(parent.archs().begin(), parent.archs().end());
   }
-  if (archs.has_value() && archs->empty()) {
+  // The plan builds for an arch when every variant does, by the seeds' rule (a variant for sm_90 builds
+  // for sm_90a): the task's archs where it has them, else the archs the variants name.
+  std::set<std::string> targets(task.arch().begin(), task.arch().end());
+  if (targets.empty()) {
+    for (const std::vector<std::string>& own : variant_archs) targets.insert(own.begin(), own.end());
+  }
+  std::erase_if(targets, [&](const std::string& target) {
+    return std::any_of(variant_archs.begin(), variant_archs.end(),
+                       [&](const std::vector<std::string>& own) { return !ArchBuildsFor(own, target); });
+  });
+  const bool all_archs = variant_archs.empty();  // no variant names an arch: the plan names none either
+  if (!all_archs && targets.empty()) {
     *why = fmt::format("no plan: the variants of {} share no arch", DescribePlan(*choice));
     return std::nullopt;
   }
@@ -68,8 +74,8 @@ absl::StatusOr<std::optional<PlanProposal>> ProposePlan(const v1::Task& task,
   plan.set_mutator(kPlanMutatorName);
   plan.set_seed_name(kPlanSeedName);
   plan.set_generation(generation);
-  if (archs.has_value()) {
-    for (const std::string& a : *archs) plan.add_archs(a);
+  if (!all_archs) {
+    for (const std::string& a : targets) plan.add_archs(a);
   }
   *why = DescribePlan(*choice);
   proposal.choice = *std::move(choice);

@@ -26,8 +26,9 @@ inline constexpr char kPlanMutatorName[] = "plan";
 
 struct PlanProposal {
   // Source, source hash, parents (the variants, in the plan's order), operator PLAN, mutator and seed
-  // name "plan", generation one past its parents', archs those every variant claims (empty when all
-  // claim all). No id, island or creation time: the loop stamps them.
+  // name "plan", generation one past its parents', archs: the task's archs every variant builds for
+  // (ArchBuildsFor: a variant for sm_90 builds for sm_90a; empty when no variant names an arch). No id,
+  // island or creation time: the loop stamps them.
   v1::Candidate candidate;
   PlanChoice choice;
 };
