@@ -78,6 +78,11 @@ void ConfirmTask(const PopulationStore& store, const std::string& run, const std
   const std::string text = DescribeConfirmation(*confirmed);
   say(fmt::format("{}: {}", task_name, text));
   std::ofstream(std::filesystem::path(run_dir) / (task_name + ".confirmation.txt")) << text << "\n";
+  // The same as numbers, for `status --json` and the report (report/run_facts.h).
+  const std::string numbers = (std::filesystem::path(run_dir) / (task_name + ".confirmation.json")).string();
+  if (absl::Status s = WriteFileAtomically(numbers, ConfirmationToJson(*confirmed) + "\n"); !s.ok()) {
+    spdlog::warn("{}: the confirmation's numbers not kept: {}", task_name, std::string(s.message()));
+  }
 }
 
 }  // namespace

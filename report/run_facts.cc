@@ -25,6 +25,24 @@ std::string ReadConfirmation(const std::string& run_dir, const std::string& task
   return text;
 }
 
+// <run>/<task>.confirmation.json, at most 64 KiB; nullopt when absent. A file that is not a confirmation
+// is said in `errors` (the rest of the facts stand).
+std::optional<Confirmation> ReadConfirmationNumbers(const std::string& run_dir, const std::string& task_name,
+                                                    std::vector<std::string>* errors) {
+  const std::filesystem::path path = std::filesystem::path(run_dir) / (task_name + ".confirmation.json");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text(64 * 1024, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  absl::StatusOr<Confirmation> numbers = ConfirmationFromJson(text);
+  if (!numbers.ok()) {
+    errors->push_back(fmt::format("task {}: {}: {}", task_name, path.string(), std::string(numbers.status().message())));
+    return std::nullopt;
+  }
+  return *std::move(numbers);
+}
+
 // Numbers the evaluated candidates in the order their results were stored and sets their wall time.
 void OrderEvaluations(int64_t run_created_unix_ms, std::vector<CandidateFacts>& candidates) {
   std::vector<CandidateFacts*> evaluated;
@@ -154,6 +172,7 @@ RunFacts ReadRunFacts(const PopulationStore& store, const store::RunRecord& reco
       run.errors.push_back(fmt::format("task {}: {}", task.name(), std::string(t.status().message())));
       continue;
     }
+    t->confirmation = ReadConfirmationNumbers(run_dir, task.name(), &run.errors);
     run.tasks.push_back(*std::move(t));
   }
   return run;

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "coordinator.pb.h"
+#include "coordinator/search/confirmation.h"
 #include "coordinator/search/stored_search.h"
 #include "population_store/population_store.h"
 #include "store.pb.h"
@@ -63,6 +64,9 @@ struct TaskFacts {
   // <run>/<task>.confirmation.txt (the confirmation stage's words, which only that file holds); empty
   // when the stage has not run.
   std::string confirmation_text;
+  // <run>/<task>.confirmation.json: the same as numbers; nullopt when the stage has not run, the run
+  // predates the file, or the file is not a confirmation (named in RunFacts::errors).
+  std::optional<Confirmation> confirmation;
   std::vector<CandidateFacts> candidates;   // in store order
 
   // The candidate with this id, or null.

@@ -34,6 +34,10 @@ json TaskJson(const TaskFacts& t) {
   }
   j["finalists"] = {{"done", t.finalist_done}, {"text", t.finalists_text}, {"attempts", attempts}};
   j["confirmation"] = t.confirmation_text.empty() ? json(nullptr) : json{{"text", t.confirmation_text}};
+  if (t.confirmation.has_value()) {  // the numbers, when the run kept them (report/run_facts.h)
+    if (j["confirmation"].is_null()) j["confirmation"] = json::object();
+    j["confirmation"]["numbers"] = json::parse(ConfirmationToJson(*t.confirmation));
+  }
   return j;
 }
 

@@ -15,7 +15,8 @@
 //     rejected, internal, "not evaluated"),
 //     best ({candidate_id, fitness} or null: none correct yet),
 //     finalists {done, text, attempts [{candidate_id, passed, outcome, detail}]},
-//     confirmation ({text} or null: the confirmation stage's words, when it ran)
+//     confirmation ({text, numbers} or null: the confirmation stage's words, when it ran, and its numbers
+//       as coordinator/search/confirmation.h ConfirmationToJson writes them, when the run kept them)
 //   errors[]          "task NAME: why" for each task that could not be read
 // Text from the store (details, provenance) is untrusted; invalid UTF-8 is replaced by U+FFFD.
 // Thread-safety: pure functions.

@@ -2,6 +2,9 @@
 // temporary folder: a task never started, provenance that is not JSON, text that is not UTF-8 inside it.
 #include "report/status_json.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include "gtest/gtest.h"
 #include "population_store/population_store.h"
 #include "tests/testing/temp_folder.h"
@@ -46,6 +49,36 @@ TEST(StatusJsonTest, ATaskNeverStartedAndProvenanceThatIsNotJson) {
     EXPECT_TRUE(t["outcomes"].empty());
     EXPECT_TRUE(doc["errors"].empty());
   }
+  // The confirmation's words and numbers (cli/search_common.cc keeps both beside the run) reach the document
+  // as they are; a numbers file that is not a confirmation is named in errors and the rest stands.
+  Confirmation confirmed;
+  confirmed.rounds = 2;
+  confirmed.subjects = {{.role = "result", .candidate_id = "t.000003", .rounds_correct = 2, .fitness_median = 1.2,
+                         .fitness_low = 1.1, .fitness_high = 1.3}};
+  confirmed.ratio_rounds = 2;
+  confirmed.ratio_median = 1.15;
+  {
+    std::ofstream(dir / "t.confirmation.txt") << "confirmed over 2 rounds\n";
+    std::ofstream(dir / "t.confirmation.json") << ConfirmationToJson(confirmed);
+    const nlohmann::json doc = StatusJson(ReadRunFacts(**store, run, {task}, dir.path().string()));
+    const nlohmann::json& c = doc["tasks"][0]["confirmation"];
+    EXPECT_EQ(c["text"], "confirmed over 2 rounds");
+    EXPECT_EQ(c["numbers"]["rounds"], 2);
+    EXPECT_EQ(c["numbers"]["subjects"][0]["candidate_id"], "t.000003");
+    EXPECT_DOUBLE_EQ(c["numbers"]["ratio"]["median"].get<double>(), 1.15);
+    EXPECT_TRUE(doc["errors"].empty()) << doc["errors"];
+  }
+  {
+    std::ofstream(dir / "t.confirmation.json") << R"({"rounds": "two"})";
+    const nlohmann::json doc = StatusJson(ReadRunFacts(**store, run, {task}, dir.path().string()));
+    EXPECT_EQ(doc["tasks"][0]["confirmation"]["text"], "confirmed over 2 rounds");
+    EXPECT_FALSE(doc["tasks"][0]["confirmation"].contains("numbers"));
+    ASSERT_EQ(doc["errors"].size(), 1u);
+    EXPECT_NE(doc["errors"][0].get<std::string>().find("t.confirmation.json: confirmation: field rounds"),
+              std::string::npos) << doc["errors"];
+  }
+  std::filesystem::remove(dir / "t.confirmation.json");
+
   // A task the store does not hold is named in errors; the document is still whole.
   v1::Task missing = task;
   missing.set_name("missing");

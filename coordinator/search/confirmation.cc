@@ -6,6 +6,7 @@
 #include "common/shared_gpu.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
+#include "nlohmann/json.hpp"
 
 namespace sparseditto {
 namespace {
@@ -125,6 +126,59 @@ std::string DescribeConfirmation(const Confirmation& c) {
     }
   }
   return out;
+}
+
+std::string ConfirmationToJson(const Confirmation& c) {
+  nlohmann::json subjects = nlohmann::json::array();
+  for (const ConfirmedCandidate& s : c.subjects) {
+    subjects.push_back({{"role", s.role}, {"candidate_id", s.candidate_id}, {"rounds_correct", s.rounds_correct},
+                        {"fitness_median", s.fitness_median}, {"fitness_low", s.fitness_low},
+                        {"fitness_high", s.fitness_high}, {"failure", s.failure}, {"shared_gpu", s.shared_gpu}});
+  }
+  const nlohmann::json doc = {
+      {"rounds", c.rounds},
+      {"subjects", subjects},
+      {"ratio", {{"rounds", c.ratio_rounds}, {"median", c.ratio_median}, {"low", c.ratio_low}, {"high", c.ratio_high}}}};
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+absl::StatusOr<Confirmation> ConfirmationFromJson(const std::string& text) {
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return absl::InvalidArgumentError("confirmation: not a JSON object");
+  std::string field;  // the one being read, for the error
+  try {
+    Confirmation c;
+    field = "rounds";
+    c.rounds = doc.at("rounds").get<int>();
+    field = "subjects";
+    for (const nlohmann::json& s : doc.at("subjects")) {
+      ConfirmedCandidate one;
+      field = "subjects[].role";
+      one.role = s.at("role").get<std::string>();
+      field = "subjects[].candidate_id";
+      one.candidate_id = s.at("candidate_id").get<std::string>();
+      field = "subjects[].rounds_correct";
+      one.rounds_correct = s.at("rounds_correct").get<int>();
+      field = "subjects[].fitness_median/low/high";
+      one.fitness_median = s.at("fitness_median").get<double>();
+      one.fitness_low = s.at("fitness_low").get<double>();
+      one.fitness_high = s.at("fitness_high").get<double>();
+      field = "subjects[].failure";
+      one.failure = s.at("failure").get<std::string>();
+      field = "subjects[].shared_gpu";
+      one.shared_gpu = s.at("shared_gpu").get<bool>();
+      c.subjects.push_back(std::move(one));
+    }
+    field = "ratio";
+    const nlohmann::json& r = doc.at("ratio");
+    c.ratio_rounds = r.at("rounds").get<int>();
+    c.ratio_median = r.at("median").get<double>();
+    c.ratio_low = r.at("low").get<double>();
+    c.ratio_high = r.at("high").get<double>();
+    return c;
+  } catch (const nlohmann::json::exception&) {  // missing or of the wrong type; not thrown past here
+    return absl::InvalidArgumentError(fmt::format("confirmation: field {} missing or of the wrong type", field));
+  }
 }
 
 }  // namespace sparseditto

@@ -73,4 +73,13 @@ absl::StatusOr<Confirmation> ConfirmSubjects(CandidateEvaluator& evaluator, cons
 // failure notes.
 std::string DescribeConfirmation(const Confirmation& confirmation);
 
+// The numbers of a confirmation as one JSON document (kept as <run>/<task>.confirmation.json beside the
+// words, so that `status --json` and the report give the median and range as numbers):
+//   {"rounds", "subjects": [{"role", "candidate_id", "rounds_correct", "fitness_median", "fitness_low",
+//    "fitness_high", "failure", "shared_gpu"}], "ratio": {"rounds", "median", "low", "high"}}
+std::string ConfirmationToJson(const Confirmation& confirmation);
+// The inverse. InvalidArgument naming the field when `text` is not such a document (a file written by
+// another version or by hand). Thread-safe.
+absl::StatusOr<Confirmation> ConfirmationFromJson(const std::string& text);
+
 }  // namespace sparseditto

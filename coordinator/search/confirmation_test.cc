@@ -121,5 +121,46 @@ TEST(ConfirmationTest, SubjectsOfASearchAreItsBestAndItsBestSeed) {
   EXPECT_NE((*subjects)[0].candidate.operator_(), v1::MUTATION_OPERATOR_SEED);
 }
 
+TEST(ConfirmationTest, NumbersGoToJsonAndBackAndABadFileIsNamed) {
+  Confirmation c;
+  c.rounds = 3;
+  c.subjects = {{.role = "result", .candidate_id = "t.000009", .rounds_correct = 3, .fitness_median = 1.1,
+                 .fitness_low = 1.05, .fitness_high = 1.2},
+                {.role = "best seed", .candidate_id = "t.000002", .rounds_correct = 2, .fitness_median = 1.0,
+                 .fitness_low = 0.9, .fitness_high = 1.01, .failure = "WRONG: n=16 \xFF", .shared_gpu = true}};
+  c.ratio_rounds = 2;
+  c.ratio_median = 1.1;
+  c.ratio_low = 1.04;
+  c.ratio_high = 1.2;
+  absl::StatusOr<Confirmation> back = ConfirmationFromJson(ConfirmationToJson(c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->rounds, 3);
+  ASSERT_EQ(back->subjects.size(), 2u);
+  EXPECT_EQ(back->subjects[1].candidate_id, "t.000002");
+  EXPECT_EQ(back->subjects[1].rounds_correct, 2);
+  EXPECT_DOUBLE_EQ(back->subjects[0].fitness_high, 1.2);
+  EXPECT_TRUE(back->subjects[1].shared_gpu);
+  EXPECT_EQ(back->subjects[1].failure, "WRONG: n=16 \xEF\xBF\xBD") << "bytes that are not UTF-8 replaced";
+  EXPECT_EQ(back->ratio_rounds, 2);
+  EXPECT_DOUBLE_EQ(back->ratio_low, 1.04);
+
+  const struct {
+    std::string text, want;
+  } bad[] = {
+      {"", "not a JSON object"},
+      {"[1]", "not a JSON object"},
+      {R"({"subjects": [], "ratio": {}})", "field rounds"},
+      {R"({"rounds": "3", "subjects": [], "ratio": {}})", "field rounds"},
+      {R"({"rounds": 1, "subjects": [{"role": "result"}], "ratio": {}})", "field subjects[].candidate_id"},
+      {R"({"rounds": 1, "subjects": [], "ratio": {"rounds": 1}})", "field ratio"},
+  };
+  for (const auto& b : bad) {
+    absl::StatusOr<Confirmation> parsed = ConfirmationFromJson(b.text);
+    ASSERT_FALSE(parsed.ok()) << b.text;
+    EXPECT_NE(std::string(parsed.status().message()).find(b.want), std::string::npos)
+        << b.text << ": " << parsed.status();
+  }
+}
+
 }  // namespace
 }  // namespace sparseditto
