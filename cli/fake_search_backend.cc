@@ -37,6 +37,9 @@ class FakeBackend final : public SearchBackend {
   CandidateEvaluator& evaluator() override { return evaluator_; }
   EvaluationPipeline& pipeline() override { return pipeline_; }
   size_t evaluators() override { return 1; }
+  std::string fake_evaluator_note() const override {
+    return "SPARSEDITTO_FAKE_EVALUATOR_MS was set: the tests' fake evaluator scored this run, nothing ran on a GPU";
+  }
 
  private:
   SlowFakeEvaluator evaluator_;

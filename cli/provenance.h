@@ -16,7 +16,9 @@ namespace sparseditto {
 // `git describe --always --dirty` of the source tree when the build was configured, or "unknown".
 std::string ProjectRevision();
 
-// A JSON object (text): gpu, driver, cuda, nvcc, project_revision, host, mutator_models (per task).
-std::string CollectProvenance(const std::vector<v1::Task>& tasks, const std::string& nvcc);
+// A JSON object (text): gpu, driver, cuda, nvcc, project_revision, host, mutator_models (per task), and
+// fake_evaluator when `fake_evaluator_note` is not empty (a run scored by a test seam, not by a GPU).
+std::string CollectProvenance(const std::vector<v1::Task>& tasks, const std::string& nvcc,
+                              const std::string& fake_evaluator_note = "");
 
 }  // namespace sparseditto

@@ -235,7 +235,7 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
   if (hooks.stop_requested) options.loop.stop_requested = [&hooks] { return !hooks.stop_requested().empty(); };
   options.run_dir = run_dir;
   options.project_revision = ProjectRevision();
-  options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc);
+  options.provenance_json = CollectProvenance(tasks, evaluator_options.compiler.nvcc, (*backend)->fake_evaluator_note());
   options.make_llm = CliLlmFactory(*choice, hooks.model_clients);
   std::string current_task;
   options.on_progress = [&](const SearchProgress& p) {

@@ -62,6 +62,10 @@ class SearchBackend {
   virtual EvaluationPipeline& pipeline() = 0;
   // How many evaluate at once (for the throughput line).
   virtual size_t evaluators() = 0;
+  // Empty for a real evaluator. Otherwise why no fitness of this run was measured on a GPU, kept in the
+  // run's provenance as "fake_evaluator" (status, report and exports show it), so a run made by a test
+  // seam can never pass for a measured one.
+  virtual std::string fake_evaluator_note() const { return ""; }
 };
 
 // Made once the run, its tasks and its store are ready (so a bad task file fails before any GPU or

@@ -152,6 +152,11 @@ TEST_F(SearchSignalsTest, CommandLineBudgetsOverrideTheTaskFileAndAreKeptWithThe
   EXPECT_EQ(events.front().value("type", ""), "start");
   EXPECT_EQ(events.front().value("target_fitness", 0.0), 1.0);
   EXPECT_EQ(events.back().value("reason", ""), "target_fitness");
+  // A run the test seam scored says so in its provenance, so it cannot pass for a measured one.
+  std::ifstream provenance_file(dir() / "runs" / "tiny" / "provenance.json");
+  const json provenance = json::parse(provenance_file, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(provenance.is_object());
+  EXPECT_THAT(provenance.value("fake_evaluator", ""), HasSubstr("nothing ran on a GPU")) << provenance;
 
   auto other = StartSearch(0, {"--target-fitness", "2.0"});
   ASSERT_NE(other, nullptr);

@@ -95,6 +95,13 @@ TEST(KernelExport, HeaderSaysWhatWhereHowFastAndHowToCall) {
   }
   EXPECT_THAT(file, ::testing::Not(HasSubstr("cusparselt_2to4"))) << "unavailable baselines are left out";
   EXPECT_THAT(file, ::testing::Not(HasSubstr("#include \"candidate.h\"")));
+  EXPECT_THAT(file, ::testing::Not(HasSubstr("NOT MEASURED")));
+
+  // A run the tests' fake evaluator scored (cli/fake_search_backend.h) says so in the header.
+  run.set_provenance_json(R"({"gpu": "unknown", "fake_evaluator": "the fake scored this run"})");
+  absl::StatusOr<std::string> faked = ExportedKernel(run, task, best, result, searched);
+  ASSERT_TRUE(faked.ok()) << faked.status();
+  EXPECT_THAT(*faked, HasSubstr("GPU unknown, driver ?, CUDA ?; NOT MEASURED: the fake scored this run"));
 }
 
 // The header says which checks the kernel passed, whether the finalist checks ran, and warns when its times
