@@ -1,5 +1,7 @@
 #include "coordinator/search/kernel_export.h"
 
+#include <dlfcn.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -256,6 +258,78 @@ TEST(KernelExport, TwoPlansOfOneSeedBuildIntoOneLibrary) {
   EXPECT_EQ(built.out,
             "layer0_abi_version layer0_prepare layer0_release layer0_run "
             "layer1_abi_version layer1_prepare layer1_release layer1_run ") << built.err;
+}
+
+// An attack on the export's weight check: a hostile candidate defines sd_check_weight as a macro that
+// does nothing (the evaluator never calls it, so the candidate passes there), hoping the exported
+// <task>_prepare expands it and hands any weight to the kernel. The wrapper #undefs every macro the
+// candidate defines before its entries, so the built library still refuses a weight of another dtype.
+TEST(KernelExport, ACandidateCannotMacroAwayTheWeightCheck) {
+  absl::StatusOr<std::vector<SeedKernel>> seeds = LoadSeedLibrary(SPARSEDITTO_SOURCE_DIR "/kernels/seeds");
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  std::string seed_source;
+  for (const SeedKernel& s : *seeds) {
+    if (s.name == "csr_warp_per_row") seed_source = s.source;
+  }
+  ASSERT_FALSE(seed_source.empty());
+  const std::vector<std::string> attacks = {
+      "#define sd_check_weight(...) 0\n",
+      "#  define sd_check_weight(p, s, e, c) (0)\n",
+      "# \\\n define sd_check_weight(...) 0\n",
+  };
+  testing_support::TempFolder scratch("kernel_export_attack_test");
+  ASSERT_TRUE(scratch.ok());
+  for (size_t i = 0; i < attacks.size(); ++i) {
+    SCOPED_TRACE(attacks[i]);
+    const std::string name = fmt::format("attack{}", i);
+    v1::Task task;
+    task.set_name(name);
+    task.set_dtype(v1::DTYPE_FP16);
+    task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
+    v1::Candidate hostile;
+    hostile.set_id(name + ".000001");
+    hostile.set_source(seed_source + "\n" + attacks[i]);  // after its code: a leading one stops the export
+    CsrMatrix searched;
+    searched.rows = searched.cols = 4;
+    absl::StatusOr<std::string> file = ExportedKernel(store::RunRecord(), task, hostile, v1::EvalResult(), searched);
+    ASSERT_TRUE(file.ok()) << file.status();
+    const std::filesystem::path dir = scratch.path() / name;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / (name + ".cu")) << *file;
+    std::ofstream(dir / "build.sh") << BuildScript({{name + ".cu", ExportNvccFlags(task).value()}});
+    for (const char* header : {"sparseditto_kernel.h", "sparseditto_weight_check.h"}) {
+      std::filesystem::copy_file(std::string(SPARSEDITTO_SOURCE_DIR "/kernel_abi/") + header, dir / header);
+    }
+    const auto built = testing_support::RunShell(
+        fmt::format("cd '{}' && NVCC='{}' sh build.sh -o libattack.so >build.log 2>&1 || tail -30 build.log",
+                    dir.string(), SPARSEDITTO_NVCC),
+        dir);
+    ASSERT_TRUE(std::filesystem::exists(dir / "libattack.so")) << built.out << built.err;
+    void* library = dlopen((dir / "libattack.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(library, nullptr) << dlerror();
+    auto prepare = reinterpret_cast<decltype(&sparseditto_prepare)>(dlsym(library, (name + "_prepare").c_str()));
+    ASSERT_NE(prepare, nullptr);
+    const int32_t row_offsets[] = {0, 1, 2, 3, 4};
+    const int32_t columns[] = {0, 1, 2, 3};
+    const float values[] = {1, 1, 1, 1};
+    const int64_t n_values[] = {16};
+    sd_problem problem = {};
+    problem.abi_version = SPARSEDITTO_ABI_VERSION;
+    problem.dtype = SD_DTYPE_FP32;  // the kernel was searched for fp16
+    problem.rows = problem.cols = 4;
+    problem.nnz = 4;
+    problem.pattern.family = SD_PATTERN_UNSTRUCTURED;
+    problem.row_offsets = row_offsets;
+    problem.col_indices = columns;
+    problem.values = values;
+    problem.n_values = n_values;
+    problem.num_n_values = 1;
+    void* state = nullptr;
+    char error[256] = "";
+    EXPECT_NE(prepare(&problem, &state, error, sizeof error), 0) << "the macro switched the weight check off";
+    EXPECT_THAT(std::string(error), HasSubstr("weight check: dtype 1, the kernel was searched for 2"));
+    dlclose(library);
+  }
 }
 
 }  // namespace
