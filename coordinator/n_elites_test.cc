@@ -8,6 +8,7 @@
 
 #include "coordinator/coordinator.h"
 #include "coordinator/testing/test_util.h"
+#include "coordinator/testing/timed_result.h"
 #include "gtest/gtest.h"
 
 namespace sparseditto {
@@ -29,15 +30,7 @@ v1::EvalResult Timed(const std::string& id, const std::map<int64_t, double>& ms_
   v1::EvalResult r = testing::MakeResult(id, 1.0, failure);
   if (failure != v1::FAILURE_CATEGORY_NONE) r.set_fitness(0);
   r.set_timing_screen(screen);
-  for (const auto& [n, ms] : ms_by_n) {
-    v1::TimingStats* t = r.add_timings();
-    t->set_n(n);
-    t->set_median_ms(ms);
-    v1::BaselineTime* b = (*r.mutable_baselines())[n].add_baselines();
-    b->set_name("cublas_dense");
-    b->set_available(true);
-    b->mutable_timing()->set_median_ms(1.0);
-  }
+  testing::AddTimings(r, {ms_by_n.begin(), ms_by_n.end()});
   return r;
 }
 

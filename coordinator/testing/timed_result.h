@@ -5,18 +5,14 @@
 #include <utility>
 #include <vector>
 
+#include "coordinator/testing/test_util.h"
 #include "eval_result.pb.h"
 
 namespace sparseditto::testing {
 
-inline v1::EvalResult TimedResult(const std::string& id, double fitness,
-                                  const std::vector<std::pair<int64_t, double>>& times,
-                                  v1::FailureCategory failure = v1::FAILURE_CATEGORY_NONE, double baseline_ms = 1.0) {
-  v1::EvalResult r;
-  r.set_candidate_id(id);
-  r.set_fitness(fitness);
-  r.set_failure(failure);
-  r.set_stage_reached(v1::EVAL_STAGE_DONE);
+// Adds a timing at each (n, ms) to `r`, each n against one cublas_dense baseline of `baseline_ms`.
+inline void AddTimings(v1::EvalResult& r, const std::vector<std::pair<int64_t, double>>& times,
+                       double baseline_ms = 1.0) {
   for (const auto& [n, ms] : times) {
     v1::TimingStats* t = r.add_timings();
     t->set_n(n);
@@ -26,6 +22,14 @@ inline v1::EvalResult TimedResult(const std::string& id, double fitness,
     b->set_available(true);
     b->mutable_timing()->set_median_ms(baseline_ms);
   }
+}
+
+inline v1::EvalResult TimedResult(const std::string& id, double fitness,
+                                  const std::vector<std::pair<int64_t, double>>& times,
+                                  v1::FailureCategory failure = v1::FAILURE_CATEGORY_NONE, double baseline_ms = 1.0) {
+  v1::EvalResult r = MakeResult(id, fitness, failure);
+  r.set_stage_reached(v1::EVAL_STAGE_DONE);
+  AddTimings(r, times, baseline_ms);
   return r;
 }
 
