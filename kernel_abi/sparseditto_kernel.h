@@ -49,6 +49,18 @@ enum sd_pattern_family {
   SD_PATTERN_FILE = 9
 };
 
+/* How run's dense operands lie in memory (sd_problem.layout).
+ *  SD_LAYOUT_KN (0, every kernel): B is cols x n row-major (element (k, j) at B[k * n + j]) and C is
+ *    rows x n row-major (C[i * n + j]).
+ *  SD_LAYOUT_NK (1, PyTorch's Linear: X [n x K] in, Y [n x M] out, both row-major): B is given as
+ *    X = B^T, n x cols row-major (element (k, j) of B at B[j * cols + k]), and C is written as Y = C^T,
+ *    n x rows row-major (element (i, j) of C at C[j * rows + i]). The product is the same C = A * B.
+ * A kernel that supports layouts other than KN says so by defining sparseditto_layouts() (a bit mask,
+ * bit L for layout L: SPARSEDITTO_LAYOUT_BIT). The harness hands a layout other than KN only to a
+ * kernel whose mask has its bit, so a kernel that never heard of layouts is never given one. */
+enum sd_layout { SD_LAYOUT_KN = 0, SD_LAYOUT_NK = 1 };
+#define SPARSEDITTO_LAYOUT_BIT(layout) (1u << (layout))
+
 /* What the task declares of the pattern. A kernel may rely on it only as far as the harness checks
  * it: the harness guarantees the matrix obeys the declared family and parameters (fields that do not
  * apply to the family are 0). */
@@ -78,6 +90,8 @@ typedef struct sd_problem {
   const int64_t* n_values;     /* the n values run() will be called with */
   int32_t num_n_values;
   int32_t device;              /* CUDA device ordinal; it is the current device during every call */
+  int32_t layout;              /* enum sd_layout of run's B and C; only a layout the kernel's
+                                  sparseditto_layouts() names (KN for a kernel without it) */
 } sd_problem;
 
 /* Builds the candidate's device-side representation of A. Untimed (reported as format-conversion
@@ -88,14 +102,19 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* problem, void** sta
                                            size_t error_capacity);
 
 /* Computes C = A * B for n columns. B (cols x n) and C (rows x n) are DEVICE pointers owned by the
- * harness, row-major, in the problem's dtype; n is one of problem->n_values. All device work must be
- * enqueued on `stream` (the harness times that stream; work elsewhere is caught and fails). run must
- * not write B or A's inputs, must write every element of C, and must not keep B or C between calls.
+ * harness, laid out as problem->layout says (both row-major for SD_LAYOUT_KN), in the problem's
+ * dtype; n is one of problem->n_values. All device work must be enqueued on `stream` (the harness
+ * times that stream; work elsewhere is caught and fails). run must not write B or A's inputs, must
+ * write every element of C, and must not keep B or C between calls.
  * Returns 0 on success, nonzero if it could not launch (e.g. an n it does not support). */
 SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* B, void* C, int64_t n, cudaStream_t stream);
 
 /* Frees everything prepare allocated. Called once, after the last run. */
 SPARSEDITTO_EXPORT void sparseditto_release(void* state);
+
+/* Optional. The layouts (bit mask of SPARSEDITTO_LAYOUT_BIT(sd_layout)) run supports; a kernel that
+ * does not define it supports SD_LAYOUT_KN only. Must be a constant: the harness reads it once. */
+SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void);
 
 /* The ABI version the candidate was compiled against; defined here so every candidate has it.
  * The harness defines SPARSEDITTO_HARNESS before including this header to only see declarations. */
