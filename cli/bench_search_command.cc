@@ -77,6 +77,18 @@ int RunBenchSearch(const BenchSearchOptions& o) {
   options.on_run_start = [](const std::string& task, BenchStrategy strategy, int repetition) {
     spdlog::info("task {} rep{} {}...", task, repetition, BenchStrategyName(strategy));
   };
+  options.on_run_done = [](const StrategyRun& run) {
+    if (!run.ok) {
+      spdlog::warn("task {} rep{} {}: failed: {}", run.task, run.repetition, BenchStrategyName(run.strategy), run.error);
+      return;
+    }
+    spdlog::info("task {} rep{} {}: {} evaluations in {:.0f} s ({}), best {:.4f}; {}", run.task, run.repetition,
+                 BenchStrategyName(run.strategy), run.evaluations, run.wall_seconds, run.stop, run.best_fitness,
+                 run.confirmed ? fmt::format("confirmed {:.4f} [{:.4f}, {:.4f}], ratio to the best seed {:.3f}",
+                                             run.confirmed_fitness, run.confirmed_low, run.confirmed_high,
+                                             run.confirmed_ratio)
+                               : "not confirmed: " + run.confirmation);
+  };
   auto benches = RunSearchBench(tasks, *seeds, options);
   if (!benches.ok()) return Fail(benches.status());
   std::cout << SearchBenchText(*benches);

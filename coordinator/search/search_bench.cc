@@ -362,6 +362,7 @@ absl::StatusOr<std::vector<TaskBench>> RunSearchBench(const std::vector<v1::Task
         }();
         run.ok = status.ok();
         if (!status.ok()) run.error = std::string(status.message());
+        if (options.on_run_done) options.on_run_done(run);
       }
     }
   }

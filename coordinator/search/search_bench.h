@@ -60,6 +60,8 @@ std::string_view BenchStrategyName(BenchStrategy strategy);
 // The task seed of repetition r: `task_seed` for r = 0, else a splitmix64 mix of both.
 uint64_t RepetitionSeed(uint64_t task_seed, int repetition);
 
+struct StrategyRun;
+
 struct SearchBenchOptions {
   std::string out_dir;               // required
   int64_t budget_evaluations = 0;    // > 0: N for every task (else each task's budget.max_evaluations)
@@ -70,6 +72,9 @@ struct SearchBenchOptions {
   // A fresh evaluator per run (nothing shared between runs); required.
   std::function<absl::StatusOr<std::unique_ptr<CandidateEvaluator>>()> make_evaluator;
   std::function<void(const std::string& task, BenchStrategy, int repetition)> on_run_start;  // may be empty
+  // Called once a run has ended (ok or not), before the next starts; may be empty. What a run cut short
+  // by a kill leaves behind: the table itself is written only at the end.
+  std::function<void(const StrategyRun&)> on_run_done;
 };
 
 // One evaluation of a run's anytime curve.

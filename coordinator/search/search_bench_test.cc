@@ -99,11 +99,21 @@ TEST_F(SearchBenchTest, EqualBudgetsOwnFoldersMonotoneCurvesAndAPlanOfSeedsThatB
   const World w = MakeWorld();
   Made made;
   const std::filesystem::path out = folder_.path() / "bench";
-  absl::StatusOr<std::vector<TaskBench>> benches = RunSearchBench({w.task}, w.seeds, Options(w, out, &made));
+  SearchBenchOptions options = Options(w, out, &made);
+  std::vector<std::string> done;  // what on_run_done saw, in order
+  options.on_run_done = [&done](const StrategyRun& run) {
+    done.push_back(fmt::format("{} rep{} {}", BenchStrategyName(run.strategy), run.repetition, run.evaluations));
+  };
+  absl::StatusOr<std::vector<TaskBench>> benches = RunSearchBench({w.task}, w.seeds, options);
   ASSERT_TRUE(benches.ok()) << benches.status();
   ASSERT_EQ(benches->size(), 1u);
   const TaskBench& bench = benches->front();
   ASSERT_EQ(bench.runs.size(), kAllBenchStrategies.size() * kReps);
+  ASSERT_EQ(done.size(), bench.runs.size()) << "each run reported once, as it ends";
+  for (size_t i = 0; i < done.size(); ++i) {
+    const StrategyRun& run = bench.runs[i];
+    EXPECT_EQ(done[i], fmt::format("{} rep{} {}", BenchStrategyName(run.strategy), run.repetition, run.evaluations));
+  }
   ASSERT_EQ(made.calls.size(), bench.runs.size()) << "one evaluator per run";
   EXPECT_EQ(bench.budget_evaluations, kBudget);
   ASSERT_GT(bench.seed_count, 1);
