@@ -4,6 +4,7 @@
 #include "coordinator/search/stored_search.h"
 #include "coordinator/search/wall_clock.h"
 #include "fmt/format.h"
+#include "nlohmann/json.hpp"
 
 namespace sparseditto {
 namespace {
@@ -16,11 +17,30 @@ absl::Status OtherContent(const std::string& run_id, const v1::Task& task) {
       task.name(), file));
 }
 
+// Whether a run's provenance says its results came from the tests' fake evaluator (cli/provenance.h).
+bool ScoredByFakeEvaluator(const std::string& provenance_json) {
+  const nlohmann::json p = nlohmann::json::parse(provenance_json, nullptr, /*allow_exceptions=*/false);
+  return p.is_object() && p.contains("fake_evaluator");
+}
+
 }  // namespace
 
 absl::Status RunRecords::EnsureRun(const std::string& project_revision, const std::string& provenance_json) {
   absl::StatusOr<store::RunRecord> run = store_.GetRun(run_id_);
-  if (run.ok()) return absl::OkStatus();
+  if (run.ok()) {
+    // A run's provenance is written once, when it is made; what resumes it must score the same way, or
+    // the run would hold measured and unmeasured results under one provenance.
+    const bool stored_fake = ScoredByFakeEvaluator(run->provenance_json());
+    if (stored_fake != ScoredByFakeEvaluator(provenance_json)) {
+      return absl::FailedPreconditionError(fmt::format(
+          "run {} was scored by {}; resuming it with {} would mix measured and unmeasured results: start a new run "
+          "(--run NAME){}",
+          run_id_, stored_fake ? "the tests' fake evaluator" : "a GPU evaluator",
+          stored_fake ? "a GPU evaluator" : "the tests' fake evaluator (SPARSEDITTO_FAKE_EVALUATOR_MS)",
+          stored_fake ? "" : " or unset SPARSEDITTO_FAKE_EVALUATOR_MS"));
+    }
+    return absl::OkStatus();
+  }
   if (!absl::IsNotFound(run.status())) return run.status();
   store::RunRecord record;
   record.set_run_id(run_id_);

@@ -36,6 +36,29 @@ TEST_F(RunRecordsTest, TheRunRecordIsMadeOnceAndKept) {
   EXPECT_GT(record->created_unix_ms(), 0);
 }
 
+TEST_F(RunRecordsTest, ARunIsResumedOnlyByTheSameKindOfEvaluator) {
+  constexpr char kGpu[] = R"({"nvcc":"12.4"})";
+  constexpr char kFake[] = R"({"nvcc":"12.4","fake_evaluator":"fitness from tunables"})";
+  struct Case {
+    const char* made_with;
+    const char* resumed_with;
+    bool ok;
+  };
+  for (const Case& c : {Case{kGpu, kGpu, true}, Case{kFake, kFake, true}, Case{kGpu, kFake, false},
+                        Case{kFake, kGpu, false}, Case{"", kGpu, true}, Case{"not json", kGpu, true}}) {
+    SCOPED_TRACE(std::string(c.made_with) + " then " + c.resumed_with);
+    auto store = OpenStore(std::to_string(std::hash<std::string>()(std::string(c.made_with) + c.resumed_with)));
+    RunRecords run(*store, "run");
+    ASSERT_TRUE(run.EnsureRun("rev", c.made_with).ok());
+    const absl::Status again = run.EnsureRun("rev", c.resumed_with);
+    EXPECT_EQ(again.ok(), c.ok) << again;
+    if (!c.ok) EXPECT_NE(again.message().find("mix measured and unmeasured"), std::string::npos) << again;
+    absl::StatusOr<store::RunRecord> record = store->GetRun("run");
+    ASSERT_TRUE(record.ok()) << record.status();
+    EXPECT_EQ(record->provenance_json(), c.made_with) << "the stored provenance is kept";
+  }
+}
+
 TEST_F(RunRecordsTest, TasksAreStoredAllOrNone) {
   auto store = OpenStore("s");
   RunRecords run(*store, "run");
