@@ -261,6 +261,7 @@ void RegisterClientCommand(CLI::App& app, int* exit_code) {
   submit->add_option("--run", o->search.run, "Run name (default: the task file's name)");
   submit->add_option("--name", o->search.task_name, "Only this task of the file");
   submit->add_option("--mutators", o->search.mutators_file, "Mutator file replacing every task's mutators");
+  AddBudgetOptions(submit, &o->search);
   submit->add_flag("--watch", o->watch_after_submit, "Watch the run until it ends (exit 0 when it ended done)");
   submit->add_option("--watch-hours", o->watch_hours, "The longest a watch lasts")->capture_default_str();
   AddConnection(submit, o.get());

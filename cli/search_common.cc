@@ -92,6 +92,23 @@ int FailWith(const char* command, const absl::Status& status) {
   return kExitFailure;
 }
 
+void AddBudgetOptions(CLI::App* cmd, SearchOptions* o) {
+  cmd->add_option("--max-evaluations", o->max_evaluations,
+                  "Every task's budget.max_evaluations (overrides the task file; kept with the run's tasks, so "
+                  "resuming takes the same)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--max-wall", o->max_wall_seconds,
+                  "Every task's budget.max_wall_seconds: seconds of search per task (0: no limit)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--target-fitness", o->target_fitness,
+                  "Every task's budget.target_fitness: stop a task once its best reaches this fitness (0: never)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--stagnation", o->stagnation_evaluations,
+                  "Every task's budget.stagnation_evaluations: stop after this many evaluations without "
+                  "improvement (0: never)")
+      ->check(CLI::Range(0, 1 << 30));
+}
+
 void AddSearchOptions(CLI::App* cmd, SearchOptions* o, bool task_file_required) {
   CLI::Option* tasks = cmd->add_option("tasks", o->task_file, "Task file (YAML); several tasks form a batch");
   if (task_file_required) tasks->required();
@@ -130,20 +147,7 @@ void AddSearchOptions(CLI::App* cmd, SearchOptions* o, bool task_file_required) 
                   "to read; 0: none")
       ->check(CLI::Range(0, 20))
       ->capture_default_str();
-  cmd->add_option("--max-evaluations", o->max_evaluations,
-                  "Every task's budget.max_evaluations (overrides the task file; kept with the run's tasks, so "
-                  "resuming takes the same)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--max-wall", o->max_wall_seconds,
-                  "Every task's budget.max_wall_seconds: seconds of search per task (0: no limit)")
-      ->check(CLI::Range(0.0, 1e9));
-  cmd->add_option("--target-fitness", o->target_fitness,
-                  "Every task's budget.target_fitness: stop a task once its best reaches this fitness (0: never)")
-      ->check(CLI::Range(0.0, 1e9));
-  cmd->add_option("--stagnation", o->stagnation_evaluations,
-                  "Every task's budget.stagnation_evaluations: stop after this many evaluations without "
-                  "improvement (0: never)")
-      ->check(CLI::Range(0, 1 << 30));
+  AddBudgetOptions(cmd, o);
   AddLogOptions(cmd, &o->log_level, &o->log_file);
   cmd->add_option("--log-interval", o->log_interval_seconds,
                   "Seconds between progress lines when stderr is not a terminal")

@@ -95,6 +95,10 @@ struct SearchHooks {
 // Prints "sparseditto <command>: <message>" on stderr; kExitFailure.
 int FailWith(const char* command, const absl::Status& status);
 
+// Registers --max-evaluations, --max-wall, --target-fitness and --stagnation on `cmd` (search, coordinator's
+// runs, client submit), stored in `o`; `o` must outlive the command's parsing.
+void AddBudgetOptions(CLI::App* cmd, SearchOptions* o);
+
 // The run's name: --run, else the task file's stem; InvalidArgument naming where it came from.
 absl::StatusOr<std::string> SearchRunName(const SearchOptions& o);
 // The tasks of o.task_file (their budgets overridden by --max-evaluations and the like), a task with several archs as one task per arch ("<task>@<arch>",

@@ -169,6 +169,12 @@ TEST_F(CoordinatorCliTest, AClientSubmitsWatchesReadsAndExportsARunThatTwoEvalua
   int64_t jobs = node_a->node.counts().jobs_run + node_b->node.counts().jobs_run;
   EXPECT_GE(jobs, 12) << "the evaluations were done by the nodes";
 
+  // The command line's budget overrides the task file's, as for `search`.
+  testing_support::ShellOutcome budgeted = Client("submit tiny.yaml --run r5 --max-evaluations 5 --watch", address);
+  EXPECT_EQ(budgeted.exit_code, 0) << budgeted.out << budgeted.err;
+  EXPECT_THAT(budgeted.out, HasSubstr("tiny: 5 evaluations"));
+  EXPECT_THAT(Client("status r5", address).out, HasSubstr("evaluations 5/5"));
+
   // A client's command mutator is a name to the coordinator: with no mutator service for it, its
   // mutations fail and the search goes on; its program never runs on the coordinator.
   testing_support::ShellOutcome evil = Client("submit evil.yaml --run r3 --watch", address);
