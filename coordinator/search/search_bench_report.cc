@@ -137,9 +137,39 @@ std::vector<StrategySummary> SummariseTask(const TaskBench& bench) {
       ratio = seed > 0 && best >= 0 ? best / seed : 0;
     }
   }
-  for (size_t i = 0; i < out.size(); ++i) out[i].ratio = LogRatioInterval(ratios[i]);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].ratios = ratios[i];
+    out[i].ratio = LogRatioInterval(ratios[i]);
+  }
   return out;
 }
+
+PooledComparison ComparePooled(const std::vector<TaskBench>& benches, BenchStrategy strategy) {
+  std::vector<double> to_seed, to_random;
+  for (const TaskBench& bench : benches) {
+    const std::vector<StrategySummary> summaries = SummariseTask(bench);
+    const std::vector<double>& mine = summaries[static_cast<size_t>(strategy)].ratios;
+    const std::vector<double>& random = summaries[static_cast<size_t>(BenchStrategy::kRandom)].ratios;
+    for (size_t r = 0; r < mine.size(); ++r) {
+      to_seed.push_back(mine[r]);
+      to_random.push_back(mine[r] > 0 && random[r] > 0 ? mine[r] / random[r] : 0);
+    }
+  }
+  return {LogRatioInterval(to_seed), LogRatioInterval(to_random)};
+}
+
+namespace {
+
+std::string DescribeInterval(const RatioInterval& r) {
+  if (r.samples == 0) return "n/a";
+  std::string text = fmt::format("{:.3f}", r.geomean);
+  text += r.has_interval ? fmt::format(" [{:.3f}, {:.3f}]", r.low, r.high) : " (one sample, no interval)";
+  if (r.has_interval) text += r.low > 1 ? ", above 1" : r.high < 1 ? ", below 1" : ", a tie not excluded";
+  if (r.excluded > 0) text += fmt::format(", {} left out", r.excluded);
+  return text;
+}
+
+}  // namespace
 
 std::string SearchBenchText(const std::vector<TaskBench>& benches) {
   int confirm_rounds = 0;
@@ -174,6 +204,9 @@ std::string SearchBenchText(const std::vector<TaskBench>& benches) {
       }
     }
   }
+  const PooledComparison pooled = ComparePooled(benches, BenchStrategy::kEvolutionPlan);
+  out += fmt::format("\nevolution_plan over {} task(s) x repetitions: to the best seed {}; to random search (paired) {}\n",
+                     benches.size(), DescribeInterval(pooled.to_best_seed), DescribeInterval(pooled.to_random));
   return out;
 }
 

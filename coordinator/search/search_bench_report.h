@@ -45,12 +45,23 @@ struct StrategySummary {
   std::vector<double> best;        // per repetition (confirmed when confirm_rounds > 0); -1: failed or unconfirmed
   int64_t max_evaluations = 0;     // the most any of its runs made
   RatioInterval ratio;             // best / the seeds' best, over repetitions
+  std::vector<double> ratios;      // per repetition, what `ratio` summarises; 0: none (failed, unconfirmed)
   int wins = 0;
   int failed = 0;
 };
 
 // One summary per strategy, in kAllBenchStrategies order.
 std::vector<StrategySummary> SummariseTask(const TaskBench& bench);
+
+// The two comparisons for `strategy` over every task and repetition of `benches`, pooled: its
+// ratio to the best seed, and its paired ratio to random search (per task and repetition, its ratio over
+// random's: both are to the same best seed, so the quotient is strategy / random). Pairs where either
+// has no ratio are left out (counted in `excluded`).
+struct PooledComparison {
+  RatioInterval to_best_seed;
+  RatioInterval to_random;
+};
+PooledComparison ComparePooled(const std::vector<TaskBench>& benches, BenchStrategy strategy);
 
 std::string SearchBenchText(const std::vector<TaskBench>& benches);
 std::string AnytimeCsv(const std::vector<TaskBench>& benches);

@@ -387,3 +387,52 @@ TEST(XmlProblemTest, TheCheckerRefusesWhatIsNotWellFormed) {
 
 }  // namespace
 }  // namespace sparseditto
+
+namespace sparseditto {
+namespace {
+
+// A bench of confirmed runs whose ratios to the best seed are given per strategy and repetition.
+TaskBench BenchOfRatios(const std::string& name, const std::map<BenchStrategy, std::vector<double>>& ratios) {
+  TaskBench bench;
+  bench.task = name;
+  bench.confirm_rounds = 2;
+  for (const auto& [strategy, per_rep] : ratios) {
+    for (size_t r = 0; r < per_rep.size(); ++r) {
+      StrategyRun& run = bench.runs.emplace_back();
+      run.task = name;
+      run.strategy = strategy;
+      run.repetition = static_cast<int>(r);
+      run.ok = per_rep[r] > 0;
+      run.confirmed = per_rep[r] > 0;
+      run.confirmed_ratio = per_rep[r];
+      run.confirmed_fitness = per_rep[r];  // the best seed at 1.0
+    }
+  }
+  return bench;
+}
+
+TEST(ComparePooledTest, PairsEachRepetitionWithRandomAndPoolsTasks) {
+  const std::vector<TaskBench> benches = {
+      BenchOfRatios("a", {{BenchStrategy::kSeeds, {1, 1}},
+                          {BenchStrategy::kRandom, {0.9, 1.0}},
+                          {BenchStrategy::kEvolutionPlan, {1.08, 1.12}}}),
+      BenchOfRatios("b", {{BenchStrategy::kSeeds, {1, 1}},
+                          {BenchStrategy::kRandom, {0.0, 0.95}},  // rep0 of random failed: that pair is left out
+                          {BenchStrategy::kEvolutionPlan, {1.10, 1.09}}}),
+  };
+  const PooledComparison pooled = ComparePooled(benches, BenchStrategy::kEvolutionPlan);
+  EXPECT_EQ(pooled.to_best_seed.samples, 4);
+  EXPECT_NEAR(pooled.to_best_seed.geomean, std::pow(1.08 * 1.12 * 1.10 * 1.09, 0.25), 1e-12);
+  EXPECT_TRUE(pooled.to_best_seed.has_interval);
+  EXPECT_GT(pooled.to_best_seed.low, 1.0);
+  EXPECT_EQ(pooled.to_random.samples, 3);
+  EXPECT_EQ(pooled.to_random.excluded, 1);
+  EXPECT_NEAR(pooled.to_random.geomean, std::pow(1.08 / 0.9 * 1.12 / 1.0 * 1.09 / 0.95, 1.0 / 3), 1e-12);
+  const std::string text = SearchBenchText(benches);
+  EXPECT_NE(text.find("evolution_plan over 2 task(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("above 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 left out"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace sparseditto
