@@ -50,7 +50,8 @@ absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGa
                                                    cudaStream_t read_stream, int64_t n,
                                                    const std::vector<v1::IpcBuffer>& b,
                                                    const std::vector<v1::IpcBuffer>& c, const void* watch,
-                                                   size_t watch_bytes, double timeout_seconds) {
+                                                   size_t watch_bytes, double timeout_seconds,
+                                                   const std::function<void()>& while_held) {
   SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer stamps, gpu::DeviceBuffer::Allocate(2 * sizeof(uint64_t), "stamps"));
   uint64_t* t = stamps.as<uint64_t>();
   SD_RETURN_IF_ERROR(gate.Close(judge_stream, kStreamGateTimeoutNs, "batch gate"));
@@ -63,8 +64,10 @@ absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGa
   BatchMeasurement m;
   auto rc = host.EnqueueBatch(n, b, c);
   if (rc.ok() && watch != nullptr && watch_bytes > 0) {
-    // Work the host did not hold behind the start event has had several time slices by now.
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // Work the host did not hold behind the start event has had several time slices by then.
+    const auto look_at = std::chrono::steady_clock::now() + kOutsideStreamLookDelay;
+    if (while_held) while_held();
+    std::this_thread::sleep_until(look_at);
     std::vector<unsigned char> bytes(watch_bytes);
     if (cudaMemcpyAsync(bytes.data(), watch, watch_bytes, cudaMemcpyDeviceToHost, read_stream) == cudaSuccess &&
         cudaStreamSynchronize(read_stream) == cudaSuccess) {

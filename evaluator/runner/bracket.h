@@ -10,6 +10,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,16 +29,27 @@ struct BatchMeasurement {
   bool written_before_start = false;  // some C changed while the gate held the start event back
 };
 
+// How long the gate stays closed after the host enqueued a watched batch before `watch` is looked at:
+// work the host did not hold behind the start event (another stream, its own context's time slices)
+// has had several time slices by then.
+inline constexpr std::chrono::milliseconds kOutsideStreamLookDelay{5};
+
 // Runs one batch: closes `gate` on `judge_stream`, stamps, records the host's start event, has the
 // host enqueue the batch, checks `watch` (device bytes of outputs that must still hold 0xff: the first
 // C of the batch) did not change while the gate was closed, opens the gate, waits for done, stamps.
+// With `watch`, the gate stays closed kOutsideStreamLookDelay after the host's enqueue returned, and
+// `while_held` (when given) runs in that time, before the look: the judge's own work, which must
+// leave nothing running on the device when it returns (the batch starts when the gate opens, and
+// the bracket must hold the batch alone); the delay counts from the enqueue, whatever while_held
+// took. while_held reports its own outcome (it is not run when the enqueue failed).
 // Errors: the host's (Unavailable, DeadlineExceeded: the host must be replaced, and so must this
 // process, whose stream may wait for ever), CUDA errors.
 absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGate& gate, cudaStream_t judge_stream,
                                                    cudaStream_t read_stream, int64_t n,
                                                    const std::vector<v1::IpcBuffer>& b,
                                                    const std::vector<v1::IpcBuffer>& c, const void* watch,
-                                                   size_t watch_bytes, double timeout_seconds);
+                                                   size_t watch_bytes, double timeout_seconds,
+                                                   const std::function<void()>& while_held = nullptr);
 
 // Waits for `stream` (which waits for the host's done event) at most `seconds`, giving up early when
 // the host has died or says its stream failed (CandidateHost::QueryStream; either way it will never

@@ -137,7 +137,7 @@ bool ProblemRun::COutsideStreamWasWritten(const void* c, size_t size) {
   // Give work on other streams (and the host's context its time slices) time to land, then look at C
   // without waiting for the judge's stream: on the device, only a flag comes back.
   ScopedStep step("check: outside-stream look (5 ms sleep)");
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(kOutsideStreamLookDelay);
   unsigned int any = 0;
   if (LaunchAnyByteDiffers(c, size, 0xff, written_flag_.as<unsigned int>(), harness_stream_) != cudaSuccess ||
       cudaMemcpyAsync(&any, written_flag_.get(), sizeof any, cudaMemcpyDeviceToHost, harness_stream_) != cudaSuccess ||

@@ -133,6 +133,9 @@ class ProblemRun {
     std::vector<gpu::DeviceBuffer> b, c;
     std::vector<v1::IpcBuffer> b_ipc, c_ipc;
     gpu::DeviceBuffer fresh, abs_b;
+    // Copies of the outputs picked for a check, kept while the next batch refills `c`: they are
+    // checked while that batch waits behind the gate.
+    std::vector<gpu::DeviceBuffer> picked;
   };
   std::map<int64_t, TimedBuffers> timed_;
   gpu::DeviceBuffer ref_, abs_sum_, c_float_;
