@@ -91,6 +91,7 @@ class ProblemRun {
  private:
   struct Buffers {
     gpu::DeviceBuffer b, abs_b;
+    gpu::DeviceBuffer b_before;  // the judge's copy of B before a checked run: B must be unchanged after
     GuardedBuffer c;
     v1::IpcBuffer b_ipc, c_ipc;  // b and c's payload as the host is told about them
   };
