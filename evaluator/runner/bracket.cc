@@ -51,9 +51,11 @@ absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGa
                                                    const std::vector<v1::IpcBuffer>& b,
                                                    const std::vector<v1::IpcBuffer>& c, const void* watch,
                                                    size_t watch_bytes, double timeout_seconds,
-                                                   const std::function<void()>& while_held) {
+                                                   const std::function<void(std::chrono::steady_clock::time_point)>&
+                                                       while_held) {
   SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer stamps, gpu::DeviceBuffer::Allocate(2 * sizeof(uint64_t), "stamps"));
   uint64_t* t = stamps.as<uint64_t>();
+  const auto closed_at = std::chrono::steady_clock::now();
   SD_RETURN_IF_ERROR(gate.Close(judge_stream, kStreamGateTimeoutNs, "batch gate"));
   absl::Status s = gpu::CudaStatus(LaunchStampGlobalTimer(t, judge_stream), "stamp");
   if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(host.start_event(), judge_stream), "start event");
@@ -66,7 +68,7 @@ absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGa
   if (rc.ok() && watch != nullptr && watch_bytes > 0) {
     // Work the host did not hold behind the start event has had several time slices by then.
     const auto look_at = std::chrono::steady_clock::now() + kOutsideStreamLookDelay;
-    if (while_held) while_held();
+    if (while_held) while_held(closed_at);
     std::this_thread::sleep_until(look_at);
     std::vector<unsigned char> bytes(watch_bytes);
     if (cudaMemcpyAsync(bytes.data(), watch, watch_bytes, cudaMemcpyDeviceToHost, read_stream) == cudaSuccess &&

@@ -38,7 +38,8 @@ inline constexpr std::chrono::milliseconds kOutsideStreamLookDelay{5};
 // host enqueue the batch, checks `watch` (device bytes of outputs that must still hold 0xff: the first
 // C of the batch) did not change while the gate was closed, opens the gate, waits for done, stamps.
 // With `watch`, the gate stays closed kOutsideStreamLookDelay after the host's enqueue returned, and
-// `while_held` (when given) runs in that time, before the look: the judge's own work, which must
+// `while_held` (when given) runs in that time, before the look, told when the gate was closed (it must
+// keep the gate's whole closed time well under kStreamGateTimeoutNs): the judge's own work, which must
 // leave nothing running on the device when it returns (the batch starts when the gate opens, and
 // the bracket must hold the batch alone); the delay counts from the enqueue, whatever while_held
 // took. while_held reports its own outcome (it is not run when the enqueue failed).
@@ -49,7 +50,8 @@ absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGa
                                                    const std::vector<v1::IpcBuffer>& b,
                                                    const std::vector<v1::IpcBuffer>& c, const void* watch,
                                                    size_t watch_bytes, double timeout_seconds,
-                                                   const std::function<void()>& while_held = nullptr);
+                                                   const std::function<void(std::chrono::steady_clock::time_point)>&
+                                                       while_held = nullptr);
 
 // Waits for `stream` (which waits for the host's done event) at most `seconds`, giving up early when
 // the host has died or says its stream failed (CandidateHost::QueryStream; either way it will never

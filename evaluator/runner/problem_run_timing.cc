@@ -43,7 +43,7 @@ int MaxBatchTrials() {
 }
 constexpr double kBatchWorkMs = 2.0;
 // The judge's checks of the previous batch's outputs run while the next batch waits behind the gate for
-// the outside-stream look, for at most about this long (a quarter of the gate's own time limit).
+// the outside-stream look, until about this long after the gate closed (a quarter of its own time limit).
 constexpr std::chrono::milliseconds kHeldChecksBudget{50};
 // The reported time is the median over batches of each batch's mean claimed trial time: the bracket
 // verifies a batch's sum, not how the host spreads it over its trials (a median of per-trial claims
@@ -125,9 +125,10 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
   Verdict pending_verdict;
   absl::Status pending_error;  // the judge's own CUDA failure in a check
   std::chrono::duration<double> one_check{kHeldChecksBudget};  // the last check's time; none yet: too long
-  // Checks the pending outputs; with `held_since` (in the window), only as many as fit kHeldChecksBudget
-  // from then by the last check's time, so that the gate, which holds for at most kStreamGateTimeoutNs,
-  // never opens by itself while the judge works (the rest are checked after the batch).
+  // Checks the pending outputs; with `held_since` (in the window: when the gate closed), only as many as
+  // fit kHeldChecksBudget from then by the last check's time, so that the gate, which holds for at most
+  // kStreamGateTimeoutNs, never opens by itself while the judge works (the rest are checked after the
+  // batch; none in the window when the host's enqueue took the budget already).
   auto check_pending = [&](std::optional<std::chrono::steady_clock::time_point> held_since) {
     if (checked == pending.size()) return;
     ScopedStep checked_step("timing: check picked outputs");
@@ -175,7 +176,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
     ScopedStep batch_step("timing: bracketed batch (gate, host run, events)");
     auto m = RunBracketedBatch(*host_, gate_, judge_stream_, harness_stream_, n, b_used, c_used, cs[0].get(),
                                std::min<size_t>(c_bytes, 1 << 20), 60,
-                               [&] { check_pending(std::chrono::steady_clock::now()); });
+                               [&](std::chrono::steady_clock::time_point closed_at) { check_pending(closed_at); });
     batch_step.Stop();
     check_pending(std::nullopt);  // what the window left (all of it when the enqueue failed)
     if (!pending_error.ok()) return CrashVerdict(pending_error, what);
