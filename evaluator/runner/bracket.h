@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -35,8 +36,10 @@ struct BatchMeasurement {
 inline constexpr std::chrono::milliseconds kOutsideStreamLookDelay{5};
 
 // Runs one batch: closes `gate` on `judge_stream`, stamps, records the host's start event, has the
-// host enqueue the batch, checks `watch` (device bytes of outputs that must still hold 0xff: the first
-// C of the batch) did not change while the gate was closed, opens the gate, waits for done, stamps.
+// host enqueue the batch, checks `watch` (device buffers and their sizes, 4-byte aligned, that must
+// still hold 0xff: every C of the batch, whole; the host enqueues every trial's run while the gate is
+// closed, so side work of any trial could land before it opens) did not change while the gate was
+// closed (a scan on the device, LaunchAnyByteDiffers), opens the gate, waits for done, stamps.
 // With `watch`, the gate stays closed kOutsideStreamLookDelay after the host's enqueue returned, and
 // `while_held` (when given) runs in that time, before the look, told when the gate was closed (it must
 // keep the gate's whole closed time well under kStreamGateTimeoutNs): the judge's own work, which must
@@ -48,8 +51,9 @@ inline constexpr std::chrono::milliseconds kOutsideStreamLookDelay{5};
 absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGate& gate, cudaStream_t judge_stream,
                                                    cudaStream_t read_stream, int64_t n,
                                                    const std::vector<v1::IpcBuffer>& b,
-                                                   const std::vector<v1::IpcBuffer>& c, const void* watch,
-                                                   size_t watch_bytes, double timeout_seconds,
+                                                   const std::vector<v1::IpcBuffer>& c,
+                                                   const std::vector<std::pair<const void*, size_t>>& watch,
+                                                   double timeout_seconds,
                                                    const std::function<void(std::chrono::steady_clock::time_point)>&
                                                        while_held = nullptr);
 

@@ -131,7 +131,8 @@ class ProblemRun {
   std::map<int64_t, Buffers> buffers_;
   std::set<int64_t> warm_;  // the n values WarmUp has run
   struct TimedBuffers {  // Time()'s pairs for one n, and its scratch for the checks
-    std::vector<gpu::DeviceBuffer> b, c;
+    std::vector<gpu::DeviceBuffer> slabs;  // the allocations the pairs are slices of
+    std::vector<void*> b, c;               // pair i's B and C, in slabs
     std::vector<v1::IpcBuffer> b_ipc, c_ipc;
     gpu::DeviceBuffer fresh, abs_b;
     // Copies of the outputs picked for a check, kept while the next batch refills `c`: they are

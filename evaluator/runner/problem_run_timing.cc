@@ -26,6 +26,7 @@ namespace sparseditto {
 namespace {
 
 constexpr size_t kBatchBytesCap = size_t{1} << 30;  // B and C of all the trials in one batch
+constexpr size_t kSliceAlignment = size_t{2} << 20;  // a timed B or C in its allocation (ensure_pairs)
 // A batch holds about kBatchWorkMs of claimed work, at most kMaxBatchTrials trials: the bracket's
 // fixed tolerance (bracket.h, about 50 us) is then shared by many trials of a short kernel. Not more:
 // the calibration's per-trial cost (a null host's flush and events) was 4% off a real batch's on the
@@ -77,17 +78,28 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
   const int most = static_cast<int>(std::clamp<size_t>(kBatchBytesCap / (b_bytes + c_bytes), 2, MaxBatchTrials()));
   // Kept until this ProblemRun ends (after the host's release has unmapped them).
   TimedBuffers& timed = timed_[n];
+  // The pairs added at once are slices of one B and one C allocation, each exported once: the host opens
+  // two IPC handles for them, not two a pair (a full batch holds up to kMaxBatchTrials pairs). Slices are
+  // kSliceAlignment apart, so that each starts aligned as a fresh allocation would.
   auto ensure_pairs = [&](int count) -> absl::Status {
-    for (int i = static_cast<int>(timed.b.size()); i < count; ++i) {
-      SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer b, gpu::DeviceBuffer::Allocate(b_bytes, "timed B"));
-      SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer c, gpu::DeviceBuffer::Allocate(c_bytes, "timed C"));
-      SD_ASSIGN_OR_RETURN(v1::IpcBuffer bi, MakeIpcBuffer(b.get(), 0, b_bytes));
-      SD_ASSIGN_OR_RETURN(v1::IpcBuffer ci, MakeIpcBuffer(c.get(), 0, c_bytes));
-      timed.b.push_back(std::move(b));
-      timed.c.push_back(std::move(c));
-      timed.b_ipc.push_back(std::move(bi));
-      timed.c_ipc.push_back(std::move(ci));
+    const int have = static_cast<int>(timed.b.size());
+    if (count <= have) return absl::OkStatus();
+    const size_t b_slice = (b_bytes + kSliceAlignment - 1) / kSliceAlignment * kSliceAlignment;
+    const size_t c_slice = (c_bytes + kSliceAlignment - 1) / kSliceAlignment * kSliceAlignment;
+    SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer b, gpu::DeviceBuffer::Allocate(b_slice * (count - have), "timed B"));
+    SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer c, gpu::DeviceBuffer::Allocate(c_slice * (count - have), "timed C"));
+    SD_ASSIGN_OR_RETURN(const v1::IpcBuffer b_whole, MakeIpcBuffer(b.get(), 0, b_bytes));
+    SD_ASSIGN_OR_RETURN(const v1::IpcBuffer c_whole, MakeIpcBuffer(c.get(), 0, c_bytes));
+    for (int i = 0; i < count - have; ++i) {
+      timed.b.push_back(b.as<char>() + i * b_slice);
+      timed.c.push_back(c.as<char>() + i * c_slice);
+      timed.b_ipc.push_back(b_whole);
+      timed.b_ipc.back().set_offset(i * b_slice);
+      timed.c_ipc.push_back(c_whole);
+      timed.c_ipc.back().set_offset(i * c_slice);
     }
+    timed.slabs.push_back(std::move(b));
+    timed.slabs.push_back(std::move(c));
     return absl::OkStatus();
   };
   int per_batch = std::min(most, std::max(warmups, 2));
@@ -101,7 +113,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
     timed.fresh = *std::move(fresh);
     timed.abs_b = *std::move(abs_b);
   }
-  std::vector<gpu::DeviceBuffer>& cs = timed.c;
+  const std::vector<void*>& cs = timed.c;
   const std::vector<v1::IpcBuffer>& b_ipc = timed.b_ipc;
   const std::vector<v1::IpcBuffer>& c_ipc = timed.c_ipc;
   gpu::DeviceBuffer* fresh = &timed.fresh;
@@ -164,9 +176,9 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
     // Fresh B in every pair, C poisoned: no trial can reuse another's output.
     ScopedStep fill_step("timing: fill the batch's B and C");
     for (int i = 0; i < per_batch; ++i) {
-      absl::Status s = gpu::CudaStatus(FillUniform(timed.b[i].get(), matrix_->cols * n, dtype_, seed + 1000003 * i + batch,
+      absl::Status s = gpu::CudaStatus(FillUniform(timed.b[i], matrix_->cols * n, dtype_, seed + 1000003 * i + batch,
                                                    false, harness_stream_), "fill B");
-      if (s.ok()) s = gpu::CudaStatus(cudaMemsetAsync(timed.c[i].get(), 0xff, c_bytes, harness_stream_), "poison C");
+      if (s.ok()) s = gpu::CudaStatus(cudaMemsetAsync(timed.c[i], 0xff, c_bytes, harness_stream_), "poison C");
       if (!s.ok()) return CrashVerdict(s, what);
     }
     if (absl::Status s = gpu::CudaStatus(cudaStreamSynchronize(harness_stream_), "fill"); !s.ok()) return CrashVerdict(s, what);
@@ -174,8 +186,9 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
     const int trials = warm ? std::min(per_batch, std::max(warmups, 1)) : per_batch;
     std::vector<v1::IpcBuffer> b_used(b_ipc.begin(), b_ipc.begin() + trials), c_used(c_ipc.begin(), c_ipc.begin() + trials);
     ScopedStep batch_step("timing: bracketed batch (gate, host run, events)");
-    auto m = RunBracketedBatch(*host_, gate_, judge_stream_, harness_stream_, n, b_used, c_used, cs[0].get(),
-                               std::min<size_t>(c_bytes, 1 << 20), 60,
+    std::vector<std::pair<const void*, size_t>> watch;  // every C of the batch, whole
+    for (int i = 0; i < trials; ++i) watch.emplace_back(cs[i], c_bytes);
+    auto m = RunBracketedBatch(*host_, gate_, judge_stream_, harness_stream_, n, b_used, c_used, watch, 60,
                                [&](std::chrono::steady_clock::time_point closed_at) { check_pending(closed_at); });
     batch_step.Stop();
     check_pending(std::nullopt);  // what the window left (all of it when the enqueue failed)
@@ -220,7 +233,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
       absl::Status s;
       for (int k = 0; k < picks && s.ok(); ++k) {
         const int i = order[k];
-        s = gpu::CudaStatus(cudaMemcpyAsync(timed.picked[k].get(), cs[i].get(), c_bytes, cudaMemcpyDeviceToDevice,
+        s = gpu::CudaStatus(cudaMemcpyAsync(timed.picked[k].get(), cs[i], c_bytes, cudaMemcpyDeviceToDevice,
                                             harness_stream_), "copy a picked C");
         pending.push_back({seed + 1000003 * i + batch, fmt::format("timed/n={}/batch={}/trial={}", n, batch, i)});
       }
