@@ -81,6 +81,8 @@ struct ChildPlan {
   int error_fd;
   const char* working_directory;  // nullptr: stay
   std::vector<std::pair<int, rlimit>> limits;
+  int niceness;  // the child's, absolute (ours plus ResourceLimits::nice_increment)
+  bool renice;
   int fallback_max_fd;
   const PreparedSandbox* sandbox;  // nullptr: none
 };
@@ -151,6 +153,7 @@ void CloseFrom(int low, const int* keep, int kept, int fallback_max_fd) {
   for (const auto& [resource, limit] : plan.limits) {
     if (setrlimit(resource, &limit) != 0) fail(kStageRlimit, error_fd);
   }
+  if (plan.renice && setpriority(PRIO_PROCESS, 0, plan.niceness) != 0) fail(kStageRlimit, error_fd);
   if (plan.sandbox != nullptr) {
     const int step = plan.sandbox->FinishSandboxInChild(landlock_fd, &skipped);
     if (step != kStepNone) fail(step, error_fd);
@@ -210,6 +213,7 @@ absl::StatusOr<int64_t> ReadResidentBytes(pid_t pid) {
 absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options) {
   if (options.argv.empty()) return absl::InvalidArgumentError("Spawn: empty argv");
   if (options.pipes.size() > 13) return absl::InvalidArgumentError("Spawn: too many pipes");
+  if (options.limits.nice_increment < 0) return absl::InvalidArgumentError("Spawn: negative nice_increment");
   std::map<std::string, std::string> env = {{"PATH", kDefaultPath}, {"LANG", "C"}};
   for (const std::string& name : options.inherit_variables) {
     if (const char* value = std::getenv(name.c_str())) env[name] = value;
@@ -330,6 +334,13 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options)
   add_limit(RLIMIT_AS, limits.address_space_bytes);
   add_limit(RLIMIT_NOFILE, limits.open_files);
   if (!limits.core_dumps) add_limit(RLIMIT_CORE, 0);
+  plan.renice = limits.nice_increment != 0;
+  if (plan.renice) {
+    errno = 0;
+    const int ours = getpriority(PRIO_PROCESS, 0);  // -1 is a valid niceness: errno tells
+    if (errno != 0) return absl::InternalError("getpriority: " + ErrnoText(errno));
+    plan.niceness = std::min(19, ours + limits.nice_increment);
+  }
   rlimit nofile{};
   getrlimit(RLIMIT_NOFILE, &nofile);
   plan.fallback_max_fd = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 65536));

@@ -61,6 +61,9 @@ struct ResourceLimits {
   std::optional<int64_t> address_space_bytes;  // RLIMIT_AS: leave unset for CUDA processes
   std::optional<int64_t> open_files = 1024;    // RLIMIT_NOFILE
   bool core_dumps = false;                     // false: RLIMIT_CORE = 0
+  // Added to the child's niceness before exec (setpriority; the result is capped at 19): a lower CPU
+  // priority for work that must not slow ours. 0 keeps ours; negative values are refused by Spawn.
+  int nice_increment = 0;
 };
 
 // A pipe between us and a fixed fd of the child. fds 1 and 2 are always the captured stdout/stderr.

@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -287,6 +290,19 @@ TEST(Subprocess, WorkingDirectoryAndLimitsApply) {
   EXPECT_EQ(result->stdout_output.bytes, dir + "\n100\n0\n64\n30\n");
 }
 
+TEST(Subprocess, NiceIncrementLowersTheChildsPriorityCappedAt19) {
+  errno = 0;
+  const int ours = getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  for (const int increment : {0, 7, 40}) {
+    SpawnOptions options = Shell("nice");  // coreutils nice with no command prints the niceness
+    options.limits.nice_increment = increment;
+    absl::StatusOr<CommandResult> result = RunCommand(options, 30);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->stdout_output.bytes, std::to_string(std::min(19, ours + increment)) + "\n") << increment;
+  }
+}
+
 TEST(Subprocess, StdinDataIsFed) {
   absl::StatusOr<CommandResult> result = RunCommand(Argv({"cat"}), 30, "hello through stdin");
   ASSERT_TRUE(result.ok()) << result.status();
@@ -394,7 +410,9 @@ INSTANTIATE_TEST_SUITE_P(
         SpawnErrorCase{"pipe_on_stdout", TrueWith([](SpawnOptions& o) { o.pipes = {{1, ChildPipe::Direction::kToChild}}; }),
                        absl::StatusCode::kInvalidArgument, "pipe fd 1"},
         SpawnErrorCase{"bad_variable", TrueWith([](SpawnOptions& o) { o.environment = {{"A=B", "1"}}; }),
-                       absl::StatusCode::kInvalidArgument, "bad variable name"}),
+                       absl::StatusCode::kInvalidArgument, "bad variable name"},
+        SpawnErrorCase{"negative_nice", TrueWith([](SpawnOptions& o) { o.limits.nice_increment = -5; }),
+                       absl::StatusCode::kInvalidArgument, "negative nice_increment"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(Subprocess, SignalNames) {

@@ -70,6 +70,9 @@ class Evaluator {
   // runs out of time); a source that does not preprocess passes here and fails its compile.
   // Thread-safe.
   absl::Status Screen(const v1::Candidate& candidate, const v1::Task& task) const;
+  // EvaluatorOptions::compile with the task's archs and, when the task names a dtype,
+  // -DSPARSEDITTO_TASK_DTYPE=<its number> after the configured extra flags: the candidate is built for
+  // that dtype only (kernel_abi/sparseditto_kernel.h, SPARSEDITTO_BUILDS_DTYPE).
   CompileOptions CompileOptionsFor(const v1::Task& task) const;
   const NvccCompiler& compiler() const { return *compiler_; }
 

@@ -123,4 +123,16 @@ SPARSEDITTO_EXPORT int sparseditto_abi_version(void);
 SPARSEDITTO_EXPORT int sparseditto_abi_version(void) { return SPARSEDITTO_ABI_VERSION; }
 #endif
 
+/* One dtype a build. The evaluator compiles a candidate with -DSPARSEDITTO_TASK_DTYPE=<the task's sd_dtype
+ * number>, the only dtype it ever prepares the candidate for; without the define (an export, a test build) every
+ * dtype is built. SPARSEDITTO_BUILDS_DTYPE(d) is a constant expression, true when dtype d is built. A kernel may
+ * put each dtype's code under `if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_...))`, so the templates of the
+ * dtypes left out are never instantiated (a shorter compile; the task's dtype gets the same code), and its
+ * prepare must then refuse a dtype the build left out. */
+#ifdef SPARSEDITTO_TASK_DTYPE
+#define SPARSEDITTO_BUILDS_DTYPE(d) ((d) == SPARSEDITTO_TASK_DTYPE)
+#else
+#define SPARSEDITTO_BUILDS_DTYPE(d) 1
+#endif
+
 #endif /* SPARSEDITTO_KERNEL_H_ */

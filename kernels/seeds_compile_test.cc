@@ -1,10 +1,17 @@
 // Every seed in kernels/seeds/ (LoadSeedLibrary, so a new seed file is covered without editing this
 // test) compiles, through the evaluator's compiler with the evaluator's own options for a task on the
-// seed's archs (Evaluator::CompileOptionsFor), for every arch its metadata line claims, with no register
-// spills in the ptxas report. The library must not be empty.
-// CPU only: nvcc, no GPU. One compile per seed for all its archs, two at a time (CompilePool), into a
-// fresh cache folder, so nothing is a cache hit.
+// seed's archs (Evaluator::CompileOptionsFor), for every arch and every dtype its metadata line claims
+// (one dtype for a seed that does not guard its dtypes: the define changes nothing there), with no
+// register spills in the ptxas report. The library must not be empty. A seed that guards its
+// dtypes (SPARSEDITTO_BUILDS_DTYPE, kernel_abi/sparseditto_kernel.h) must build device kernels of the
+// task's dtype only: the kernel names in the library's device code are read (DeviceKernelNames).
+// CPU only: nvcc, no GPU. One compile per seed and dtype for all its archs, two at a time
+// (CompilePool), into a fresh cache folder, so nothing is a cache hit.
 #include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string_view>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -29,11 +36,56 @@ std::string Tail(const std::string& log) {
   return log.size() <= kLogTailBytes ? log : "...\n" + log.substr(log.size() - kLogTailBytes);
 }
 
-// A task on `archs`, for Evaluator::CompileOptionsFor.
-v1::Task TaskOn(const std::vector<std::string>& archs) {
+// A task on `archs` in `dtype`, for Evaluator::CompileOptionsFor.
+v1::Task TaskOn(const std::vector<std::string>& archs, v1::Dtype dtype) {
   v1::Task task;
   for (const std::string& arch : archs) task.add_arch(arch);
+  task.set_dtype(dtype);
   return task;
+}
+
+bool GuardsItsDtypes(const SeedKernel& seed) {
+  return seed.source.find("SPARSEDITTO_BUILDS_DTYPE") != std::string::npos;
+}
+
+// The kernel names in the device code (the cubins nvcc embeds) of the shared library at `path`: each
+// kernel has a ".nv.info.<mangled name>" section, whose name is found in the library's bytes. (cuobjdump
+// would list them too, but it is not part of every CUDA install this test runs on.) Assumes an
+// uncompressed fat binary, as nvcc makes with the evaluator's flags: a compressed one shows no names,
+// which the caller notices (no kernel found).
+absl::StatusOr<std::vector<std::string>> DeviceKernelNames(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError("cannot read " + path);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  constexpr std::string_view kPrefix = ".nv.info.";
+  std::set<std::string> names;
+  for (size_t at = bytes.find(kPrefix); at != std::string::npos; at = bytes.find(kPrefix, at + 1)) {
+    const size_t begin = at + kPrefix.size(), end = bytes.find('\0', begin);
+    if (end != std::string::npos && end > begin) names.insert(bytes.substr(begin, end - begin));
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+// Device kernels of the library at `path` whose names carry a 16-bit element type other than `dtype`'s
+// (for fp32: either 16-bit type), with how many kernel names were read at all.
+struct ForeignKernels {
+  std::vector<std::string> names;
+  size_t kernels = 0;
+};
+ForeignKernels KernelsOfOtherDtypes(const std::string& path, v1::Dtype dtype) {
+  ForeignKernels found;
+  absl::StatusOr<std::vector<std::string>> kernels = DeviceKernelNames(path);
+  if (!kernels.ok()) {
+    found.names.push_back(std::string(kernels.status().message()));
+    return found;
+  }
+  found.kernels = kernels->size();
+  for (const std::string& name : *kernels) {
+    for (const auto& [type, mangled] : {std::pair{v1::DTYPE_FP16, "6__half"}, std::pair{v1::DTYPE_BF16, "13__nv_bfloat16"}}) {
+      if (type != dtype && name.find(mangled) != std::string::npos) found.names.push_back(name);
+    }
+  }
+  return found;
 }
 
 TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
@@ -52,27 +104,40 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
   const NvccCompiler& compiler = (*evaluator)->compiler();
   CompilePool pool(&compiler, /*num_workers=*/2);
 
-  std::vector<std::future<absl::StatusOr<CompileResult>>> compiles;
+  struct Build {
+    const SeedKernel* seed;
+    v1::Dtype dtype;
+    std::future<absl::StatusOr<CompileResult>> result;
+  };
+  std::vector<Build> builds;
   for (const SeedKernel& seed : *seeds) {
-    compiles.push_back(pool.Submit(seed.source, (*evaluator)->CompileOptionsFor(TaskOn(seed.archs))));
+    EXPECT_FALSE(seed.dtypes.empty()) << seed.name << " claims no dtype";
+    // A seed that does not guard its dtypes builds the same code whatever the task's dtype: once is enough.
+    const size_t dtypes = GuardsItsDtypes(seed) ? seed.dtypes.size() : std::min<size_t>(1, seed.dtypes.size());
+    for (const v1::Dtype dtype : std::vector<v1::Dtype>(seed.dtypes.begin(), seed.dtypes.begin() + dtypes)) {
+      builds.push_back({&seed, dtype, pool.Submit(seed.source, (*evaluator)->CompileOptionsFor(TaskOn(seed.archs, dtype)))});
+    }
   }
 
-  for (size_t i = 0; i < seeds->size(); ++i) {
-    const SeedKernel& seed = (*seeds)[i];
+  for (Build& build : builds) {
+    const SeedKernel& seed = *build.seed;
+    const v1::Dtype dtype = build.dtype;
     const std::string archs = fmt::format("{}", fmt::join(seed.archs, ", "));
-    absl::StatusOr<CompileResult> result = compiles[i].get();
+    absl::StatusOr<CompileResult> result = build.result.get();
     if (!result.ok()) {
-      ADD_FAILURE() << "seed " << seed.name << " [" << archs << "]: " << result.status();
+      ADD_FAILURE() << "seed " << seed.name << " [" << archs << "] " << v1::Dtype_Name(dtype) << ": " << result.status();
       continue;
     }
     if (!result->ok) {
       // Which of the claimed archs fails: compile each alone (only on failure, so CI pays once per seed).
       int failing_archs = 0;
       for (const std::string& arch : seed.archs) {
-        absl::StatusOr<CompileResult> alone = compiler.Compile(seed.source, (*evaluator)->CompileOptionsFor(TaskOn({arch})));
+        absl::StatusOr<CompileResult> alone =
+            compiler.Compile(seed.source, (*evaluator)->CompileOptionsFor(TaskOn({arch}, dtype)));
         if (alone.ok() && alone->ok) continue;
         ++failing_archs;
-        ADD_FAILURE() << "seed " << seed.name << " (" << seed.path << ") does not compile for " << arch << ": "
+        ADD_FAILURE() << "seed " << seed.name << " (" << seed.path << ") does not compile for " << arch << " in "
+                      << v1::Dtype_Name(dtype) << ": "
                       << (alone.ok() ? alone->failure + "\nlog tail:\n" + Tail(alone->log)
                                      : alone.status().ToString());
       }
@@ -91,9 +156,19 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
                     << r.spill_bytes() << " bytes spill stores, " << r.registers() << " registers, "
                     << r.stack_bytes() << " bytes stack)";
     }
-    std::cout << fmt::format("[ seed     ] {:<20} [{}] compiled in {:.1f} s, {} kernel records, max {} registers, {}\n",
-                             seed.name, archs, result->seconds, result->resources.size(), max_registers,
-                             spilling == 0 ? "no spills" : fmt::format("{} SPILL", spilling));
+    const bool guarded = GuardsItsDtypes(seed);
+    const ForeignKernels foreign = KernelsOfOtherDtypes(result->library_path, dtype);
+    if (guarded) {
+      EXPECT_TRUE(foreign.names.empty()) << "seed " << seed.name << " built for " << v1::Dtype_Name(dtype)
+                                         << " has kernels of other dtypes: " << fmt::format("{}", fmt::join(foreign.names, ", "));
+      // The scan sees device code at all: every guarded seed but the cuBLAS ones has kernels.
+      EXPECT_GT(foreign.kernels, 0u) << "no device kernel names read from " << seed.name << "'s library";
+    }
+    std::cout << fmt::format("[ seed     ] {:<20} [{}] {:<10} compiled in {:.1f} s, {} kernel records, max {} "
+                             "registers, {}, {} device kernels{}\n",
+                             seed.name, archs, v1::Dtype_Name(dtype), result->seconds, result->resources.size(),
+                             max_registers, spilling == 0 ? "no spills" : fmt::format("{} SPILL", spilling),
+                             foreign.kernels, guarded ? " (task's dtype only)" : "");
   }
 }
 

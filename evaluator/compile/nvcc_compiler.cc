@@ -258,6 +258,7 @@ absl::StatusOr<CommandResult> NvccCompiler::RunNvcc(
   spawn.limits.file_size_bytes = options.max_output_bytes;
   spawn.limits.address_space_bytes = options.max_address_space_bytes;
   spawn.limits.cpu_seconds = static_cast<int64_t>(std::ceil(options.timeout_seconds)) * 2 + 10;  // a backstop
+  spawn.limits.nice_increment = std::max(0, options.nice_increment);
   if (config_.sandbox) {
     spawn.sandbox = *config_.sandbox;
     if (spawn.sandbox->landlock) {

@@ -44,6 +44,9 @@ struct CompileOptions {
   // folders; add others to Config::sandbox->landlock->read_only).
   std::vector<std::string> extra_flags;
   bool use_cache = true;                       // false: always compile (the result is still stored)
+  // Added to nvcc's niceness (ResourceLimits::nice_increment): compiles on every core then yield the
+  // CPU to the judge and the candidate hosts, whose waits are the GPU's idle time. 0: our priority.
+  int nice_increment = 10;
 };
 
 // "-gencode arch=compute_90a,code=sm_90a" as two argv entries, for "sm_<digits>[a|f]".

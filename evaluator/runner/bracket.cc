@@ -49,10 +49,18 @@ absl::Status WaitWhileHostAlive(cudaStream_t stream, CandidateHost& host, double
 absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGate& gate, cudaStream_t judge_stream,
                                                    cudaStream_t read_stream, int64_t n,
                                                    const std::vector<v1::IpcBuffer>& b,
-                                                   const std::vector<v1::IpcBuffer>& c, const void* watch,
-                                                   size_t watch_bytes, double timeout_seconds) {
+                                                   const std::vector<v1::IpcBuffer>& c,
+                                                   const std::vector<std::pair<const void*, size_t>>& watch,
+                                                   double timeout_seconds,
+                                                   const std::function<void(std::chrono::steady_clock::time_point)>&
+                                                       while_held) {
   SD_ASSIGN_OR_RETURN(gpu::DeviceBuffer stamps, gpu::DeviceBuffer::Allocate(2 * sizeof(uint64_t), "stamps"));
+  gpu::DeviceBuffer flags;  // one per watched output: LaunchAnyByteDiffers' answers
+  if (!watch.empty()) {
+    SD_ASSIGN_OR_RETURN(flags, gpu::DeviceBuffer::Allocate(watch.size() * sizeof(unsigned int), "flags"));
+  }
   uint64_t* t = stamps.as<uint64_t>();
+  const auto closed_at = std::chrono::steady_clock::now();
   SD_RETURN_IF_ERROR(gate.Close(judge_stream, kStreamGateTimeoutNs, "batch gate"));
   absl::Status s = gpu::CudaStatus(LaunchStampGlobalTimer(t, judge_stream), "stamp");
   if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(host.start_event(), judge_stream), "start event");
@@ -62,13 +70,21 @@ absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGa
   }
   BatchMeasurement m;
   auto rc = host.EnqueueBatch(n, b, c);
-  if (rc.ok() && watch != nullptr && watch_bytes > 0) {
-    // Work the host did not hold behind the start event has had several time slices by now.
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::vector<unsigned char> bytes(watch_bytes);
-    if (cudaMemcpyAsync(bytes.data(), watch, watch_bytes, cudaMemcpyDeviceToHost, read_stream) == cudaSuccess &&
-        cudaStreamSynchronize(read_stream) == cudaSuccess) {
-      m.written_before_start = std::any_of(bytes.begin(), bytes.end(), [](unsigned char x) { return x != 0xff; });
+  if (rc.ok() && !watch.empty()) {
+    // Work the host did not hold behind the start event has had several time slices by then.
+    const auto look_at = std::chrono::steady_clock::now() + kOutsideStreamLookDelay;
+    if (while_held) while_held(closed_at);
+    std::this_thread::sleep_until(look_at);
+    std::vector<unsigned int> any(watch.size(), 0);
+    bool read = true;
+    for (size_t i = 0; i < watch.size() && read; ++i) {
+      read = LaunchAnyByteDiffers(watch[i].first, watch[i].second, 0xff, flags.as<unsigned int>() + i, read_stream) ==
+             cudaSuccess;
+    }
+    if (read && cudaMemcpyAsync(any.data(), flags.get(), any.size() * sizeof(unsigned int), cudaMemcpyDeviceToHost,
+                                read_stream) == cudaSuccess &&
+        cudaStreamSynchronize(read_stream) == cudaSuccess) {  // else a fault shows at the next synchronisation
+      m.written_before_start = std::any_of(any.begin(), any.end(), [](unsigned int x) { return x != 0; });
     }
   }
   gate.Open();
@@ -105,7 +121,7 @@ absl::StatusOr<BracketCalibration> CalibrateBracket(CandidateHost& null_host, co
     for (int trials : {1, wide}) {
       std::vector<v1::IpcBuffer> buffers(trials, any_buffer);
       SD_ASSIGN_OR_RETURN(BatchMeasurement m,
-                          RunBracketedBatch(null_host, gate, judge, read, 1, buffers, buffers, nullptr, 0, 30));
+                          RunBracketedBatch(null_host, gate, judge, read, 1, buffers, buffers, {}, 30));
       if (r == 0) continue;
       (trials == 1 ? narrow_ms : wide_ms).push_back(m.bracket_ms);
     }

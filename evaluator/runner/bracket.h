@@ -10,6 +10,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,16 +30,32 @@ struct BatchMeasurement {
   bool written_before_start = false;  // some C changed while the gate held the start event back
 };
 
+// How long the gate stays closed after the host enqueued a watched batch before `watch` is looked at:
+// work the host did not hold behind the start event (another stream, its own context's time slices)
+// has had several time slices by then.
+inline constexpr std::chrono::milliseconds kOutsideStreamLookDelay{5};
+
 // Runs one batch: closes `gate` on `judge_stream`, stamps, records the host's start event, has the
-// host enqueue the batch, checks `watch` (device bytes of outputs that must still hold 0xff: the first
-// C of the batch) did not change while the gate was closed, opens the gate, waits for done, stamps.
+// host enqueue the batch, checks `watch` (device buffers and their sizes, 4-byte aligned, that must
+// still hold 0xff: every C of the batch, whole; the host enqueues every trial's run while the gate is
+// closed, so side work of any trial could land before it opens) did not change while the gate was
+// closed (a scan on the device, LaunchAnyByteDiffers), opens the gate, waits for done, stamps.
+// With `watch`, the gate stays closed kOutsideStreamLookDelay after the host's enqueue returned, and
+// `while_held` (when given) runs in that time, before the look, told when the gate was closed (it must
+// keep the gate's whole closed time well under kStreamGateTimeoutNs): the judge's own work, which must
+// leave nothing running on the device when it returns (the batch starts when the gate opens, and
+// the bracket must hold the batch alone); the delay counts from the enqueue, whatever while_held
+// took. while_held reports its own outcome (it is not run when the enqueue failed).
 // Errors: the host's (Unavailable, DeadlineExceeded: the host must be replaced, and so must this
 // process, whose stream may wait for ever), CUDA errors.
 absl::StatusOr<BatchMeasurement> RunBracketedBatch(CandidateHost& host, StreamGate& gate, cudaStream_t judge_stream,
                                                    cudaStream_t read_stream, int64_t n,
                                                    const std::vector<v1::IpcBuffer>& b,
-                                                   const std::vector<v1::IpcBuffer>& c, const void* watch,
-                                                   size_t watch_bytes, double timeout_seconds);
+                                                   const std::vector<v1::IpcBuffer>& c,
+                                                   const std::vector<std::pair<const void*, size_t>>& watch,
+                                                   double timeout_seconds,
+                                                   const std::function<void(std::chrono::steady_clock::time_point)>&
+                                                       while_held = nullptr);
 
 // Waits for `stream` (which waits for the host's done event) at most `seconds`, giving up early when
 // the host has died or says its stream failed (CandidateHost::QueryStream; either way it will never

@@ -89,8 +89,9 @@ TEST(DeviceOutputCheckGpuTest, AgreesWithTheHostCheck) {
   }
 }
 
-// The judge's look at C while the candidate's stream is held (ProblemRun::COutsideStreamWasWritten).
-TEST(DeviceOutputCheckGpuTest, AnyByteDiffersFindsOneChangedByteAnywhere) {
+// The judge's look at C while the candidate's stream is held (ProblemRun::COutsideStreamWasWritten),
+// and at B after a checked run.
+TEST(DeviceOutputCheckGpuTest, AnyByteDiffersAndBytesDifferFindOneChangedByteAnywhere) {
   if (!gpu::testing::HasCudaDevice()) GTEST_SKIP() << "no CUDA device";
   struct Case {
     const char* name;
@@ -117,11 +118,24 @@ TEST(DeviceOutputCheckGpuTest, AnyByteDiffersFindsOneChangedByteAnywhere) {
     unsigned int any = 7;
     ASSERT_EQ(cudaMemcpy(&any, flag->get(), sizeof any, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(any, c.changed >= 0 ? 1u : 0u);
+    // The same bytes against a copy as they were (ProblemRun::CheckRun's look at B), whose bytes beyond
+    // differ too: never read either.
+    auto before = gpu::DeviceBuffer::Allocate(c.bytes + 8, "before");
+    ASSERT_TRUE(before.ok());
+    ASSERT_EQ(cudaMemset(before->get(), 0xff, c.bytes), cudaSuccess);
+    ASSERT_EQ(cudaMemset(before->as<unsigned char>() + c.bytes, 1, 8), cudaSuccess);
+    ASSERT_EQ(LaunchBytesDiffer(buffer->get(), before->get(), c.bytes, flag->as<unsigned int>(), nullptr), cudaSuccess);
+    any = 7;
+    ASSERT_EQ(cudaMemcpy(&any, flag->get(), sizeof any, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(any, c.changed >= 0 ? 1u : 0u) << "against a copy";
   }
   auto buffer = gpu::DeviceBuffer::Allocate(64, "misaligned");
   ASSERT_TRUE(buffer.ok());
   EXPECT_EQ(LaunchAnyByteDiffers(buffer->as<unsigned char>() + 1, 8, 0xff, flag->as<unsigned int>(), nullptr),
             cudaErrorMisalignedAddress);
+  EXPECT_EQ(LaunchBytesDiffer(buffer->get(), buffer->as<unsigned char>() + 2, 8, flag->as<unsigned int>(), nullptr),
+            cudaErrorMisalignedAddress);
+  EXPECT_EQ(LaunchBytesDiffer(buffer->get(), nullptr, 8, flag->as<unsigned int>(), nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace

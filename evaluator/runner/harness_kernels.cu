@@ -114,30 +114,49 @@ cudaError_t LaunchStampGlobalTimer(uint64_t* out, cudaStream_t stream) {
 }
 
 namespace {
-// Whole 32-bit words, then the bytes after the last whole word.
-__global__ void AnyByteDiffersKernel(const unsigned char* p, size_t bytes, unsigned char fill, unsigned int* any) {
+// Whole 32-bit words, then the bytes after the last whole word: each byte of p against the same byte of
+// `reference` when given, else against `fill`.
+__global__ void AnyByteDiffersKernel(const unsigned char* p, const unsigned char* reference, size_t bytes,
+                                     unsigned char fill, unsigned int* any) {
   const unsigned int word_fill = 0x01010101u * fill;
   const size_t words = bytes / 4;
   const unsigned int* w = reinterpret_cast<const unsigned int*>(p);
+  const unsigned int* r = reinterpret_cast<const unsigned int*>(reference);
   bool differs = false;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < words;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    differs |= w[i] != word_fill;
+    differs |= w[i] != (r != nullptr ? r[i] : word_fill);
   }
-  if (blockIdx.x == 0 && threadIdx.x < bytes % 4) differs |= p[words * 4 + threadIdx.x] != fill;
+  if (blockIdx.x == 0 && threadIdx.x < bytes % 4) {
+    const size_t at = words * 4 + threadIdx.x;
+    differs |= p[at] != (reference != nullptr ? reference[at] : fill);
+  }
   if (differs) atomicOr(any, 1u);
+}
+
+cudaError_t LaunchAnyDifference(const void* p, const void* reference, size_t bytes, unsigned char fill,
+                                unsigned int* any, cudaStream_t stream) {
+  if (reinterpret_cast<uintptr_t>(p) % 4 != 0 || reinterpret_cast<uintptr_t>(reference) % 4 != 0) {
+    return cudaErrorMisalignedAddress;
+  }
+  cudaError_t e = cudaMemsetAsync(any, 0, sizeof(unsigned int), stream);
+  if (e != cudaSuccess || bytes == 0) return e;
+  const size_t words = bytes / 4 + 1;
+  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((words + 255) / 256, 1024));
+  AnyByteDiffersKernel<<<blocks, 256, 0, stream>>>(static_cast<const unsigned char*>(p),
+                                                   static_cast<const unsigned char*>(reference), bytes, fill, any);
+  return cudaGetLastError();
 }
 }  // namespace
 
 cudaError_t LaunchAnyByteDiffers(const void* p, size_t bytes, unsigned char fill, unsigned int* any,
                                  cudaStream_t stream) {
-  if (reinterpret_cast<uintptr_t>(p) % 4 != 0) return cudaErrorMisalignedAddress;
-  cudaError_t e = cudaMemsetAsync(any, 0, sizeof(unsigned int), stream);
-  if (e != cudaSuccess || bytes == 0) return e;
-  const size_t words = bytes / 4 + 1;
-  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((words + 255) / 256, 1024));
-  AnyByteDiffersKernel<<<blocks, 256, 0, stream>>>(static_cast<const unsigned char*>(p), bytes, fill, any);
-  return cudaGetLastError();
+  return LaunchAnyDifference(p, nullptr, bytes, fill, any, stream);
+}
+
+cudaError_t LaunchBytesDiffer(const void* a, const void* b, size_t bytes, unsigned int* any, cudaStream_t stream) {
+  if (b == nullptr) return cudaErrorInvalidValue;
+  return LaunchAnyDifference(a, b, bytes, 0, any, stream);
 }
 
 }  // namespace sparseditto

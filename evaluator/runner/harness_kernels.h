@@ -39,6 +39,11 @@ cudaError_t LaunchStampGlobalTimer(uint64_t* out, cudaStream_t stream);
 // while the candidate's stream is held: only the flag comes back, not C).
 cudaError_t LaunchAnyByteDiffers(const void* p, size_t bytes, unsigned char fill, unsigned int* any, cudaStream_t stream);
 
+// Sets *any (device memory) to 1 when the `bytes` bytes at `a` and at `b` (device memory, both 4-byte
+// aligned: else cudaErrorMisalignedAddress; b null: cudaErrorInvalidValue) differ anywhere, else 0;
+// enqueued on `stream` (the judge's check that a run left its input B as it was, against its own copy).
+cudaError_t LaunchBytesDiffer(const void* a, const void* b, size_t bytes, unsigned int* any, cudaStream_t stream);
+
 // The whole-GPU shape for the current device (SM count and opt-in shared memory read from it); also
 // lets the gate kernel use that much shared memory. Errors: the CUDA calls'.
 cudaError_t WholeGpuGateShape(GateShape* shape);

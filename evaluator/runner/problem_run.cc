@@ -93,6 +93,7 @@ absl::StatusOr<ProblemRun::Buffers*> ProblemRun::BuffersFor(int64_t n) {
   Buffers buffers;
   SD_ASSIGN_OR_RETURN(buffers.b, gpu::DeviceBuffer::Allocate(elem * matrix_->cols * n, "B"));
   SD_ASSIGN_OR_RETURN(buffers.abs_b, gpu::DeviceBuffer::Allocate(elem * matrix_->cols * n, "|B|"));
+  SD_ASSIGN_OR_RETURN(buffers.b_before, gpu::DeviceBuffer::Allocate(elem * matrix_->cols * n, "B as drawn"));
   SD_ASSIGN_OR_RETURN(buffers.c, GuardedBuffer::Allocate(elem * matrix_->rows * n));
   SD_ASSIGN_OR_RETURN(buffers.b_ipc, MakeIpcBuffer(buffers.b.get(), 0, buffers.b.size()));
   SD_ASSIGN_OR_RETURN(buffers.c_ipc, MakeIpcBuffer(buffers.c.allocation(), GuardedBuffer::kGuardBytes,
@@ -137,7 +138,7 @@ bool ProblemRun::COutsideStreamWasWritten(const void* c, size_t size) {
   // Give work on other streams (and the host's context its time slices) time to land, then look at C
   // without waiting for the judge's stream: on the device, only a flag comes back.
   ScopedStep step("check: outside-stream look (5 ms sleep)");
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(kOutsideStreamLookDelay);
   unsigned int any = 0;
   if (LaunchAnyByteDiffers(c, size, 0xff, written_flag_.as<unsigned int>(), harness_stream_) != cudaSuccess ||
       cudaMemcpyAsync(&any, written_flag_.get(), sizeof any, cudaMemcpyDeviceToHost, harness_stream_) != cudaSuccess ||
@@ -234,10 +235,13 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
   if (!buffers.ok()) return Verdict::Fail(v1::FAILURE_CATEGORY_INTERNAL, std::string(buffers.status().message()));
   if (absl::Status s = FillB(n, seed, *buffers); !s.ok()) return CrashVerdict(s, name_ + ": reference");
   const size_t b_bytes = (*buffers)->b.size();
-  std::vector<char> b_before(b_bytes), b_after(b_bytes);
   {
-    ScopedStep copy("check: B copies to the host");
-    cudaMemcpy(b_before.data(), (*buffers)->b.get(), b_bytes, cudaMemcpyDeviceToHost);
+    // The judge's own copy of B as drawn (never exported to the host), compared on the device after.
+    ScopedStep copy("check: B copied aside (device)");
+    absl::Status s = gpu::CudaStatus(cudaMemcpyAsync((*buffers)->b_before.get(), (*buffers)->b.get(), b_bytes,
+                                                     cudaMemcpyDeviceToDevice, harness_stream_), "copy B");
+    if (s.ok()) s = gpu::CudaStatus(cudaStreamSynchronize(harness_stream_), "copy B");
+    if (!s.ok()) return CrashVerdict(s, name_ + ": B");
   }
 
   std::vector<float> got;
@@ -249,11 +253,19 @@ Verdict ProblemRun::CheckRun(int64_t n, uint64_t seed, const std::string& label,
     check->set_detail(verdict.detail);
     return verdict;
   }
+  unsigned int b_changed = 0;
   {
-    ScopedStep copy("check: B copies to the host");
-    cudaMemcpy(b_after.data(), (*buffers)->b.get(), b_bytes, cudaMemcpyDeviceToHost);
+    ScopedStep compare("check: B compared with its copy (device)");
+    absl::Status s = gpu::CudaStatus(LaunchBytesDiffer((*buffers)->b.get(), (*buffers)->b_before.get(), b_bytes,
+                                                       written_flag_.as<unsigned int>(), harness_stream_), "compare B");
+    if (s.ok()) {
+      s = gpu::CudaStatus(cudaMemcpyAsync(&b_changed, written_flag_.get(), sizeof b_changed, cudaMemcpyDeviceToHost,
+                                          harness_stream_), "compare B");
+    }
+    if (s.ok()) s = gpu::CudaStatus(cudaStreamSynchronize(harness_stream_), "compare B");
+    if (!s.ok()) return CrashVerdict(s, name_ + ": B");
   }
-  if (b_before != b_after) {
+  if (b_changed != 0) {
     check->set_detail("run modified its input B");
     return Verdict::Fail(v1::FAILURE_CATEGORY_WRONG, fmt::format("{}: n={}: run modified its input B", name_, n));
   }

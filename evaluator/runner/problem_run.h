@@ -91,6 +91,7 @@ class ProblemRun {
  private:
   struct Buffers {
     gpu::DeviceBuffer b, abs_b;
+    gpu::DeviceBuffer b_before;  // the judge's copy of B before a checked run: B must be unchanged after
     GuardedBuffer c;
     v1::IpcBuffer b_ipc, c_ipc;  // b and c's payload as the host is told about them
   };
@@ -130,9 +131,13 @@ class ProblemRun {
   std::map<int64_t, Buffers> buffers_;
   std::set<int64_t> warm_;  // the n values WarmUp has run
   struct TimedBuffers {  // Time()'s pairs for one n, and its scratch for the checks
-    std::vector<gpu::DeviceBuffer> b, c;
+    std::vector<gpu::DeviceBuffer> slabs;  // the allocations the pairs are slices of
+    std::vector<void*> b, c;               // pair i's B and C, in slabs
     std::vector<v1::IpcBuffer> b_ipc, c_ipc;
     gpu::DeviceBuffer fresh, abs_b;
+    // Copies of the outputs picked for a check, kept while the next batch refills `c`: they are
+    // checked while that batch waits behind the gate.
+    std::vector<gpu::DeviceBuffer> picked;
   };
   std::map<int64_t, TimedBuffers> timed_;
   gpu::DeviceBuffer ref_, abs_sum_, c_float_;

@@ -345,7 +345,13 @@ size_t SmemBytes(const State* s, int ncols) {
   const size_t reduce = size_t{WARPS_K - 1} * WARPS_M * N_TILE * 16 * 4;  // ReduceAndStore's slots
   return std::max(pipeline, reduce);
 }
-auto Kernel(bool bf16) { return bf16 ? BitmapSpmm<true> : BitmapSpmm<false>; }
+using KernelFn = void (*)(Params);
+KernelFn Kernel(bool bf16) {
+  KernelFn f = nullptr;  // a dtype left out of this build never gets past prepare
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (bf16) f = BitmapSpmm<true>;
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (!bf16) f = BitmapSpmm<false>;
+  return f;
+}
 
 // How run(n) launches: the widest n tile (a multiple of 16, at most N_TILE) whose pipeline fits in shared
 // memory; grid row CTAs x n tiles x K splits; the workspace floats the splits need. False: n cannot run.
@@ -371,11 +377,11 @@ SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
 }
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
-  const bool bf16 = p->dtype == SD_DTYPE_BF16, supported = bf16 || p->dtype == SD_DTYPE_FP16;
+  const bool bf16 = p->dtype == SD_DTYPE_BF16, supported = (bf16 || p->dtype == SD_DTYPE_FP16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype);
   std::vector<uint16_t> bits(supported ? p->nnz : 0);
   for (size_t i = 0; i < bits.size(); ++i) bits[i] = bf16 ? ToBits<true>(p->values[i]) : ToBits<false>(p->values[i]);
   BitmapFormat f;
-  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
   if (!supported || !BuildBitmapFormat(p->rows, p->cols, p->row_offsets, p->col_indices, bits.data(), &f, &why)) {
     snprintf(error, cap, "bitmap_tc prepare: %s", why.c_str());
     return 1;

@@ -399,8 +399,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   const int block = p->pattern.block_rows;
   BsrHost h;
   std::string why;
-  if (p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
-    why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  if ((p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
+    why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
   } else if (block != p->pattern.block_cols || (block != 16 && block != 32 && block != 64)) {
     why = "needs square blocks of 16, 32 or 64";
   } else {
@@ -420,7 +420,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     e = p->dtype == SD_DTYPE_FP16 ? UploadValues<__half>(h.values, &s->vals) : UploadValues<__nv_bfloat16>(h.values, &s->vals);
   }
   if (e == cudaSuccess) {
-    e = p->dtype == SD_DTYPE_FP16 ? ConfigureAll<__half>(block, optin) : ConfigureAll<__nv_bfloat16>(block, optin);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (p->dtype == SD_DTYPE_FP16) e = ConfigureAll<__half>(block, optin);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (p->dtype == SD_DTYPE_BF16) e = ConfigureAll<__nv_bfloat16>(block, optin);
   }
   if (e != cudaSuccess) {
     snprintf(error, cap, "bsr_mma prepare: %s", cudaGetErrorString(e));
@@ -438,7 +439,7 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
             (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
             (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0) ? 1 : 0,
             (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0};
-  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, stream);
-  else Launch<__nv_bfloat16>(s, a, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) Launch<__nv_bfloat16>(s, a, stream);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

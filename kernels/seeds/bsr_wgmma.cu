@@ -576,8 +576,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     why = std::string("device query: ") + cudaGetErrorString(e);
   } else if (major != 9) {
     why = "needs a Hopper GPU (sm_90a wgmma); device " + std::to_string(p->device) + " is compute capability " + std::to_string(major) + ".x";
-  } else if (p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
-    why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  } else if ((p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
+    why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
   } else if (p->pattern.block_rows != kBlock || p->pattern.block_cols != kBlock) {
     why = "needs 64 x 64 blocks, the task declares " + std::to_string(p->pattern.block_rows) + " x " + std::to_string(p->pattern.block_cols);
   } else {
@@ -598,8 +598,10 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&s->encode), 12000, cudaEnableDefault, &found);
     if (e == cudaSuccess && found != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
   }
-  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? ConfigureAll<__half>(optin) : ConfigureAll<__nv_bfloat16>(optin);
-  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? AllSlots<__half>(p->device, s->slots) : AllSlots<__nv_bfloat16>(p->device, s->slots);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_FP16) e = ConfigureAll<__half>(optin);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_BF16) e = ConfigureAll<__nv_bfloat16>(optin);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_FP16) e = AllSlots<__half>(p->device, s->slots);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_BF16) e = AllSlots<__nv_bfloat16>(p->device, s->slots);
   if (e != cudaSuccess) {
     snprintf(error, cap, "bsr_wgmma prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
@@ -617,7 +619,7 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   // The copy engine needs B's rows 16-byte aligned (the tensor map's stride rule); the staged C store, C's.
   bool tma = a.vec && reinterpret_cast<uintptr_t>(c) % 16 == 0;
   if (tma && (b != s->map_b || n != s->map_n) && EncodeBMap(s, b, n) != CUDA_SUCCESS) tma = false;  // cp.async path then
-  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, tma, stream);
-  else Launch<__nv_bfloat16>(s, a, tma, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, a, tma, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) Launch<__nv_bfloat16>(s, a, tma, stream);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

@@ -340,8 +340,9 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
              static_cast<long long>(p->cols), static_cast<long long>(p->nnz));
     return 1;
   }
-  if (p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
-    snprintf(error, cap, "unsupported dtype %d", p->dtype);
+  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) ||
+      !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
+    snprintf(error, cap, "unsupported dtype %d (or not in this build)", p->dtype);
     return 1;
   }
   State* s = new State;
@@ -379,9 +380,9 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   if (n <= 0 || n > s->max_n) return 1;  // scratch is sized for the n values prepare was told of
   int rc = 1;
   switch (s->dtype) {
-    case SD_DTYPE_FP32: rc = Launch<float>(s, b, c, n, stream); break;
-    case SD_DTYPE_FP16: rc = Launch<__half>(s, b, c, n, stream); break;
-    case SD_DTYPE_BF16: rc = Launch<__nv_bfloat16>(s, b, c, n, stream); break;
+    case SD_DTYPE_FP32: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) rc = Launch<float>(s, b, c, n, stream); break;
+    case SD_DTYPE_FP16: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) rc = Launch<__half>(s, b, c, n, stream); break;
+    case SD_DTYPE_BF16: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) rc = Launch<__nv_bfloat16>(s, b, c, n, stream); break;
     default: return 1;
   }
   if (rc != 0) return rc;

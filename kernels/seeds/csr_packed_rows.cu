@@ -361,8 +361,9 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
              static_cast<long long>(p->cols));
     return 1;
   }
-  if (p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
-    snprintf(error, cap, "csr_packed_rows: unsupported dtype %d", p->dtype);
+  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) ||
+      !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
+    snprintf(error, cap, "csr_packed_rows: unsupported dtype %d (or not in this build)", p->dtype);
     return 1;
   }
   PackedRows f;
@@ -379,9 +380,9 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&s->max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
   if (err == cudaSuccess) {
     switch (p->dtype) {
-      case SD_DTYPE_FP32: err = ConfigureSharedB<float>(s->max_smem); break;
-      case SD_DTYPE_FP16: err = ConfigureSharedB<__half>(s->max_smem); break;
-      default: err = ConfigureSharedB<__nv_bfloat16>(s->max_smem); break;
+      case SD_DTYPE_FP32: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) err = ConfigureSharedB<float>(s->max_smem); break;
+      case SD_DTYPE_FP16: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) err = ConfigureSharedB<__half>(s->max_smem); break;
+      default: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) err = ConfigureSharedB<__nv_bfloat16>(s->max_smem); break;
     }
   }
   if (err == cudaSuccess) err = cudaMalloc(&s->row_first, sizeof(int64_t) * f.first.size());
@@ -413,9 +414,9 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   if (n <= 0 || n > INT32_MAX) return 1;
   int rc = 1;
   switch (s->dtype) {
-    case SD_DTYPE_FP32: rc = Launch<float>(s, b, c, n, stream); break;
-    case SD_DTYPE_FP16: rc = Launch<__half>(s, b, c, n, stream); break;
-    case SD_DTYPE_BF16: rc = Launch<__nv_bfloat16>(s, b, c, n, stream); break;
+    case SD_DTYPE_FP32: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) rc = Launch<float>(s, b, c, n, stream); break;
+    case SD_DTYPE_FP16: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) rc = Launch<__half>(s, b, c, n, stream); break;
+    case SD_DTYPE_BF16: if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) rc = Launch<__nv_bfloat16>(s, b, c, n, stream); break;
     default: return 1;
   }
   if (rc != 0) return rc;

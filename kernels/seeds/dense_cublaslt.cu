@@ -198,8 +198,9 @@ bool TimeCandidates(const State* s, PerN* per, const cublasLtMatmulHeuristicResu
 }  // namespace
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
-  if (p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
-    snprintf(error, cap, "dense_cublaslt: unsupported dtype %d", p->dtype);
+  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) ||
+      !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
+    snprintf(error, cap, "dense_cublaslt: unsupported dtype %d (or not in this build)", p->dtype);
     return 1;
   }
   if (p->rows < 1 || p->cols < 1 || p->rows > INT32_MAX || p->cols > INT32_MAX || p->num_n_values < 1) {
@@ -228,9 +229,9 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   if (err == cudaSuccess) {
     const size_t count = static_cast<size_t>(p->cols) * n_max;
-    if (p->dtype == SD_DTYPE_FP32) FillPattern<<<256, 256, 0, stream>>>(static_cast<float*>(b), count, 7u);
-    if (p->dtype == SD_DTYPE_FP16) FillPattern<<<256, 256, 0, stream>>>(static_cast<__half*>(b), count, 7u);
-    if (p->dtype == SD_DTYPE_BF16) FillPattern<<<256, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(b), count, 7u);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) if (p->dtype == SD_DTYPE_FP32) FillPattern<<<256, 256, 0, stream>>>(static_cast<float*>(b), count, 7u);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (p->dtype == SD_DTYPE_FP16) FillPattern<<<256, 256, 0, stream>>>(static_cast<__half*>(b), count, 7u);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (p->dtype == SD_DTYPE_BF16) FillPattern<<<256, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(b), count, 7u);
     err = cudaGetLastError();
   }
   if (err != cudaSuccess) failed = cudaGetErrorString(err);

@@ -320,12 +320,12 @@ SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
   DenseHost h;
-  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
   int major = 0, sms = 1;
   cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p->device);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
   if (e == cudaSuccess && major < 9) why = "needs thread-block clusters (sm_90 or newer), device is sm_" + std::to_string(major) + "x";
-  bool ok = e == cudaSuccess && major >= 9 && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) &&
+  bool ok = e == cudaSuccess && major >= 9 && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) &&
             BuildDense(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
   for (int i = 0; ok && i < p->num_n_values; ++i) {
     if (MakePlan(h.mp, h.kp, p->n_values[i], sms).splits > 0) continue;
@@ -338,8 +338,10 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   State* s = new State{p->dtype, sms, p->rows, p->cols, h.mp, h.kp};
   const bool fp16 = p->dtype == SD_DTYPE_FP16;
   e = fp16 ? UploadValues<__half>(h.vals, &s->vals) : UploadValues<__nv_bfloat16>(h.vals, &s->vals);
-  if (e == cudaSuccess) e = fp16 ? Configure<__half>() : Configure<__nv_bfloat16>();
-  if (e == cudaSuccess) fp16 ? PlanAll<__half>(s, p) : PlanAll<__nv_bfloat16>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = Configure<__half>();
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = Configure<__nv_bfloat16>();
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) PlanAll<__half>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) PlanAll<__nv_bfloat16>(s, p);
   if (e != cudaSuccess) {
     snprintf(error, cap, "dense_stream prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
@@ -353,7 +355,7 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   const State* s = static_cast<const State*>(state);
   auto it = std::find_if(s->plans.begin(), s->plans.end(), [n](const std::pair<int64_t, Plan>& x) { return x.first == n; });
   if (it == s->plans.end()) return 1;  // not an n prepare planned for
-  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, it->second, b, c, n, stream);
-  else Launch<__nv_bfloat16>(s, it->second, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, it->second, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) Launch<__nv_bfloat16>(s, it->second, b, c, n, stream);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

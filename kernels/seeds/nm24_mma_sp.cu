@@ -361,8 +361,8 @@ SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
   Nm24Host h;
-  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
-  if ((p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) ||
+  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
+  if ((p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || !SPARSEDITTO_BUILDS_DTYPE(p->dtype) ||
       !BuildNm24(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why)) {
     snprintf(error, cap, "nm24_mma_sp: %s", why.c_str());
     return 1;
@@ -374,7 +374,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   const bool fp16 = p->dtype == SD_DTYPE_FP16;
   if (e == cudaSuccess) e = fp16 ? UploadValues<__half>(h.vals, &s->vals) : UploadValues<__nv_bfloat16>(h.vals, &s->vals);
   if (e == cudaSuccess) e = Upload(h.meta, reinterpret_cast<void**>(&s->meta));
-  if (e == cudaSuccess) e = fp16 ? ConfigureAll<__half>(optin) : ConfigureAll<__nv_bfloat16>(optin);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = ConfigureAll<__half>(optin);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = ConfigureAll<__nv_bfloat16>(optin);
   for (int i = 0; e == cudaSuccess && i < p->num_n_values; ++i) {  // workspace for the largest split-K plan
     const Plan plan = MakePlan(s->m, s->mp, s->kp, p->n_values[i], s->sms, INT64_MAX, INT64_MAX);
     if (plan.splits > 1) s->ws_floats = std::max(s->ws_floats, plan.splits * s->m * p->n_values[i]), s->max_tiles = std::max(s->max_tiles, plan.tiles);
@@ -395,7 +396,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
 SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
   const State* s = static_cast<const State*>(state);
   if (n < 1) return 1;
-  if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, b, c, n, stream);
-  else Launch<__nv_bfloat16>(s, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) Launch<__nv_bfloat16>(s, b, c, n, stream);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

@@ -699,8 +699,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   } else if (major != 9 || minor != 0) {
     why = "needs sm_90 (Hopper wgmma.sp); device " + std::to_string(p->device) + " is compute capability " +
           std::to_string(major) + "." + std::to_string(minor);
-  } else if (p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
-    why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  } else if ((p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
+    why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
   } else {
     BuildNm24Wg(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
   }
@@ -718,7 +718,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&s->encode), 12000, cudaEnableDefault, &found);
     if (e == cudaSuccess && found != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
   }
-  if (e == cudaSuccess) e = p->dtype == SD_DTYPE_FP16 ? FitAll<__half>(optin, s) : FitAll<__nv_bfloat16>(optin, s);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_FP16) e = FitAll<__half>(optin, s);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_BF16) e = FitAll<__nv_bfloat16>(optin, s);
   if (e != cudaSuccess) {
     snprintf(error, cap, "nm24_wgmma_sp prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
@@ -737,6 +738,8 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   // The copy engine needs B's rows 16-byte aligned (the tensor map's stride rule); the staged C store, C's.
   bool tma = a.vec && reinterpret_cast<uintptr_t>(c) % 16 == 0 && n <= INT32_MAX && s->k <= INT32_MAX;
   if (tma && (b != s->map_b || n != s->map_n) && EncodeBMap(s, b, n) != CUDA_SUCCESS) tma = false;  // threads copy then
-  const cudaError_t e = s->dtype == SD_DTYPE_FP16 ? Launch<__half>(s, a, tma, stream) : Launch<__nv_bfloat16>(s, a, tma, stream);
+  cudaError_t e = cudaErrorInvalidValue;  // a dtype left out of this build never gets past prepare
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) e = Launch<__half>(s, a, tma, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) e = Launch<__nv_bfloat16>(s, a, tma, stream);
   return e == cudaSuccess && cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

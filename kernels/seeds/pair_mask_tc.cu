@@ -349,7 +349,10 @@ KernelFn Pick(int steps, std::integer_sequence<int, kSteps...>) {
 // The kernel for an n tile of `ncols` columns (a multiple of 16, at most N_TILE).
 KernelFn Kernel(bool bf16, int ncols) {
   const auto steps = std::make_integer_sequence<int, N_TILE / 16>{};
-  return bf16 ? Pick<true>(ncols / 16, steps) : Pick<false>(ncols / 16, steps);
+  KernelFn f = nullptr;  // a dtype left out of this build never gets past prepare
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (bf16) f = Pick<true>(ncols / 16, steps);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (!bf16) f = Pick<false>(ncols / 16, steps);
+  return f;
 }
 }  // namespace
 
@@ -361,11 +364,11 @@ SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
 }
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
-  const bool bf16 = p->dtype == SD_DTYPE_BF16, supported = bf16 || p->dtype == SD_DTYPE_FP16;
+  const bool bf16 = p->dtype == SD_DTYPE_BF16, supported = (bf16 || p->dtype == SD_DTYPE_FP16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype);
   std::vector<uint16_t> bits(supported ? p->nnz : 0);
   for (size_t i = 0; i < bits.size(); ++i) bits[i] = bf16 ? ToBits<true>(p->values[i]) : ToBits<false>(p->values[i]);
   PairFormat f;
-  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only)";
+  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
   if (!supported || !BuildPairFormat(p->rows, p->cols, p->row_offsets, p->col_indices, bits.data(), &f, &why)) {
     snprintf(error, cap, "pair_mask_tc prepare: %s", why.c_str());
     return 1;
