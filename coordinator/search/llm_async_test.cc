@@ -47,14 +47,15 @@ std::string UniqueDiff(size_t tag) {
       tag, tag);
 }
 
-// Answers every request with a new child after `delay` seconds, billing the prompt's bytes / 4 and
-// kCompletionTokens tokens; counts what it billed.
+// Answers every request with a new child after `delay` seconds (spread by up to +-20% over the
+// requests, so that answers do not all come in step with the evaluations), billing the prompt's
+// bytes / 4 and kCompletionTokens tokens; counts what it billed.
 void AnswerWithNewChildren(FakeLlmServer& server, double delay, std::atomic<int64_t>* billed) {
   server.SetResponder([delay, billed](const RecordedRequest& request, size_t number) {
     const int64_t prompt_tokens = static_cast<int64_t>(request.body.size() / 4);
     if (billed != nullptr) *billed += prompt_tokens + kCompletionTokens;
     ScriptedResponse r = OpenAiAnswer(UniqueDiff(number), "stop", prompt_tokens, kCompletionTokens);
-    r.delay_seconds = delay;
+    r.delay_seconds = delay * (0.8 + 0.2 * static_cast<double>(number % 3));
     return r;
   });
 }
@@ -66,6 +67,7 @@ struct AsyncRun {
   std::vector<double> sleeps;
   std::unique_ptr<LlmSearchMutator> mutator;
   std::atomic<int> evaluations_beside_a_request{0};
+  std::atomic<int> evaluations_a_child_was_stored_in{0};  // the store held more candidates at its end
 
   // The store in a fresh folder `name`; an error when it or the server did not start.
   absl::Status Open(const std::string& name) {
@@ -98,15 +100,21 @@ struct AsyncRun {
   // An evaluator that takes `ms` per evaluation and counts those made while the server was answering.
   std::unique_ptr<CountingEvaluator> Evaluator(const v1::Task& task, int ms) {
     auto evaluator = std::make_unique<CountingEvaluator>(Landscape(task, seeds));
-    evaluator->on_call = [this, ms](const v1::Candidate&) {
+    evaluator->on_call = [this, ms, task](const v1::Candidate&) {
+      auto stored = [&] {
+        absl::StatusOr<std::vector<v1::Candidate>> all = store->ListCandidates("run", task.name());
+        return all.ok() ? all->size() : 0;
+      };
+      const size_t at_start = stored();
       std::this_thread::sleep_for(std::chrono::milliseconds(ms));
       if (server->in_flight() > 0) ++evaluations_beside_a_request;
+      if (stored() > at_start) ++evaluations_a_child_was_stored_in;
     };
     return evaluator;
   }
 };
 
-// Table: one call at a time against three; the model takes 300 ms, an evaluation 100 ms.
+// Table: one call at a time against three; the model takes about 300 ms, an evaluation 100 ms.
 TEST(LlmAsyncTest, CallsOverlapEachOtherAndTheEvaluations) {
   for (int in_flight : {1, 3}) {
     SCOPED_TRACE(in_flight);
@@ -122,6 +130,9 @@ TEST(LlmAsyncTest, CallsOverlapEachOtherAndTheEvaluations) {
     for (const auto& [id, n] : evaluator->calls_by_id) EXPECT_EQ(n, 1) << id << " evaluated more than once";
     EXPECT_EQ(run.server->most_in_flight(), in_flight) << "the model answered that many calls at once";
     EXPECT_GT(run.evaluations_beside_a_request.load(), 0) << "no evaluation overlapped a model call";
+    if (in_flight > 1) {
+      EXPECT_GT(run.evaluations_a_child_was_stored_in.load(), 0) << "answers wait for the evaluation to be stored";
+    }
     absl::StatusOr<store::RunState> state = run.store->GetRunState("run", task.name());
     ASSERT_TRUE(state.ok()) << state.status();
     EXPECT_EQ(state->in_flight_plans_size(), 0) << "every call taken in by the end";

@@ -3,6 +3,8 @@
 // here: charged to the budget, settled with its mutator, deduplicated and, when asked asynchronously,
 // stored at once.
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <utility>
 
 #include "coordinator/search/task_loop.h"
@@ -56,7 +58,8 @@ void TaskLoop::Ask(const MutationPlan& plan, Mutator& mutator) {
 absl::StatusOr<std::optional<v1::Candidate>> TaskLoop::TakeIn(const MutationPlan& plan, Mutator& mutator,
                                                               Proposal proposal, bool shared,
                                                               const std::vector<v1::Candidate>& queue,
-                                                              const std::vector<v1::Candidate>& pending) {
+                                                              const std::vector<v1::Candidate>& pending,
+                                                              const std::string& evaluating) {
   const SteadyClock::time_point now = SteadyClock::now();
   coordinator_->AddCost({.wall_seconds = std::chrono::duration<double>(now - last_report_).count(),
                          .tokens = proposal.tokens,
@@ -80,13 +83,16 @@ absl::StatusOr<std::optional<v1::Candidate>> TaskLoop::TakeIn(const MutationPlan
     }
     // An answer that is not replayed (a model's) is lost unless its failure is stored now.
     if (!mutator.Replayable()) {
-      if (absl::Status s = records_.Write(State(queue.empty() ? "" : queue[0].id(), Rest(queue, 1))); !s.ok()) return s;
+      const store::RunState state = !evaluating.empty() ? State(evaluating, Rest(queue, 0))
+                                    : queue.empty()     ? State("")
+                                                        : State(queue[0].id(), Rest(queue, 1));
+      if (absl::Status s = records_.Write(state); !s.ok()) return s;
     }
     return std::nullopt;
   }
   v1::Candidate& child = *proposal.child;
   coordinator_->StampChild(plan, &child);
-  absl::StatusOr<bool> is_new = RegisterOrReuse(child, pending);
+  absl::StatusOr<bool> is_new = RegisterOrReuse(child, pending, evaluating);
   if (!is_new.ok()) return is_new.status();
   if (!*is_new) {
     Emit(MutationEvent(task_.name(), ParentsOf(plan), plan.mutator, &child, "duplicate",
@@ -96,20 +102,35 @@ absl::StatusOr<std::optional<v1::Candidate>> TaskLoop::TakeIn(const MutationPlan
   return std::move(child);
 }
 
-absl::Status TaskLoop::TakeAnswers(std::vector<EndedCall> ended, std::vector<v1::Candidate>* queue) {
+v1::EvalResult TaskLoop::AwaitServing(const v1::EvaluationJob& job) {
+  if (serving_.queue == nullptr || !pool_.has_value() || pool_->size() == 0) return pipeline_.Await(job);
+  // The pipeline's Await may be called from any thread (evaluation_pipeline.h's implementations say
+  // so); this thread takes the answers in meanwhile.
+  std::future<v1::EvalResult> result = std::async(std::launch::async, [this, &job] { return pipeline_.Await(job); });
+  while (result.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+    if (!serving_.error.ok() || pool_->size() == 0) continue;
+    const size_t before = serving_.queue->size();
+    serving_.error = TakeAnswers(pool_->TakeEnded(), serving_.queue, serving_.evaluating);
+    for (size_t i = before; i < serving_.queue->size(); ++i) serving_.arrived.push_back((*serving_.queue)[i].id());
+  }
+  return result.get();
+}
+
+absl::Status TaskLoop::TakeAnswers(std::vector<EndedCall> ended, std::vector<v1::Candidate>* queue,
+                                   const std::string& evaluating) {
   for (EndedCall& call : ended) {
     if (!call.proposal.ok()) return call.proposal.status();
     absl::StatusOr<std::optional<v1::Candidate>> child =
-        TakeIn(call.plan, *call.mutator, *std::move(call.proposal), call.shared, *queue, *queue);
+        TakeIn(call.plan, *call.mutator, *std::move(call.proposal), call.shared, *queue, *queue, evaluating);
     if (!child.ok()) return child.status();
     if (!child->has_value()) continue;
     const v1::Candidate& stored = **child;
     candidates_[stored.id()] = stored;
     queue->push_back(stored);
     // The child alone, with the window and the plans still asked: the answer is stored as it comes.
-    if (absl::Status s = records_.CommitCandidates({stored}, State((*queue)[0].id(), Rest(*queue, 1))); !s.ok()) {
-      return s;
-    }
+    const store::RunState state =
+        evaluating.empty() ? State((*queue)[0].id(), Rest(*queue, 1)) : State(evaluating, Rest(*queue, 0));
+    if (absl::Status s = records_.CommitCandidates({stored}, state); !s.ok()) return s;
     Emit(MutationEvent(task_.name(), ParentsOf(call.plan), call.plan.mutator, &stored, "new", ""));
     if (BatchSize() > 1) pipeline_.Hint(task_, {stored});
   }

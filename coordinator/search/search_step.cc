@@ -88,7 +88,11 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
     if (absl::Status s = SubmitAhead(queue); !s.ok()) return s;
     const v1::Candidate head = queue.front();
     queue.erase(queue.begin());
-    if (absl::Status s = EvaluateAndCommit(head, Rest(queue, 0)); !s.ok()) return s;
+    // While the head is evaluated, the answers that arrive are taken in and stored at once (AwaitJob).
+    serving_ = Serving{.queue = &queue, .evaluating = head.id(), .arrived = {}, .error = absl::OkStatus()};
+    absl::Status evaluated = EvaluateAndCommit(head, Rest(queue, 0));
+    serving_ = {};
+    if (!evaluated.ok()) return evaluated;
   }
   return Finish();
 }
@@ -98,7 +102,8 @@ int64_t TaskLoop::EvaluationsLeftInWall() const {
                                  throughput_.evaluator_seconds, evaluations_this_call_);
 }
 
-absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending) {
+absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending,
+                                               const std::string& evaluating) {
   absl::StatusOr<std::optional<std::string>> earlier = coordinator_->RegisterCandidate(candidate);
   if (!earlier.ok()) return earlier.status();
   if (!earlier->has_value()) return true;
@@ -112,8 +117,10 @@ absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate, c
   if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
     maker->RecordDuplicate(candidate, **earlier);
     if (!maker->Replayable()) {  // `pending` is the stored window then (its children come one by one)
-      const std::string head = pending.empty() ? "" : pending[0].id();
-      if (absl::Status s = records_.Write(State(head, Rest(pending, 1))); !s.ok()) return s;
+      const store::RunState state = !evaluating.empty() ? State(evaluating, Rest(pending, 0))
+                                    : pending.empty()   ? State("")
+                                                        : State(pending[0].id(), Rest(pending, 1));
+      if (absl::Status s = records_.Write(state); !s.ok()) return s;
     }
   }
   return false;
@@ -136,9 +143,12 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
   if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
     if (absl::Status s = maker->RecordEvaluation(candidate, result, Context()); !s.ok()) return s;
   }
-  const store::RunState after = still_due.empty()
-                                    ? State("")
-                                    : State(still_due[0], std::vector<std::string>(still_due.begin() + 1, still_due.end()));
+  if (!serving_.error.ok()) return serving_.error;  // storing an answer taken in during the evaluation failed
+  std::vector<std::string> due = still_due;
+  due.insert(due.end(), serving_.arrived.begin(), serving_.arrived.end());  // stored during the evaluation
+  serving_.arrived.clear();
+  const store::RunState after =
+      due.empty() ? State("") : State(due[0], std::vector<std::string>(due.begin() + 1, due.end()));
   result.set_committed_unix_ms(NowUnixMs());
   result.set_search_wall_seconds(coordinator_->spent().wall_seconds());
   if (absl::Status s = records_.CommitEvaluation(result, after); !s.ok()) return s;
@@ -220,7 +230,7 @@ v1::EvalResult TaskLoop::AwaitJob(const v1::Candidate& candidate, std::optional<
     }
     job = *std::move(queued);
   }
-  return pipeline_.Await(job);
+  return AwaitServing(job);
 }
 
 v1::EvalResult TaskLoop::EvaluateWithScreen(const v1::Candidate& candidate) {

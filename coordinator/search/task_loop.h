@@ -128,19 +128,30 @@ class TaskLoop {
   // of what was left), is asked again alone; a failure is recorded (and stored with the state at once
   // for a mutator that is not replayable; `queue`: the stored window); a child is stamped and
   // registered, and returned when it is new (`pending`: the new children not evaluated yet).
+  // `evaluating`: the candidate under evaluation, in flight before `queue` (empty: none; the queue's
+  // head is then the one in flight).
   absl::StatusOr<std::optional<v1::Candidate>> TakeIn(const MutationPlan& plan, Mutator& mutator, Proposal proposal,
                                                       bool shared, const std::vector<v1::Candidate>& queue,
-                                                      const std::vector<v1::Candidate>& pending);
+                                                      const std::vector<v1::Candidate>& pending,
+                                                      const std::string& evaluating = "");
   // Takes in the ended calls, in order; each new child is stored at once, at the end of `queue`, in
-  // flight with it (CommitCandidates of the one child), and hinted.
-  absl::Status TakeAnswers(std::vector<EndedCall> ended, std::vector<v1::Candidate>* queue);
+  // flight with it (after `evaluating`, when one is under evaluation: CommitCandidates of the one
+  // child), and hinted.
+  absl::Status TakeAnswers(std::vector<EndedCall> ended, std::vector<v1::Candidate>* queue,
+                           const std::string& evaluating = "");
+  // pipeline_.Await(job); while calls are in flight and the mutation loop evaluates (serving_), it
+  // awaits on another thread and this one takes the answers in as they arrive, into serving_.queue
+  // (stored at once, in flight after serving_.evaluating; their ids in serving_.arrived, for the
+  // evaluation's commit), so an answer is stored the moment it arrives, not after the evaluation.
+  v1::EvalResult AwaitServing(const v1::EvaluationJob& job);
   static std::vector<std::string> ParentsOf(const MutationPlan& plan);
 
   // Registers a new candidate: true when it is new (to be evaluated), false for a duplicate, which
   // reuses the stored result (and tells the child's maker; one not replayable has its state stored,
   // with `pending` as the window in flight). `pending`: new candidates of the current batch, not
   // evaluated yet; a duplicate of one of them needs no stored result.
-  absl::StatusOr<bool> RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending = {});
+  absl::StatusOr<bool> RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending = {},
+                                       const std::string& evaluating = "");
 
   // Evaluates a registered candidate, reports it and commits the result with the state (in flight:
   // `still_due`, the rest of its batch, first one first; nothing for a batch of one), then tells
@@ -205,6 +216,15 @@ class TaskLoop {
   std::vector<MutationPlan> ask_again_;  // plans asked and not answered: stored in flight, or refused for a share
   bool ask_alone_ = false;               // ask_again_'s first waits for every other call, then gets all
   uint64_t alone_step_ = 0;              // the step of the plan asked alone, while ask_alone_
+  // While the mutation loop evaluates `evaluating` (AwaitServing): its window after that one, the
+  // children stored into it meanwhile and the first error storing them (returned by the commit).
+  struct Serving {
+    std::vector<v1::Candidate>* queue = nullptr;
+    std::string evaluating;
+    std::vector<std::string> arrived;
+    absl::Status error;
+  };
+  Serving serving_;
   std::map<std::string, v1::Candidate> candidates_;
   std::map<int64_t, double> best_ms_by_n_;  // the fastest full timing at each n (NoteElite), rebuilt on resume
   // With a wall budget: how many evaluations the wall left holds at this call's mean evaluation
