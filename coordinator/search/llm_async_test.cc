@@ -13,6 +13,7 @@
 #include "coordinator/search/llm_search_mutator.h"
 #include "coordinator/search/proposal_pool.h"
 #include "coordinator/search/search_loop.h"
+#include "coordinator/testing/llm_answers.h"
 #include "coordinator/testing/llm_search_fixture.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -26,38 +27,10 @@ namespace {
 using namespace ::sparseditto::testing;       // NOLINT: fixtures
 using namespace ::sparseditto::llm::testing;  // NOLINT: the local server's script helpers
 
-constexpr int64_t kCompletionTokens = 300;
-
 std::string TempPath(const std::string& name) {
   const std::string path = ::sparseditto::testing_support::ProcessTempDir() + "/llm_async_test_" + name;
   std::filesystem::remove_all(path);
   return path;
-}
-
-// A diff that applies to the seed and to every child of these answers (they keep the UNROLL line) and
-// makes a new source each time: a #define no other answer adds.
-std::string UniqueDiff(size_t tag) {
-  return fmt::format(
-      "<<<<<<< SEARCH\n"
-      "#define UNROLL 4                 // sparseditto:tunable values=[1, 2, 4, 8]\n"
-      "=======\n"
-      "#define UNROLL 4                 // sparseditto:tunable values=[1, 2, 4, 8]\n"
-      "#define SD_ASYNC_TAG_{} {}\n"
-      ">>>>>>> REPLACE\n",
-      tag, tag);
-}
-
-// Answers every request with a new child after `delay` seconds (spread by up to +-20% over the
-// requests, so that answers do not all come in step with the evaluations), billing the prompt's
-// bytes / 4 and kCompletionTokens tokens; counts what it billed.
-void AnswerWithNewChildren(FakeLlmServer& server, double delay, std::atomic<int64_t>* billed) {
-  server.SetResponder([delay, billed](const RecordedRequest& request, size_t number) {
-    const int64_t prompt_tokens = static_cast<int64_t>(request.body.size() / 4);
-    if (billed != nullptr) *billed += prompt_tokens + kCompletionTokens;
-    ScriptedResponse r = OpenAiAnswer(UniqueDiff(number), "stop", prompt_tokens, kCompletionTokens);
-    r.delay_seconds = delay * (0.8 + 0.2 * static_cast<double>(number % 3));
-    return r;
-  });
 }
 
 struct AsyncRun {
