@@ -21,41 +21,25 @@
 #include "coordinator/search/llm_search_mutator.h"
 #include "coordinator/search/search_loop.h"
 #include "coordinator/testing/llm_search_fixture.h"
+#include "coordinator/testing/kill_point.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
 namespace {
-
-[[noreturn]] void StopHere() {
-  std::fputs("STOPPED\n", stdout);
-  std::fflush(stdout);
-  for (;;) pause();
-}
 
 int Main(int argc, char** argv) {
   if (argc < 4 || argc > 5) {
     std::fprintf(stderr, "usage: %s STORE CALLS_LOG SERVER_URL [evaluate:N | write:OPERATION:N]\n", argv[0]);
     return 2;
   }
-  std::string stop_operation;
-  long stop_at = 0;
-  if (argc == 5) {
-    const std::string spec = argv[4];
-    const size_t last = spec.rfind(':');
-    if (last == std::string::npos) return 2;
-    stop_operation = spec.substr(0, last);
-    stop_at = std::strtol(spec.c_str() + last + 1, nullptr, 10);
-    if (stop_at < 1) return 2;
+  testing::KillPoint kill;
+  if (argc == 5 && !kill.Parse(argv[4])) {
+    std::fprintf(stderr, "bad stop point '%s'\n", argv[4]);
+    return 2;
   }
   const int log = open(argv[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0) return 2;
-  long writes = 0;
-  PopulationStoreOptions store_options;
-  store_options.create_if_missing = true;
-  store_options.before_write = [&](std::string_view operation) {
-    if (stop_operation == fmt::format("write:{}", operation) && ++writes == stop_at) StopHere();
-    return absl::OkStatus();
-  };
+  PopulationStoreOptions store_options = kill.StoreOptions();
   auto store = PopulationStore::Open(argv[1], store_options);
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
@@ -66,11 +50,10 @@ int Main(int argc, char** argv) {
   const v1::Task task = testing::LlmTask({model}, 14, 0);
   const std::vector<SeedKernel> seeds = testing::LlmSeeds();
   testing::CountingEvaluator evaluator(testing::Landscape(task, seeds));
-  long calls = 0;
   evaluator.on_call = [&](const v1::Candidate& candidate) {
     const std::string line = candidate.id() + "\n";
     if (write(log, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::abort();
-    if (stop_operation == "evaluate" && ++calls == stop_at) StopHere();
+    kill.OnEvaluate();
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
   };
   std::vector<double> sleeps;

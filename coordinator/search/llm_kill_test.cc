@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "common/subprocess.h"
+#include "coordinator/testing/kill_runner.h"
 #include "coordinator/search/llm_search_mutator.h"
 #include "coordinator/testing/llm_answers.h"
 #include "fmt/format.h"
@@ -28,31 +28,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs the child to its end (no `stop`) or until it stops at `stop`, then SIGKILLs it; its stdout.
 std::string RunChild(const fs::path& root, const std::string& url, const std::string& stop) {
-  SpawnOptions options;
-  options.argv = {LLM_KILL_CHILD, (root / "store").string(), (root / "calls.log").string(), url};
-  if (!stop.empty()) options.argv.push_back(stop);
-  auto child = Spawn(options);
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return "";
-  const Deadline deadline = DeadlineAfter(120);
-  while (Clock::now() < deadline &&
-         (stop.empty() || (*child)->captured_stdout().bytes.find("STOPPED") == std::string::npos)) {
-    auto event = (*child)->Pump(std::min(deadline, DeadlineAfter(0.05)));
-    EXPECT_TRUE(event.ok()) << event.status();
-    if (!event.ok() || *event == ChildProcess::PumpEvent::kExited) break;
-  }
-  if (!stop.empty()) {
-    EXPECT_THAT((*child)->captured_stdout().bytes, ::testing::HasSubstr("STOPPED")) << "never reached " << stop;
-    (*child)->Kill();
-  }
-  auto outcome = (*child)->WaitFor(deadline);
-  EXPECT_TRUE(outcome.ok()) << outcome.status();
-  if (stop.empty() && outcome.ok()) {
-    EXPECT_TRUE(outcome->success()) << outcome->ToString() << "\n" << (*child)->captured_stderr().bytes;
-  }
-  return (*child)->captured_stdout().bytes;
+  return testing::RunUntilStopped({LLM_KILL_CHILD, (root / "store").string(), (root / "calls.log").string(), url}, stop);
 }
 
 TEST(LlmKillTest, KilledWithCallsInFlightAndResumedEvaluatesNothingTwice) {
