@@ -127,27 +127,41 @@ TEST(LlmAsyncTest, CallsOverlapEachOtherAndTheEvaluations) {
   }
 }
 
-// Four calls at once share the token budget: together they never spend more than it holds, and the
-// search ends at it ("tokens").
-TEST(LlmAsyncTest, ConcurrentCallsNeverOverrunTheTokenBudget) {
-  AsyncRun run;
-  ASSERT_TRUE(run.Open("tokens").ok());
-  std::atomic<int64_t> billed{0};
-  AnswerWithNewChildren(*run.server, 0.2, &billed);
-  constexpr int64_t kMaxTokens = 200000;
-  const v1::Task task = run.Task(4, 200, kMaxTokens);
-  std::unique_ptr<CountingEvaluator> evaluator = run.Evaluator(task, 20);
-  absl::StatusOr<SearchSummary> summary = run.Search(task, *evaluator, 4);
-  ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_EQ(summary->stop_reason, "tokens") << summary->stop_detail;
-  EXPECT_GE(run.server->most_in_flight(), 2) << "the calls did overlap";
-  EXPECT_LE(billed.load(), kMaxTokens) << "the server billed more than the budget";
-  absl::StatusOr<store::RunState> state = run.store->GetRunState("run", task.name());
-  ASSERT_TRUE(state.ok()) << state.status();
-  absl::StatusOr<coordinator::SearchState> search = ParseSearchState(state->search_state());
-  ASSERT_TRUE(search.ok()) << search.status();
-  EXPECT_LE(search->spent().tokens(), kMaxTokens);
-  EXPECT_EQ(search->spent().tokens(), billed.load()) << "every billed token charged";
+// Four calls at once share the budget: together they never spend more than it holds, and the search
+// ends at it. Table: the token limit, the money limit (the server bills at the model's prices: 3 and
+// 15 USD per million prompt and answer tokens).
+TEST(LlmAsyncTest, ConcurrentCallsNeverOverrunTheBudget) {
+  struct Case {
+    std::string name;
+    int64_t max_tokens;
+    double max_usd;
+  };
+  for (const Case& c : {Case{"tokens", 200000, 0}, Case{"money", 0, 1.0}}) {
+    SCOPED_TRACE(c.name);
+    AsyncRun run;
+    ASSERT_TRUE(run.Open(c.name).ok());
+    std::atomic<int64_t> billed{0};
+    AnswerWithNewChildren(*run.server, 0.2, &billed);
+    v1::Task task = run.Task(4, 200, c.max_tokens);
+    task.mutable_budget()->set_max_money_usd(c.max_usd);
+    std::unique_ptr<CountingEvaluator> evaluator = run.Evaluator(task, 20);
+    absl::StatusOr<SearchSummary> summary = run.Search(task, *evaluator, 4);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_EQ(summary->stop_reason, c.name) << summary->stop_detail;
+    EXPECT_GE(run.server->most_in_flight(), 2) << "the calls did overlap";
+    // Every request sent was answered with kCompletionTokens answer tokens, the rest prompt tokens.
+    const int64_t answer_tokens = kCompletionTokens * static_cast<int64_t>(run.server->requests().size());
+    const double billed_usd = (3.0 * static_cast<double>(billed.load() - answer_tokens) +
+                               15.0 * static_cast<double>(answer_tokens)) / 1e6;
+    if (c.max_tokens > 0) EXPECT_LE(billed.load(), c.max_tokens) << "the server billed more tokens than the budget";
+    if (c.max_usd > 0) EXPECT_LE(billed_usd, c.max_usd) << "the server billed more money than the budget";
+    absl::StatusOr<store::RunState> state = run.store->GetRunState("run", task.name());
+    ASSERT_TRUE(state.ok()) << state.status();
+    absl::StatusOr<coordinator::SearchState> search = ParseSearchState(state->search_state());
+    ASSERT_TRUE(search.ok()) << search.status();
+    EXPECT_EQ(search->spent().tokens(), billed.load()) << "every billed token charged";
+    EXPECT_NEAR(search->spent().money_usd(), billed_usd, 1e-9);
+  }
 }
 
 // A call that times out, one answered 500 and one closed without a word are failed mutations; the
