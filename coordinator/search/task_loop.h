@@ -3,7 +3,10 @@
 // RunState and summary it writes), search_step.cc (one step: plan -> mutate -> dedup -> commit ->
 // evaluate -> report) and search_finish.cc (the plan stage, the finalists, the final state). The
 // contract (budget, durability, resume, mutators, errors) is search_loop.h's.
-// Thread-safety: none; one thread per task. Every reference member outlives the loop.
+// Thread-safety: none; one thread per task, which alone touches the loop's state. Helper threads: the
+// proposal pool's (each runs one mutator call over its own snapshot, proposal_pool.h) and, while calls
+// are in flight, one that only awaits the pipeline (AwaitServing). Every reference member outlives the
+// loop.
 #pragma once
 
 #include <algorithm>
