@@ -132,7 +132,8 @@ absl::Status TaskLoop::TakeAnswers(std::vector<EndedCall> ended, std::vector<v1:
         evaluating.empty() ? State((*queue)[0].id(), Rest(*queue, 1)) : State(evaluating, Rest(*queue, 0));
     if (absl::Status s = records_.CommitCandidates({stored}, state); !s.ok()) return s;
     Emit(MutationEvent(task_.name(), ParentsOf(call.plan), call.plan.mutator, &stored, "new", ""));
-    if (BatchSize() > 1) pipeline_.Hint(task_, {stored});
+    // Compiled while it waits behind the others.
+    if (std::max<int64_t>(BatchSize(), ProposalsInFlight()) > 1) pipeline_.Hint(task_, {stored});
   }
   return absl::OkStatus();
 }
