@@ -29,7 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string RunChild(const fs::path& root, const std::string& url, const std::string& stop) {
-  return testing::RunUntilStopped({LLM_KILL_CHILD, (root / "store").string(), (root / "calls.log").string(), url}, stop);
+  return testing::RunUntilStopped({LLM_KILL_CHILD, (root / "store").string(), (root / "calls.log").string(), url},
+                                  stop);
 }
 
 TEST(LlmKillTest, KilledWithCallsInFlightAndResumedEvaluatesNothingTwice) {

@@ -45,7 +45,8 @@ void TaskLoop::Ask(const MutationPlan& plan, Mutator& mutator) {
     auto it = candidates_.find(id);
     if (it == candidates_.end()) continue;
     snapshot.candidates.emplace(id, it->second);
-    if (absl::StatusOr<v1::EvalResult> r = records_.Evaluation(id); r.ok()) snapshot.evaluations.emplace(id, *std::move(r));
+    absl::StatusOr<v1::EvalResult> r = records_.Evaluation(id);
+    if (r.ok()) snapshot.evaluations.emplace(id, *std::move(r));
   }
   const Allowance left = BudgetLeft();
   const bool whole = ask_alone_;  // NextPlan gave the plan refused for its share: it now gets all

@@ -57,7 +57,8 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
       if (!proposal.ok()) return proposal.status();
       std::vector<v1::Candidate> pending = queue;
       pending.insert(pending.end(), fresh.begin(), fresh.end());
-      absl::StatusOr<std::optional<v1::Candidate>> child = TakeIn(*plan, mutator, *std::move(proposal), false, queue, pending);
+      absl::StatusOr<std::optional<v1::Candidate>> child =
+          TakeIn(*plan, mutator, *std::move(proposal), /*shared=*/false, queue, pending);
       if (!child.ok()) return child.status();
       if (child->has_value()) {
         news.push_back(MutationEvent(task_.name(), ParentsOf(*plan), plan->mutator, &**child, "new", ""));
@@ -102,7 +103,8 @@ int64_t TaskLoop::EvaluationsLeftInWall() const {
                                  throughput_.evaluator_seconds, evaluations_this_call_);
 }
 
-absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending,
+absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate,
+                                               const std::vector<v1::Candidate>& pending,
                                                const std::string& evaluating) {
   absl::StatusOr<std::optional<std::string>> earlier = coordinator_->RegisterCandidate(candidate);
   if (!earlier.ok()) return earlier.status();

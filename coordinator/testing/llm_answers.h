@@ -34,7 +34,8 @@ inline void AnswerWithNewChildren(llm::testing::FakeLlmServer& server, double de
   server.SetResponder([delay, billed](const llm::testing::RecordedRequest& request, size_t number) {
     const int64_t prompt_tokens = static_cast<int64_t>(request.body.size() / 4);
     if (billed != nullptr) *billed += prompt_tokens + kCompletionTokens;
-    llm::testing::ScriptedResponse r = llm::testing::OpenAiAnswer(UniqueDiff(number), "stop", prompt_tokens, kCompletionTokens);
+    llm::testing::ScriptedResponse r =
+        llm::testing::OpenAiAnswer(UniqueDiff(number), "stop", prompt_tokens, kCompletionTokens);
     r.delay_seconds = delay * (0.8 + 0.2 * static_cast<double>(number % 3));
     return r;
   });
