@@ -129,8 +129,12 @@ void AddSearchOptions(CLI::App* cmd, SearchOptions* o, bool task_file_required) 
   cmd->add_option("--timing-seconds", o->timing_seconds, "Timing budget per n")->capture_default_str();
   cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
   cmd->add_option("--compile-ahead", o->compile_ahead,
-                  "Children planned and compiled together per step (1: one at a time; built-in mutator only)")
+                  "Children planned and compiled together per step (1: one at a time)")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--proposals-in-flight", o->proposals_in_flight,
+                  "LLM calls in flight at once, beside the compiles and GPU evaluations (0: --compile-ahead)")
+      ->check(CLI::Range(0, 256))
       ->capture_default_str();
   cmd->add_option("--finalists", o->finalists,
                   "When a task's search stops, its best candidates get the finalist checks (sanitizers, about a "
@@ -232,6 +236,7 @@ int RunSearchOfTasks(const SearchOptions& o, const std::string& run, const std::
   BatchSearchOptions options;
   options.max_retries = o.retries;
   options.loop.compile_ahead = o.compile_ahead;
+  options.loop.proposals_in_flight = o.proposals_in_flight;
   options.loop.max_finalists = o.finalists;
   options.loop.screen_margin = o.screen_margin;
   options.loop.pipeline = &(*backend)->pipeline();

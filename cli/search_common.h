@@ -36,6 +36,7 @@ struct SearchOptions {
   int retries = -1;
   double log_interval_seconds = 30;
   int compile_ahead = 1;
+  int proposals_in_flight = 0;  // SearchLoopOptions::proposals_in_flight (0: compile_ahead)
   int finalists = SearchLoopOptions().max_finalists;
   int confirm_rounds = ConfirmationOptions().rounds;
   double screen_margin = SearchLoopOptions().screen_margin;

@@ -6,7 +6,10 @@
 // The loop keeps up to Slots() jobs outstanding, submitted in its window's order, and awaits them in
 // that same order, so the sequence of results it commits (and so every choice it makes) does not
 // depend on which taker finished first.
-// Thread-safety: implementations say; the loop calls from one thread.
+// Thread-safety: implementations say. The loop calls from one thread, except that while a model's
+// calls are in flight it awaits an evaluation on a helper thread and hints and submits from its own
+// meanwhile (task_loop.h AwaitServing): Await must be safe to call concurrently with the other
+// methods (LocalEvaluationPipeline's and EvaluationWork's are).
 #pragma once
 
 #include <string>

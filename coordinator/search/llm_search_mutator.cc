@@ -129,7 +129,10 @@ absl::StatusOr<Proposal> LlmSearchMutator::Propose(const MutationPlan& plan, con
       std::find(models_.begin(), models_.end(), plan.mutator) != models_.end()) {
     request.model = plan.mutator;  // otherwise the chooser picks among the enabled models
   }
-  request.previous_failure = ParentFailure(plan.parent_id);
+  {
+    absl::MutexLock lock(&mu_);
+    request.previous_failure = ParentFailure(plan.parent_id);
+  }
   request.gpu = options_.gpu;
   request.matrix_features_json = options_.matrix_features_json;
   request.tokens_left = context.tokens_left;
@@ -141,43 +144,57 @@ absl::StatusOr<Proposal> LlmSearchMutator::Propose(const MutationPlan& plan, con
   proposal.model = r.model;
   proposal.tokens = r.prompt_tokens + r.completion_tokens;
   proposal.cost_usd = r.cost_usd;
+  Staged staged{.outcome = r.outcome, .chat_outcome = std::string(llm::ChatOutcomeName(r.chat_outcome))};
   if (r.outcome == llm::MutationOutcome::kOk) {
     v1::Candidate child = r.child;
     child.set_prompt(r.prompt);
     child.set_response(r.response);
+    proposal.child = std::move(child);
+  } else {
+    proposal.why = r.message;
+    if (r.outcome == llm::MutationOutcome::kOverBudget) {
+      proposal.over_budget = r.over_limit == "money" ? StopReason::kMoney : StopReason::kTokens;
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  staged_[plan.step] = std::move(staged);
+  return proposal;
+}
+
+void LlmSearchMutator::Settle(const MutationPlan& plan, const Proposal& proposal) {
+  absl::MutexLock lock(&mu_);
+  auto it = staged_.find(plan.step);
+  if (it == staged_.end()) return;  // not a proposal of this mutator
+  const Staged staged = std::move(it->second);
+  staged_.erase(it);
+  if (proposal.child.has_value()) {
     coordinator::PendingReward pending;
-    pending.set_source_hash(child.source_hash());
-    pending.set_cost_usd(r.cost_usd);
+    pending.set_source_hash(proposal.child->source_hash());
+    pending.set_cost_usd(proposal.cost_usd);
     auto* list = state_.mutable_pending();
     const auto index = std::lower_bound(list->begin(), list->end(), pending.source_hash(),
                                         [](const auto& p, const std::string& h) { return p.source_hash() < h; }) -
                        list->begin();
     *list->Add() = std::move(pending);
     std::rotate(list->begin() + index, list->end() - 1, list->end());
-    proposal.child = std::move(child);
-    return proposal;
-  }
-  proposal.why = r.message;
-  if (r.outcome == llm::MutationOutcome::kOverBudget) {
-    proposal.over_budget = r.over_limit == "money" ? StopReason::kMoney : StopReason::kTokens;
+    return;
   }
   coordinator::FailedMutation* failed = state_.add_failed();
   failed->set_step(plan.step);
   failed->set_parent_id(plan.parent_id);
   failed->set_mate_id(plan.mate_id);
   failed->set_mutator(plan.mutator);
-  failed->set_model(r.model);
+  failed->set_model(proposal.model);
   failed->set_outcome(proposal.outcome);
-  failed->set_chat_outcome(std::string(llm::ChatOutcomeName(r.chat_outcome)));
-  failed->set_message(r.message.substr(0, kMaxMessageBytes));
+  failed->set_chat_outcome(staged.chat_outcome);
+  failed->set_message(proposal.why.substr(0, kMaxMessageBytes));
   failed->set_tokens(proposal.tokens);
-  failed->set_cost_usd(r.cost_usd);
-  if (!r.model.empty() && r.outcome != llm::MutationOutcome::kModelDisabled &&
-      r.outcome != llm::MutationOutcome::kInvalidRequest && r.outcome != llm::MutationOutcome::kOverBudget) {
-    (void)mutator_->RecordReward(r.model, 0, r.cost_usd);  // the model is known: it answered
+  failed->set_cost_usd(proposal.cost_usd);
+  if (!proposal.model.empty() && staged.outcome != llm::MutationOutcome::kModelDisabled &&
+      staged.outcome != llm::MutationOutcome::kInvalidRequest && staged.outcome != llm::MutationOutcome::kOverBudget) {
+    (void)mutator_->RecordReward(proposal.model, 0, proposal.cost_usd);  // the model is known: it answered
   }
-  if (IsCodeFailure(r.outcome)) SetParentFailure(plan.parent_id, r.message);
-  return proposal;
+  if (IsCodeFailure(staged.outcome)) SetParentFailure(plan.parent_id, proposal.why);
 }
 
 absl::Status LlmSearchMutator::RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& result,
@@ -191,6 +208,7 @@ absl::Status LlmSearchMutator::RecordEvaluation(const v1::Candidate& child, cons
       return stored.status();
     }
   }
+  absl::MutexLock lock(&mu_);
   const double cost = TakePendingCost(child.source_hash());
   // NotFound only for a child of a model this task no longer names: nothing to reward.
   (void)mutator_->RecordReward(child.mutator(), llm::ImprovementReward(parent, result), cost);
@@ -201,10 +219,12 @@ absl::Status LlmSearchMutator::RecordEvaluation(const v1::Candidate& child, cons
 
 void LlmSearchMutator::RecordDuplicate(const v1::Candidate& child, const std::string& earlier_id) {
   (void)earlier_id;
+  absl::MutexLock lock(&mu_);
   (void)mutator_->RecordReward(child.mutator(), 0, TakePendingCost(child.source_hash()));
 }
 
 coordinator::LlmSearchState LlmSearchMutator::State() const {
+  absl::MutexLock lock(&mu_);
   coordinator::LlmSearchState state = state_;
   state.set_chooser_state(mutator_->SaveChooserState());
   for (const std::string& m : models_) {
@@ -228,6 +248,7 @@ absl::Status LlmSearchMutator::RestoreState(const std::string& bytes) {
   }
   state->clear_chooser_state();
   state->clear_disabled_models();
+  absl::MutexLock lock(&mu_);
   state_ = *std::move(state);
   return absl::OkStatus();
 }

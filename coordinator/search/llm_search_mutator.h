@@ -19,14 +19,23 @@
 // The prompt and answer of a failed mutation are not kept (only its message).
 //
 // Errors: Create: InvalidArgument (no LLM model in the task, a bad model spec), NotFound / Unavailable
-// (prompt files). Thread-safety: none; the search loop's thread.
+// (prompt files).
+// Thread-safety: Propose may be called from several threads at once (the loop asks it asynchronously:
+// proposal_pool.h), concurrently with the other methods: the model calls go through llm::LlmMutator,
+// which is thread-safe (a model's ModelOptions.concurrency bounds its requests in flight), and `mu_`
+// guards this object's state. Propose records nothing in the state: it stages what it learned by the
+// plan's step, and Settle (the loop's thread, when it takes the answer in) records it.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "coordinator.pb.h"
 #include "coordinator/search/llm_mutation.h"
 #include "llm_mutator/llm_mutator.h"
@@ -62,7 +71,11 @@ class LlmSearchMutator : public Mutator {
   bool Replayable() const override { return false; }
   bool Made(const v1::Candidate& child) const override { return IsLlmOperator(child.operator_()); }
   // Never an error: a failed mutation is a proposal without a child (outcome, message in `why`).
-  absl::StatusOr<Proposal> Propose(const MutationPlan& plan, const MutationContext& context) override;
+  absl::StatusOr<Proposal> Propose(const MutationPlan& plan, const MutationContext& context) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Records the proposal staged for `plan`: a failed mutation (and its parent's failure, the model's
+  // zero reward) or the child's pending reward.
+  void Settle(const MutationPlan& plan, const Proposal& proposal) override ABSL_LOCKS_EXCLUDED(mu_);
   // Rewards the child's model with ImprovementReward(its first parent's stored result, `result`).
   absl::Status RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& result,
                                 const MutationContext& context) override;
@@ -72,22 +85,31 @@ class LlmSearchMutator : public Mutator {
   absl::Status RestoreState(const std::string& state) override;
 
   // The state as SaveState() writes it.
-  coordinator::LlmSearchState State() const;
+  coordinator::LlmSearchState State() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   LlmSearchMutator(std::unique_ptr<llm::LlmMutator> mutator, std::vector<std::string> models,
                    LlmSearchMutatorOptions options)
       : mutator_(std::move(mutator)), models_(std::move(models)), options_(std::move(options)) {}
 
-  void SetParentFailure(const std::string& parent_id, const std::string& message);
-  std::string ParentFailure(const std::string& parent_id) const;
+  // What Propose learned that Settle records.
+  struct Staged {
+    llm::MutationOutcome outcome = llm::MutationOutcome::kOk;
+    std::string chat_outcome;
+  };
+
+  void SetParentFailure(const std::string& parent_id, const std::string& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string ParentFailure(const std::string& parent_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the pending reward's cost of `source_hash` (0 when none is pending).
-  double TakePendingCost(const std::string& source_hash);
+  double TakePendingCost(const std::string& source_hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<llm::LlmMutator> mutator_;
   std::vector<std::string> models_;  // the LLM models' names, in the task's order
   LlmSearchMutatorOptions options_;
-  coordinator::LlmSearchState state_;  // all but chooser_state and disabled_models (kept by mutator_)
+  mutable absl::Mutex mu_;
+  // All but chooser_state and disabled_models (kept by mutator_, which is thread-safe itself).
+  coordinator::LlmSearchState state_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, Staged> staged_ ABSL_GUARDED_BY(mu_);  // by plan step: Propose's, until Settle
 };
 
 // InvalidArgument when `bytes` is not a serialised LlmSearchState.

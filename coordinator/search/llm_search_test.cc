@@ -232,7 +232,7 @@ TEST(LlmSearchTest, ADisabledModelStaysDisabledAcrossAResume) {
 
 // The same script answered to an uninterrupted search and to one interrupted and resumed: the same
 // candidates, prompts and LLM state (chooser, failures fed back, failed mutations).
-TEST(LlmSearchTest, AResumedSearchContinuesAsTheUninterruptedOne) {
+TEST(LlmSearchTest, AResumedSearchEndsAsTheUninterruptedOne) {
   auto script = [](FakeLlmServer& server) {
     server.Enqueue(OpenAiAnswer(kBadDiff));
     server.Enqueue(OpenAiAnswer(kUnrollDiff));
@@ -248,6 +248,8 @@ TEST(LlmSearchTest, AResumedSearchContinuesAsTheUninterruptedOne) {
     std::vector<v1::Candidate> candidates;
     std::string llm_state;
     std::vector<std::string> prompts;
+    int64_t evaluations = 0;
+    int most_calls_of_one = 0;  // the evaluator's calls of one candidate, at most
   };
   auto search = [&](const std::string& name, std::vector<int64_t> stops) {
     std::unique_ptr<FakeLlmServer> server = FakeLlmServer::Start();
@@ -266,6 +268,8 @@ TEST(LlmSearchTest, AResumedSearchContinuesAsTheUninterruptedOne) {
       EXPECT_TRUE(outcome.ok() && outcome->tasks.at(0).ok) << outcome.status();
     }
     Run run;
+    run.evaluations = StoredSearchState(**store, "r", task.name()).spent().evaluations();
+    for (const auto& [id, n] : evaluator.calls_by_id) run.most_calls_of_one = std::max(run.most_calls_of_one, n);
     run.candidates = *(*store)->ListCandidates("r", task.name());
     run.llm_state = (*store)->GetRunState("r", task.name())->mutator_state();
     for (const auto& r : server->requests()) run.prompts.push_back(UserPrompt(r));
@@ -273,15 +277,23 @@ TEST(LlmSearchTest, AResumedSearchContinuesAsTheUninterruptedOne) {
   };
   const Run whole = search("whole", {});
   const Run resumed = search("resumed", {3, 4});
-  ASSERT_EQ(whole.candidates.size(), resumed.candidates.size());
-  for (size_t i = 0; i < whole.candidates.size(); ++i) {
-    EXPECT_EQ(whole.candidates[i].id(), resumed.candidates[i].id());
-    EXPECT_EQ(whole.candidates[i].source_hash(), resumed.candidates[i].source_hash());
-    EXPECT_EQ(whole.candidates[i].prompt(), resumed.candidates[i].prompt());
-  }
-  EXPECT_EQ(whole.prompts, resumed.prompts);
+  // The model is asked asynchronously (SearchLoopOptions::proposals_in_flight): which answer a plan
+  // gets depends on when it was asked, and an answer in flight at a stop is lost and asked again, so
+  // the two runs may differ in their children; they end alike as far as the store goes: the budget
+  // exact, nothing evaluated twice, every model child stored with its prompt and answer.
+  EXPECT_EQ(whole.evaluations, 12);
+  EXPECT_EQ(resumed.evaluations, 12);
+  EXPECT_EQ(whole.most_calls_of_one, 1);
+  EXPECT_EQ(resumed.most_calls_of_one, 1) << "a candidate evaluated twice across the stops";
   EXPECT_GE(whole.prompts.size(), 3u);
-  EXPECT_EQ(whole.llm_state, resumed.llm_state);
+  EXPECT_GE(resumed.prompts.size(), 3u);
+  for (const Run* run : {&whole, &resumed}) {
+    for (const v1::Candidate& c : run->candidates) {
+      if (!IsLlmOperator(c.operator_())) continue;
+      EXPECT_FALSE(c.prompt().empty()) << c.id();
+      EXPECT_FALSE(c.response().empty()) << c.id();
+    }
+  }
   const auto llm_children = std::count_if(whole.candidates.begin(), whole.candidates.end(),
                                           [](const v1::Candidate& c) { return IsLlmOperator(c.operator_()); });
   EXPECT_GE(llm_children, 1);

@@ -15,14 +15,23 @@
 //   - RecordEvaluation() on the mutator that Made() a child, after its evaluation and before its commit;
 //     RecordDuplicate() when the child repeats an earlier source;
 //   - a mutator that is not Replayable() (its proposal for a plan is not a pure function of the plan and
-//     the known sources: a model's answer) gets children one at a time (no compile-ahead batch), and its
-//     failures and duplicates are stored the moment they happen;
+//     the known sources: a model's answer) is asked asynchronously (proposal_pool.h): up to
+//     SearchLoopOptions::proposals_in_flight of its calls run at once, each on a thread of its own, with
+//     a snapshot of the plan's candidates as its context and a share of the budget left as its
+//     tokens_left / usd_left, while the loop compiles and evaluates earlier children; each answer is
+//     taken in by the loop's thread as it arrives (Settle, then as above) and stored at once, failures
+//     and duplicates included. Its plans are drawn from the population as it stands when each is made
+//     (answers still in flight are not in it). Plans asked and not answered are stored with every
+//     RunState (in_flight_plans) and asked again by a resumed search;
 //   - the set's state (that of its one mutator that KeepsState()) goes into every RunState the loop
 //     writes (RunState.mutator_state) and is restored on resume.
 // Errors: Propose returns an error only for a broken contract (a plan naming an unknown parent); a
 // mutation that failed is a proposal without a child. RecordEvaluation: the store's errors while
 // reading the parent's result. RestoreState: InvalidArgument for bytes that are not a state of it.
-// Thread-safety: implementations need not be thread-safe; the loop calls from one thread.
+// Thread-safety: a Replayable() mutator need not be thread-safe: the loop calls it from one thread. One
+// that is not Replayable() has Propose called from several threads at once while the loop's thread
+// calls its other methods (Settle, RecordEvaluation, RecordDuplicate, Available, SaveState): Propose
+// must be safe to call concurrently with itself and with those.
 #pragma once
 
 #include <cstdint>
@@ -100,6 +109,12 @@ class Mutator {
 
   // The child of `plan`. Blocks until it is made (or the mutation failed).
   virtual absl::StatusOr<Proposal> Propose(const MutationPlan& plan, const MutationContext& context) = 0;
+  // The loop takes in `proposal`, the answer of Propose(plan), on its own thread, before it stores
+  // anything of it. A mutator whose state (SaveState) records its proposals (an LLM's failed
+  // mutations, rewards pending) records them here rather than in Propose, so that a state stored while
+  // the proposal is still in flight holds nothing of it, and a plan asked again after a crash is not
+  // recorded twice.
+  virtual void Settle(const MutationPlan& plan, const Proposal& proposal) { (void)plan, (void)proposal; }
   // `child` (stamped, Made() by this mutator) was evaluated with `result`.
   virtual absl::Status RecordEvaluation(const v1::Candidate& child, const v1::EvalResult& result,
                                         const MutationContext& context) {

@@ -5,6 +5,8 @@
 // built-in nor an LLM one driven by the loop through that interface alone.
 #include "coordinator/search/run_records.h"
 
+#include <atomic>
+
 #include "coordinator/search/builtin_child.h"
 #include "coordinator/search/mutator.h"
 #include "coordinator/search/search_loop.h"
@@ -275,7 +277,7 @@ class CommandMutator : public Mutator {
     evaluated = std::stoi(state);
     return absl::OkStatus();
   }
-  int proposed = 0;
+  std::atomic<int> proposed{0};  // Propose runs on the pool's threads when not replayable
   int evaluated = 0;
   std::string restored;
 
@@ -315,7 +317,7 @@ TEST_F(ThirdMutatorTest, PlansOfItsKindGoToItAndItsStateIsKeptAcrossAResume) {
   testing::CountingEvaluator evaluator(testing::Landscape(task_, seeds_));
   CommandMutator first(/*replayable=*/false);
   SearchLoopOptions options = testing::TestLoopOptions();
-  options.compile_ahead = 4;  // not replayable: one child at a time all the same
+  options.compile_ahead = 4;  // not replayable: its calls asked asynchronously, up to 4 at once
   options.mutators = {&first};
   options.stop_after_evaluations = 15;
   absl::StatusOr<SearchSummary> interrupted = RunTaskSearch(*store, "run", task_, seeds_, evaluator, options);
@@ -323,7 +325,6 @@ TEST_F(ThirdMutatorTest, PlansOfItsKindGoToItAndItsStateIsKeptAcrossAResume) {
   ASSERT_EQ(interrupted->stop_reason, "interrupted");
   EXPECT_GT(first.proposed, 0);
   EXPECT_GT(first.evaluated, 0);
-  EXPECT_TRUE(evaluator.prefetched.empty()) << "children one at a time with a mutator that is not replayable";
   absl::StatusOr<store::RunState> state = store->GetRunState("run", task_.name());
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(state->mutator_state(), std::to_string(first.evaluated));

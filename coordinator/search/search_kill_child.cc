@@ -19,18 +19,13 @@
 
 #include "coordinator/search/batch_search.h"
 #include "coordinator/testing/search_fixture.h"
+#include "coordinator/testing/kill_point.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
 namespace {
 
 using testing::CountingEvaluator;
-
-[[noreturn]] void StopHere() {
-  std::fputs("STOPPED\n", stdout);
-  std::fflush(stdout);
-  for (;;) pause();
-}
 
 // Each with a matrix shape and n values, so that `export --torch` has them to write (cli_test).
 std::vector<v1::Task> Batch() {
@@ -48,27 +43,14 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s STORE RUN_DIR CALLS_LOG [evaluate:N | write:OPERATION:N]\n", argv[0]);
     return 2;
   }
-  std::string stop_operation;
-  long stop_at = 0;
-  if (argc == 5) {
-    const std::string spec = argv[4];
-    const size_t last = spec.rfind(':');
-    stop_operation = spec.substr(0, last);
-    stop_at = std::strtol(spec.c_str() + last + 1, nullptr, 10);
-    if (last == std::string::npos || stop_at < 1) {
-      std::fprintf(stderr, "bad stop point '%s'\n", spec.c_str());
-      return 2;
-    }
+  testing::KillPoint kill;
+  if (argc == 5 && !kill.Parse(argv[4])) {
+    std::fprintf(stderr, "bad stop point '%s'\n", argv[4]);
+    return 2;
   }
   const int log = open(argv[3], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0) return 2;
-  long writes = 0;
-  PopulationStoreOptions store_options;
-  store_options.create_if_missing = true;
-  store_options.before_write = [&](std::string_view operation) {
-    if (stop_operation == fmt::format("write:{}", operation) && ++writes == stop_at) StopHere();
-    return absl::OkStatus();
-  };
+  PopulationStoreOptions store_options = kill.StoreOptions();
   auto store = PopulationStore::Open(argv[1], store_options);
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
@@ -82,11 +64,10 @@ int Main(int argc, char** argv) {
   testing::FakeLandscape landscape = testing::Landscape(tasks[0], *seeds);
   landscape.finalist_failing_seeds = {"dense_cublas"};
   CountingEvaluator evaluator(landscape);
-  long calls = 0;
   evaluator.on_call = [&](const v1::Candidate& candidate) {
     const std::string line = candidate.id() + "\n";
     if (write(log, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::abort();
-    if (stop_operation == "evaluate" && ++calls == stop_at) StopHere();
+    kill.OnEvaluate();
   };
   BatchSearchOptions options;
   options.loop = testing::TestLoopOptions();

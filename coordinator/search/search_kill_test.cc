@@ -19,6 +19,7 @@
 
 #include "common/status_format.h"
 #include "common/subprocess.h"
+#include "coordinator/testing/kill_runner.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -40,33 +41,8 @@ Folders MakeFolders(const fs::path& root, const std::string& name) {
   return f;
 }
 
-// Runs the child to its end (no stop point) or until it stops at `stop`; then SIGKILLs it. Returns
-// its stdout. Fails the test when a stop point is not reached.
 std::string RunChild(const Folders& f, const std::string& stop) {
-  SpawnOptions options;
-  options.argv = {SEARCH_KILL_CHILD, f.store.string(), f.run_dir.string(), f.calls_log.string()};
-  if (!stop.empty()) options.argv.push_back(stop);
-  auto child = Spawn(options);
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return "";
-  const Deadline deadline = DeadlineAfter(120);
-  // Pump returns at the child's exit or at its deadline: look for the stop between short rounds.
-  while (Clock::now() < deadline &&
-         (stop.empty() || (*child)->captured_stdout().bytes.find("STOPPED") == std::string::npos)) {
-    auto event = (*child)->Pump(std::min(deadline, DeadlineAfter(0.05)));
-    EXPECT_TRUE(event.ok()) << event.status();
-    if (!event.ok() || *event == ChildProcess::PumpEvent::kExited) break;
-  }
-  if (!stop.empty()) {
-    EXPECT_THAT((*child)->captured_stdout().bytes, ::testing::HasSubstr("STOPPED")) << "never reached " << stop;
-    (*child)->Kill();
-  }
-  auto outcome = (*child)->WaitFor(deadline);
-  EXPECT_TRUE(outcome.ok()) << outcome.status();
-  if (stop.empty() && outcome.ok()) {
-    EXPECT_TRUE(outcome->success()) << outcome->ToString() << "\n" << (*child)->captured_stderr().bytes;
-  }
-  return (*child)->captured_stdout().bytes;
+  return testing::RunUntilStopped({SEARCH_KILL_CHILD, f.store.string(), f.run_dir.string(), f.calls_log.string()}, stop);
 }
 
 std::map<std::string, int> CallsById(const fs::path& log) {

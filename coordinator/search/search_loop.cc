@@ -118,6 +118,11 @@ absl::Status TaskLoop::Resume(const store::RunState& stored, std::vector<v1::Can
   finalist_done_ = stored.finalist_done();
   plan_done_ = stored.plan_done();
   in_flight_queue_.assign(stored.in_flight_queue().begin(), stored.in_flight_queue().end());
+  for (const std::string& bytes : stored.in_flight_plans()) {
+    absl::StatusOr<MutationPlan> plan = PlanFromRecord(bytes);
+    if (!plan.ok()) return absl::DataLossError(fmt::format("task {}: {}", task_.name(), plan.status().message()));
+    ask_again_.push_back(*std::move(plan));
+  }
   for (const auto& [id, bytes] : stored.in_flight_screen_bars()) {
     v1::ScreenBar bar;
     if (!bar.ParseFromString(bytes)) {
@@ -180,15 +185,20 @@ MutationContext TaskLoop::Context() const {
                           .candidates = candidates_,
                           .known = [this](const std::string& hash) { return coordinator_->KnowsSource(hash); },
                           .evaluation = [this](const std::string& id) { return records_.Evaluation(id); }};
-  const v1::Budget& limits = task_.budget();
-  if (limits.max_tokens() > 0) context.tokens_left = limits.max_tokens() - coordinator_->spent().tokens();
-  if (limits.max_money_usd() > 0) context.usd_left = limits.max_money_usd() - coordinator_->spent().money_usd();
+  const Allowance left = BudgetLeft();
+  const Allowance reserved = pool_.has_value() ? pool_->Reserved() : Allowance();
+  if (left.tokens) context.tokens_left = *left.tokens - reserved.tokens.value_or(0);
+  if (left.usd) context.usd_left = *left.usd - reserved.usd.value_or(0);
   return context;
 }
 
 store::RunState TaskLoop::State(const std::string& in_flight, const std::vector<std::string>& queue) const {
   store::RunState state;
   for (const std::string& id : queue) state.add_in_flight_queue(id);
+  for (const MutationPlan& plan : ask_again_) state.add_in_flight_plans(PlanRecord(plan));
+  if (pool_.has_value()) {
+    for (const MutationPlan& plan : pool_->Plans()) state.add_in_flight_plans(PlanRecord(plan));
+  }
   auto keep_bar = [&](const std::string& id) {
     if (auto it = bars_.find(id); it != bars_.end()) (*state.mutable_in_flight_screen_bars())[id] = it->second.SerializeAsString();
   };

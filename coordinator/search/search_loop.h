@@ -28,7 +28,15 @@
 // time since the last charge are charged to the budget (a run stops cleanly at max_tokens /
 // max_money_usd: CheckStop before the next plan). A failed mutation is recorded (the coordinator's
 // failed-mutation count; an LLM's FailedMutation with its reason) and, for a mutator that is not
-// replayable, the state is stored at once, nothing evaluated. A child carries its prompt and response
+// replayable, the state is stored at once, nothing evaluated. A mutator that is not replayable (a model)
+// is asked asynchronously (SearchLoopOptions::proposals_in_flight, mutator.h): its calls overlap the
+// compiles and evaluations of earlier children, each answer is stored as the loop takes it in (a
+// child with its prompt and response, in flight; a failure in the mutator state), the calls in flight
+// share the token and money budget left, never more calls than the evaluations (and the wall) left
+// can take, and the plans asked and not answered are stored with every RunState (in_flight_plans): a
+// resumed search asks them again (an answer lost at a kill is asked again; nothing is evaluated twice).
+// Each plan is drawn from the population as it stands when it is made: the answers still in flight are
+// not in it, and a model's result reaches selection once its child's evaluation is committed. A child carries its prompt and response
 // (a model's) into the store (run_artifacts.h writes prompt.md / response.md); its maker is told of its
 // evaluation, in the same write. The set's state is stored in every RunState written
 // (RunState.mutator_state) and restored on resume.
@@ -119,8 +127,14 @@ struct SearchLoopOptions {
   // k = 1, deterministically), at most the evaluations left in the budget; the batch is stored in
   // one write, its candidates still due recorded in flight in order (RunState.in_flight_queue), and a
   // resumed search evaluates those first, once each. With a mutator that is not Replayable() (an LLM
-  // mutator) children go one at a time whatever this says.
+  // mutator) the children come as the answers arrive (proposals_in_flight), and at most
+  // max(compile_ahead, proposals_in_flight) stored children wait after the one under evaluation.
   int compile_ahead = 1;
+  // Calls of a mutator that is not Replayable() (a model) in flight at once, each on its own thread
+  // (proposal_pool.h), while earlier children compile and run. 0: compile_ahead. Each call gets an
+  // equal share of the token and money budget left (the calls in flight together never overrun it);
+  // each model's own ModelOptions.concurrency still bounds its requests.
+  int proposals_in_flight = 0;
   // Once the search stops, its best correct candidates (highest fitness first) get the finalist checks
   // until one passes or this many were tried (coordinator/search/finalist_stage.h). 0: no finalist stage.
   // The stage runs after the budget is spent and is not counted in it; with the GPU evaluator each

@@ -16,9 +16,13 @@ namespace sparseditto {
 
 absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> queue) {
   const int64_t window = BatchSize();
+  const bool asks = !mutators_->Replayable();  // some plans go to a mutator asked asynchronously
+  if (!pool_.has_value()) pool_.emplace(ProposalsInFlight());
   int64_t step = 0;
   if (window > 1 && !queue.empty()) pipeline_.Hint(task_, queue);
   while (true) {
+    // The answers that arrived while the loop evaluated: each stored as it is taken in.
+    if (absl::Status s = TakeAnswers(pool_->TakeEnded(), &queue); !s.ok()) return s;
     // Top up: new children until the window is full, never past the evaluations left.
     std::vector<v1::Candidate> fresh;
     std::vector<EventJson> news;  // the mutation events of `fresh`, told once they are stored
@@ -28,42 +32,37 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
     while (!stop_before_planning && coordinator_->CheckStop() == StopReason::kNone) {
       const int64_t left = std::min(coordinator_->max_evaluations() - coordinator_->spent().evaluations(),
                                     EvaluationsLeftInWall());
-      const int64_t held = static_cast<int64_t>(queue.size() + fresh.size());
-      if (held >= std::min<int64_t>(window, std::max<int64_t>(left, 1))) break;
+      const int64_t stored = static_cast<int64_t>(queue.size() + fresh.size());
+      const int64_t held = stored + pool_->size() + static_cast<int64_t>(ask_again_.size());
+      if (!asks && held >= std::min<int64_t>(window, std::max<int64_t>(left, 1))) break;
+      // Asking: the window of stored children after the head, the calls in flight and the evaluations
+      // they will take all bounded; a plan refused for its share of the budget waits for the others.
+      if (asks && (held >= std::max<int64_t>(left, 1) || stored > std::max<int64_t>(window, pool_->capacity()) ||
+                   pool_->full() ||
+                   (ask_alone_ && pool_->size() > 0))) {
+        break;
+      }
       if (step++ >= options_.max_steps) {
         return absl::InternalError(fmt::format("task {}: no stop after {} steps", task_.name(), step - 1));
       }
-      absl::StatusOr<MutationPlan> plan = coordinator_->PlanMutation();
+      absl::StatusOr<MutationPlan> plan = NextPlan();
       if (absl::IsFailedPrecondition(plan.status())) continue;  // the step is used; the next draws anew
       if (!plan.ok()) return plan.status();
       Mutator& mutator = mutators_->For(plan->mutator_kind);
-      absl::StatusOr<Proposal> proposal = Propose(mutator, *plan);
-      if (!proposal.ok()) return proposal.status();
-      std::vector<std::string> parents = {plan->parent_id};
-      if (!plan->mate_id.empty()) parents.push_back(plan->mate_id);
-      if (!proposal->child.has_value()) {
-        Emit(MutationEvent(task_.name(), parents, plan->mutator, nullptr, "failed", proposal->why));
-        coordinator_->RecordFailedMutation();
-        // An answer that is not replayed (a model's) is lost unless its failure is stored now.
-        if (!mutator.Replayable()) {
-          if (absl::Status s = records_.Write(State(queue.empty() ? "" : queue[0].id(), Rest(queue, 1))); !s.ok()) {
-            return s;
-          }
-        }
+      if (!mutator.Replayable()) {
+        Ask(*plan, mutator);
         continue;
       }
-      v1::Candidate& child = *proposal->child;
-      coordinator_->StampChild(*plan, &child);
+      absl::StatusOr<Proposal> proposal = mutator.Propose(*plan, Context());
+      if (!proposal.ok()) return proposal.status();
       std::vector<v1::Candidate> pending = queue;
       pending.insert(pending.end(), fresh.begin(), fresh.end());
-      absl::StatusOr<bool> is_new = RegisterOrReuse(child, pending);
-      if (!is_new.ok()) return is_new.status();
-      if (*is_new) {
-        news.push_back(MutationEvent(task_.name(), parents, plan->mutator, &child, "new", ""));
-        fresh.push_back(std::move(child));
-      } else {
-        Emit(MutationEvent(task_.name(), parents, plan->mutator, &child, "duplicate",
-                           "the same source as a candidate evaluated before; its result is reused"));
+      absl::StatusOr<std::optional<v1::Candidate>> child =
+          TakeIn(*plan, mutator, *std::move(proposal), /*shared=*/false, queue, pending);
+      if (!child.ok()) return child.status();
+      if (child->has_value()) {
+        news.push_back(MutationEvent(task_.name(), ParentsOf(*plan), plan->mutator, &**child, "new", ""));
+        fresh.push_back(**std::move(child));
       }
     }
     if (!fresh.empty()) {
@@ -75,15 +74,26 @@ absl::StatusOr<SearchSummary> TaskLoop::RunMutations(std::vector<v1::Candidate> 
       if (window > 1) pipeline_.Hint(task_, fresh);
     }
     if (queue.empty()) {
-      if (coordinator_->CheckStop() != StopReason::kNone) break;
       if (options_.stop_requested && options_.stop_requested()) return Stop("interrupted");
+      if (pool_->size() > 0) {  // nothing to evaluate until an answer comes
+        if (absl::Status s = TakeAnswers(pool_->AwaitEnded(), &queue); !s.ok()) return s;
+        continue;
+      }
+      if (coordinator_->CheckStop() != StopReason::kNone) {
+        ask_again_.clear();  // the search is over: nothing more is asked
+        break;
+      }
       continue;
     }
     if (ShouldStop()) return Stop("interrupted");  // the queue is in flight as committed last
     if (absl::Status s = SubmitAhead(queue); !s.ok()) return s;
     const v1::Candidate head = queue.front();
     queue.erase(queue.begin());
-    if (absl::Status s = EvaluateAndCommit(head, Rest(queue, 0)); !s.ok()) return s;
+    // While the head is evaluated, the answers that arrive are taken in and stored at once (AwaitJob).
+    serving_ = Serving{.queue = &queue, .evaluating = head.id(), .arrived = {}, .error = absl::OkStatus()};
+    absl::Status evaluated = EvaluateAndCommit(head, Rest(queue, 0));
+    serving_ = {};
+    if (!evaluated.ok()) return evaluated;
   }
   return Finish();
 }
@@ -93,23 +103,9 @@ int64_t TaskLoop::EvaluationsLeftInWall() const {
                                  throughput_.evaluator_seconds, evaluations_this_call_);
 }
 
-absl::StatusOr<Proposal> TaskLoop::Propose(Mutator& mutator, const MutationPlan& plan) {
-  absl::StatusOr<Proposal> proposal = mutator.Propose(plan, Context());
-  if (!proposal.ok()) return proposal.status();
-  const SteadyClock::time_point now = SteadyClock::now();
-  coordinator_->AddCost({.wall_seconds = std::chrono::duration<double>(now - last_report_).count(),
-                         .tokens = proposal->tokens,
-                         .money_usd = proposal->cost_usd});
-  last_report_ = now;
-  if (proposal->over_budget != StopReason::kNone) coordinator_->RefuseOverBudget(proposal->over_budget, proposal->why);
-  if (proposal->exhausted.has_value()) {
-    coordinator_->MarkSpaceExhausted(proposal->exhausted->space, proposal->exhausted->members,
-                                     [this](v1::MutatorKind kind) { return mutators_->ServedElsewhere(kind); });
-  }
-  return proposal;
-}
-
-absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending) {
+absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate,
+                                               const std::vector<v1::Candidate>& pending,
+                                               const std::string& evaluating) {
   absl::StatusOr<std::optional<std::string>> earlier = coordinator_->RegisterCandidate(candidate);
   if (!earlier.ok()) return earlier.status();
   if (!earlier->has_value()) return true;
@@ -122,8 +118,11 @@ absl::StatusOr<bool> TaskLoop::RegisterOrReuse(const v1::Candidate& candidate, c
   }
   if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
     maker->RecordDuplicate(candidate, **earlier);
-    if (!maker->Replayable()) {
-      if (absl::Status s = records_.Write(State("")); !s.ok()) return s;
+    if (!maker->Replayable()) {  // `pending` is the stored window then (its children come one by one)
+      const store::RunState state = !evaluating.empty() ? State(evaluating, Rest(pending, 0))
+                                    : pending.empty()   ? State("")
+                                                        : State(pending[0].id(), Rest(pending, 1));
+      if (absl::Status s = records_.Write(state); !s.ok()) return s;
     }
   }
   return false;
@@ -146,9 +145,12 @@ absl::Status TaskLoop::EvaluateAndCommit(const v1::Candidate& candidate, const s
   if (Mutator* maker = mutators_->MakerOf(candidate); maker != nullptr) {
     if (absl::Status s = maker->RecordEvaluation(candidate, result, Context()); !s.ok()) return s;
   }
-  const store::RunState after = still_due.empty()
-                                    ? State("")
-                                    : State(still_due[0], std::vector<std::string>(still_due.begin() + 1, still_due.end()));
+  if (!serving_.error.ok()) return serving_.error;  // storing an answer taken in during the evaluation failed
+  std::vector<std::string> due = still_due;
+  due.insert(due.end(), serving_.arrived.begin(), serving_.arrived.end());  // stored during the evaluation
+  serving_.arrived.clear();
+  const store::RunState after =
+      due.empty() ? State("") : State(due[0], std::vector<std::string>(due.begin() + 1, due.end()));
   result.set_committed_unix_ms(NowUnixMs());
   result.set_search_wall_seconds(coordinator_->spent().wall_seconds());
   if (absl::Status s = records_.CommitEvaluation(result, after); !s.ok()) return s;
@@ -230,7 +232,7 @@ v1::EvalResult TaskLoop::AwaitJob(const v1::Candidate& candidate, std::optional<
     }
     job = *std::move(queued);
   }
-  return pipeline_.Await(job);
+  return AwaitServing(job);
 }
 
 v1::EvalResult TaskLoop::EvaluateWithScreen(const v1::Candidate& candidate) {

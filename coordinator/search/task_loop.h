@@ -3,7 +3,10 @@
 // RunState and summary it writes), search_step.cc (one step: plan -> mutate -> dedup -> commit ->
 // evaluate -> report) and search_finish.cc (the plan stage, the finalists, the final state). The
 // contract (budget, durability, resume, mutators, errors) is search_loop.h's.
-// Thread-safety: none; one thread per task. Every reference member outlives the loop.
+// Thread-safety: none; one thread per task, which alone touches the loop's state. Helper threads: the
+// proposal pool's (each runs one mutator call over its own snapshot, proposal_pool.h) and, while calls
+// are in flight, one that only awaits the pipeline (AwaitServing). Every reference member outlives the
+// loop.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include "coordinator/search/evaluation_pipeline.h"
 #include "coordinator/search/finalist_stage.h"
 #include "coordinator/search/mutator.h"
+#include "coordinator/search/proposal_pool.h"
 #include "coordinator/search/run_records.h"
 #include "coordinator/search/search_loop.h"
 
@@ -39,8 +43,10 @@ class TaskLoop {
  private:
   using SteadyClock = std::chrono::steady_clock;
 
-  // Candidates compiled together (SearchLoopOptions::compile_ahead; 1 with a mutator that is not replayable).
-  int64_t BatchSize() const { return mutators_->Replayable() ? std::max(options_.compile_ahead, 1) : 1; }
+  // Candidates compiled together (SearchLoopOptions::compile_ahead).
+  int64_t BatchSize() const { return std::max(options_.compile_ahead, 1); }
+  // Calls of mutators that are not replayable in flight at once (SearchLoopOptions::proposals_in_flight).
+  int ProposalsInFlight() const;
 
   static std::vector<std::string> Rest(const std::vector<v1::Candidate>& batch, size_t from) {
     std::vector<std::string> ids;
@@ -53,7 +59,7 @@ class TaskLoop {
   absl::Status MakeMutators();
 
   // What a mutator may read (mutator.h): the task, the known candidates, the duplicate index and the
-  // stored evaluations; valid while the loop is.
+  // stored evaluations; valid while the loop is. Its budget left is less the calls in flight's shares.
   MutationContext Context() const;
 
   // A fresh run: the run record (when absent) and the task, then the stamped seeds in one write with
@@ -90,7 +96,8 @@ class TaskLoop {
     return options_.stop_requested && options_.stop_requested();
   }
 
-  // The mutation loop over a sliding window of W = BatchSize() children: before each evaluation the
+  // The mutation loop over a sliding window of W = BatchSize() children. With mutators that are all
+  // replayable: before each evaluation the
   // window is topped up with new children (planned from the results reported so far, at most the
   // evaluations left), stored in one write with the whole window in flight in order and prefetched;
   // then the window's head is evaluated and committed. So the compiles of the next W - 1 children run
@@ -101,18 +108,53 @@ class TaskLoop {
   // (`queue`, in order) and tops it up at the same points as the uninterrupted run would. A stop
   // (budget, stagnation) plans nothing more; the window already stored is evaluated (a wall budget is
   // overrun by at most W - 1 evaluations).
+  // With a mutator that is not replayable: its plans are asked asynchronously (Ask) and the window is
+  // topped up with whatever is at hand: the answers that arrived (stored one by one as they are taken
+  // in), new calls while fewer than P = ProposalsInFlight() are in flight, at most max(W, P) stored
+  // children after the one about to be evaluated and never more children stored, in flight or asked again than the
+  // evaluations left (the wall's included); the built-in mutator's plans are proposed at once as above.
+  // With nothing stored to evaluate the loop waits for the next answer. The run is then as
+  // deterministic as the answers' order of arrival.
   absl::StatusOr<SearchSummary> RunMutations(std::vector<v1::Candidate> queue = {});
 
-  // Asks `mutator` for the child of `plan`; its tokens, cost and the wall time since the last charge go
-  // to the budget, and a tunable space it found exhausted to the coordinator, whose candidates stop
-  // being parents of built-in plans.
-  absl::StatusOr<Proposal> Propose(Mutator& mutator, const MutationPlan& plan);
+  // The next plan: one to ask again (resumed, or refused for its share of the budget) first, else the
+  // coordinator's.
+  absl::StatusOr<MutationPlan> NextPlan();
+  // What the task's token and money budget has left (nullopt: no such limit).
+  Allowance BudgetLeft() const;
+  // Launches the call of `mutator` (not replayable) for `plan` in pool_, over a snapshot of its
+  // candidates and with its share of the budget (all of it when it is asked alone: ask_alone_).
+  void Ask(const MutationPlan& plan, Mutator& mutator);
+  // Takes in `proposal`, `mutator`'s answer to `plan`: its tokens, cost and the wall time since the
+  // last charge go to the budget, the mutator settles it, a tunable space it found exhausted goes to
+  // the coordinator; a refusal over budget either stops the search or, when `shared` (it had a share
+  // of what was left), is asked again alone; a failure is recorded (and stored with the state at once
+  // for a mutator that is not replayable; `queue`: the stored window); a child is stamped and
+  // registered, and returned when it is new (`pending`: the new children not evaluated yet).
+  // `evaluating`: the candidate under evaluation, in flight before `queue` (empty: none; the queue's
+  // head is then the one in flight).
+  absl::StatusOr<std::optional<v1::Candidate>> TakeIn(const MutationPlan& plan, Mutator& mutator, Proposal proposal,
+                                                      bool shared, const std::vector<v1::Candidate>& queue,
+                                                      const std::vector<v1::Candidate>& pending,
+                                                      const std::string& evaluating = "");
+  // Takes in the ended calls, in order; each new child is stored at once, at the end of `queue`, in
+  // flight with it (after `evaluating`, when one is under evaluation: CommitCandidates of the one
+  // child), and hinted.
+  absl::Status TakeAnswers(std::vector<EndedCall> ended, std::vector<v1::Candidate>* queue,
+                           const std::string& evaluating = "");
+  // pipeline_.Await(job); while calls are in flight and the mutation loop evaluates (serving_), it
+  // awaits on another thread and this one takes the answers in as they arrive, into serving_.queue
+  // (stored at once, in flight after serving_.evaluating; their ids in serving_.arrived, for the
+  // evaluation's commit), so an answer is stored the moment it arrives, not after the evaluation.
+  v1::EvalResult AwaitServing(const v1::EvaluationJob& job);
+  static std::vector<std::string> ParentsOf(const MutationPlan& plan);
 
   // Registers a new candidate: true when it is new (to be evaluated), false for a duplicate, which
-  // reuses the stored result (and tells the child's maker; one not replayable has its state stored).
-  // `pending`: new candidates of the current batch, not evaluated yet; a duplicate of one of them
-  // needs no stored result.
-  absl::StatusOr<bool> RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending = {});
+  // reuses the stored result (and tells the child's maker; one not replayable has its state stored,
+  // with `pending` as the window in flight). `pending`: new candidates of the current batch, not
+  // evaluated yet; a duplicate of one of them needs no stored result.
+  absl::StatusOr<bool> RegisterOrReuse(const v1::Candidate& candidate, const std::vector<v1::Candidate>& pending = {},
+                                       const std::string& evaluating = "");
 
   // Evaluates a registered candidate, reports it and commits the result with the state (in flight:
   // `still_due`, the rest of its batch, first one first; nothing for a batch of one), then tells
@@ -171,6 +213,21 @@ class TaskLoop {
   std::optional<Coordinator> coordinator_;
   std::optional<BuiltinSearchMutator> builtin_;  // made once the device facts are known
   std::optional<MutatorSet> mutators_;           // builtin_ and options.mutators
+  // The calls of mutators that are not replayable; made by RunMutations, before which none is in
+  // flight. Declared after the mutators it borrows: its destructor waits for its calls first.
+  std::optional<ProposalPool> pool_;
+  std::vector<MutationPlan> ask_again_;  // plans asked and not answered: stored in flight, or refused for a share
+  bool ask_alone_ = false;               // ask_again_'s first waits for every other call, then gets all
+  uint64_t alone_step_ = 0;              // the step of the plan asked alone, while ask_alone_
+  // While the mutation loop evaluates `evaluating` (AwaitServing): its window after that one, the
+  // children stored into it meanwhile and the first error storing them (returned by the commit).
+  struct Serving {
+    std::vector<v1::Candidate>* queue = nullptr;
+    std::string evaluating;
+    std::vector<std::string> arrived;
+    absl::Status error;
+  };
+  Serving serving_;
   std::map<std::string, v1::Candidate> candidates_;
   std::map<int64_t, double> best_ms_by_n_;  // the fastest full timing at each n (NoteElite), rebuilt on resume
   // With a wall budget: how many evaluations the wall left holds at this call's mean evaluation

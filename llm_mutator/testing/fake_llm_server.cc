@@ -57,7 +57,7 @@ bool ParseHead(std::string_view head, RecordedRequest* r) {
 
 }  // namespace
 
-std::unique_ptr<FakeLlmServer> FakeLlmServer::Start() {
+std::unique_ptr<FakeLlmServer> FakeLlmServer::Start(bool concurrent) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return nullptr;
   sockaddr_in addr{};
@@ -71,18 +71,19 @@ std::unique_ptr<FakeLlmServer> FakeLlmServer::Start() {
     close(fd);
     return nullptr;
   }
-  std::unique_ptr<FakeLlmServer> server(new FakeLlmServer(fd, ntohs(addr.sin_port), pipe_fds[0], pipe_fds[1]));
+  std::unique_ptr<FakeLlmServer> server(new FakeLlmServer(fd, ntohs(addr.sin_port), pipe_fds[0], pipe_fds[1], concurrent));
   server->thread_ = std::thread([s = server.get()] { s->Serve(); });
   return server;
 }
 
-FakeLlmServer::FakeLlmServer(int listen_fd, int port, int wake_read, int wake_write)
-    : listen_fd_(listen_fd), port_(port), wake_read_(wake_read), wake_write_(wake_write) {}
+FakeLlmServer::FakeLlmServer(int listen_fd, int port, int wake_read, int wake_write, bool concurrent)
+    : listen_fd_(listen_fd), port_(port), wake_read_(wake_read), wake_write_(wake_write), concurrent_(concurrent) {}
 
 FakeLlmServer::~FakeLlmServer() {
   const char byte = 'x';
   (void)!write(wake_write_, &byte, 1);
   if (thread_.joinable()) thread_.join();
+  for (std::thread& t : connections_) t.join();  // each ends at once: the wake pipe is readable
   close(listen_fd_);
   close(wake_read_);
   close(wake_write_);
@@ -100,6 +101,21 @@ std::vector<RecordedRequest> FakeLlmServer::requests() const {
   return requests_;
 }
 
+void FakeLlmServer::SetResponder(std::function<ScriptedResponse(const RecordedRequest&, size_t)> responder) {
+  absl::MutexLock lock(&mu_);
+  responder_ = std::move(responder);
+}
+
+int FakeLlmServer::in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return in_flight_;
+}
+
+int FakeLlmServer::most_in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return most_in_flight_;
+}
+
 size_t FakeLlmServer::pending() const {
   absl::MutexLock lock(&mu_);
   return script_.size() - next_;
@@ -113,6 +129,13 @@ void FakeLlmServer::Serve() {
     if (fds[0].revents & POLLIN) {
       const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (conn < 0) continue;
+      if (concurrent_) {
+        connections_.emplace_back([this, conn] {
+          HandleConnection(conn);
+          close(conn);
+        });
+        continue;
+      }
       HandleConnection(conn);
       close(conn);
     }
@@ -149,16 +172,27 @@ void FakeLlmServer::HandleConnection(int fd) {
     data.append(buffer, static_cast<size_t>(n));
   }
   request.body = data.substr(head_end + 4, body_size);
-  ScriptedResponse response;
+  ScriptedResponse response = {.status = 500, .reason = "Internal Server Error", .body = "no scripted response"};
+  std::function<ScriptedResponse(const RecordedRequest&, size_t)> responder;
+  size_t number = 0;
   {
     absl::MutexLock lock(&mu_);
+    number = requests_.size();
     requests_.push_back(request);
     if (next_ < script_.size()) {
       response = script_[next_++];
     } else {
-      response = {.status = 500, .reason = "Internal Server Error", .body = "no scripted response"};
+      responder = responder_;
     }
+    most_in_flight_ = std::max(most_in_flight_, ++in_flight_);
   }
+  if (responder) response = responder(request, number);
+  Answer(fd, response);
+  absl::MutexLock lock(&mu_);
+  --in_flight_;
+}
+
+void FakeLlmServer::Answer(int fd, const ScriptedResponse& response) {
   if (response.delay_seconds > 0) {
     // A hang: wait, but end early when the client gives up (closes) or the server stops.
     pollfd p[2] = {{fd, POLLIN | POLLRDHUP, 0}, {wake_read_, POLLIN, 0}};
