@@ -1,9 +1,13 @@
 // Every seed in kernels/seeds/ (LoadSeedLibrary, so a new seed file is covered without editing this
 // test) compiles, through the evaluator's compiler with the evaluator's own options for a task on the
 // seed's archs (Evaluator::CompileOptionsFor), for every arch its metadata line claims, with no register
-// spills in the ptxas report. The library must not be empty.
+// spills in the ptxas report, and whose compiled sparseditto_layouts() mask (dlopen on the CPU) names
+// exactly the layouts the seed library reads from its source (DeclaredLayouts, which decides the NK
+// tasks it seeds). The library must not be empty.
 // CPU only: nvcc, no GPU. One compile per seed for all its archs, two at a time (CompilePool), into a
 // fresh cache folder, so nothing is a cache hit.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <future>
 #include <iostream>
@@ -27,6 +31,21 @@ constexpr size_t kLogTailBytes = 4000;
 
 std::string Tail(const std::string& log) {
   return log.size() <= kLogTailBytes ? log : "...\n" + log.substr(log.size() - kLogTailBytes);
+}
+
+// The layouts the compiled library's mask names (KN only without the symbol), or an error naming why
+// the library could not be read.
+absl::StatusOr<std::vector<v1::Layout>> CompiledLayouts(const std::string& library_path) {
+  void* handle = dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return absl::NotFoundError(fmt::format("dlopen: {}", dlerror()));
+  using Mask = uint32_t (*)();
+  const auto mask = reinterpret_cast<Mask>(dlsym(handle, "sparseditto_layouts"));
+  const uint32_t bits = mask != nullptr ? mask() : 1u;
+  std::vector<v1::Layout> layouts;
+  for (v1::Layout layout : {v1::LAYOUT_KN, v1::LAYOUT_NK}) {
+    if (bits & (1u << layout)) layouts.push_back(layout);
+  }
+  return layouts;  // the handle stays open: the seed's statics are not trusted to unload
 }
 
 // A task on `archs`, for Evaluator::CompileOptionsFor.
@@ -90,6 +109,13 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
       ADD_FAILURE() << "seed " << seed.name << " spills on " << r.arch() << ": " << r.kernel_name() << " ("
                     << r.spill_bytes() << " bytes spill stores, " << r.registers() << " registers, "
                     << r.stack_bytes() << " bytes stack)";
+    }
+    absl::StatusOr<std::vector<v1::Layout>> layouts = CompiledLayouts(result->library_path);
+    if (!layouts.ok()) {
+      ADD_FAILURE() << "seed " << seed.name << ": " << layouts.status();
+    } else {
+      EXPECT_EQ(*layouts, seed.layouts) << "seed " << seed.name << ": the compiled sparseditto_layouts() mask and the "
+                                        << "layouts read from the source (kernels/seed_library.h) differ";
     }
     std::cout << fmt::format("[ seed     ] {:<20} [{}] compiled in {:.1f} s, {} kernel records, max {} registers, {}\n",
                              seed.name, archs, result->seconds, result->resources.size(), max_registers,
