@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <set>
 #include <string>
@@ -275,6 +276,19 @@ TEST(TaskLoader, LoadTaskFileErrors) {
 }
 
 // Every example in configs/tasks/ loads, and together they show every pattern family.
+// The GPU run's PyTorch timings (scripts/torch_timings.sh) time each of the tasks in both layouts.
+TEST(TaskLoader, TheTorchTimingsTasksComeInBothLayouts) {
+  absl::StatusOr<v1::TaskBatch> batch =
+      LoadTaskFile((fs::path(SPARSEDITTO_SOURCE_DIR) / "configs" / "checks" / "torch_timings.yaml").string());
+  ASSERT_TRUE(batch.ok()) << Msg(batch.status());
+  std::map<std::string, v1::Layout> layouts;
+  for (const v1::Task& t : batch->tasks()) layouts[t.name()] = t.layout();
+  EXPECT_EQ(layouts["torch_nm24_4096_fp16"], v1::LAYOUT_KN);
+  EXPECT_EQ(layouts["torch_nm24_4096_fp16_nk"], v1::LAYOUT_NK);
+  EXPECT_EQ(layouts["torch_unstructured90_4096_fp16"], v1::LAYOUT_KN);
+  EXPECT_EQ(layouts["torch_unstructured90_4096_fp16_nk"], v1::LAYOUT_NK);
+}
+
 TEST(TaskLoader, ExampleConfigsValidate) {
   const fs::path dir = fs::path(SPARSEDITTO_SOURCE_DIR) / "configs" / "tasks";
   std::set<v1::PatternFamily> families;
