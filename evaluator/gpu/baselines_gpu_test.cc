@@ -159,6 +159,9 @@ TEST_P(BaselinesLayoutGpuTest, EveryAvailableBaselineMatchesTheReference) {
     }
     EXPECT_FALSE(available.count("block_30x40_b4_ragged/" + d + "/cusparse_bsr"));
     EXPECT_FALSE(available.count("block_30x40_b4_ragged/" + d + "/cusparse_blocked_ell"));
+    // The block formats' algorithms may take only row-major B and C: in NK their absence (with the
+    // library's reason, printed above) is an answer, not a failure.
+    if (layout == v1::LAYOUT_NK) continue;
     for (const char* block_case : {"block_64x128_b16", "block_96x64_b8x4"}) {
       EXPECT_TRUE(available.count(std::string(block_case) + "/" + d + "/cusparse_bsr")) << block_case << " " << d;
       EXPECT_EQ(available.count(std::string(block_case) + "/" + d + "/cusparse_blocked_ell"),
