@@ -29,6 +29,7 @@ void RegisterValidateCommand(CLI::App& app, int* exit_code) {
                   << PatternFamilyName(task.pattern().family()) << ", n=[";
         for (int i = 0; i < task.n_size(); ++i) std::cout << (i ? "," : "") << task.n(i);
         std::cout << "]";
+        if (task.layout() != v1::LAYOUT_KN) std::cout << ", layout " << LayoutName(task.layout());
       }
       std::cout << "\n";
     }

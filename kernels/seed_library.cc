@@ -38,6 +38,14 @@ bool SplitKeys(const std::string& text, std::map<std::string, std::vector<std::s
 
 }  // namespace
 
+std::vector<v1::Layout> DeclaredLayouts(const std::string& source) {
+  static const std::regex nk(
+      R"(sparseditto_layouts\s*\(\s*(void)?\s*\)\s*\{[^}]*SPARSEDITTO_LAYOUT_BIT\s*\(\s*SD_LAYOUT_NK\s*\))");
+  std::vector<v1::Layout> layouts = {v1::LAYOUT_KN};
+  if (std::regex_search(source, nk)) layouts.push_back(v1::LAYOUT_NK);
+  return layouts;
+}
+
 absl::StatusOr<SeedKernel> ParseSeed(std::string name, std::string source) {
   SeedKernel seed;
   seed.name = std::move(name);
@@ -90,6 +98,7 @@ absl::StatusOr<SeedKernel> ParseSeed(std::string name, std::string source) {
     }
     seed.nm.emplace_back(n, m);
   }
+  seed.layouts = DeclaredLayouts(seed.source);
   return seed;
 }
 
@@ -128,6 +137,7 @@ bool SeedAppliesTo(const SeedKernel& seed, const v1::Task& task) {
     return std::find(list.begin(), list.end(), value) != list.end();
   };
   if (!has(seed.families, task.pattern().family()) || !has(seed.dtypes, task.dtype())) return false;
+  if (!has(seed.layouts, task.layout())) return false;
   for (const std::string& arch : task.arch()) {
     if (!ArchBuildsFor(seed.archs, arch)) return false;
   }

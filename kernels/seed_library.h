@@ -2,6 +2,10 @@
 // to a task. The metadata line of a seed reads
 //   // sparseditto:seed families=[block] dtypes=[fp16, bf16] archs=[sm_80, sm_90] block_sizes=[16, 32, 64]
 // keys: families, dtypes, archs (required); block_sizes (square BLOCK sizes), nm (e.g. [2:4]) optional.
+// The layouts a seed serves are read from its code, not declared: KN always, NK when the source
+// defines sparseditto_layouts() with SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK) in its body (kernel_abi/
+// sparseditto_kernel.h). The candidate host checks the compiled library's mask again at load
+// (evaluator/runner/candidate_library.h), and seeds_compile_test holds the two equal for every seed.
 // Pure parsing and file reads; thread-safe.
 #pragma once
 
@@ -25,7 +29,13 @@ struct SeedKernel {
   std::vector<std::string> archs;
   std::vector<int> block_sizes;                 // empty: any
   std::vector<std::pair<int, int>> nm;          // empty: any
+  std::vector<v1::Layout> layouts;              // LAYOUT_KN, and LAYOUT_NK where the source exports it
 };
+
+// The layouts `source` says its run() supports: KN, plus NK when it defines sparseditto_layouts() whose
+// body (up to its first '}') names SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK). A static reading: the
+// compiled library's mask is what the harness trusts (and checks).
+std::vector<v1::Layout> DeclaredLayouts(const std::string& source);
 
 // Parses a seed's metadata line. InvalidArgument naming `name`, the line and the fault when the marker
 // is missing or twice, a key is unknown or required and absent, or a value does not parse.
@@ -41,7 +51,7 @@ bool ArchBuildsFor(const std::vector<std::string>& declared, const std::string& 
 
 // True when the seed declares the task's family, dtype, every arch of the task (a seed for a base arch
 // also covers its arch-specific target: sm_90 covers sm_90a), and (for BLOCK and N:M) its block size and
-// n:m. A FILE task matches seeds that list `file`.
+// n:m, and the task's layout. A FILE task matches seeds that list `file`.
 bool SeedAppliesTo(const SeedKernel& seed, const v1::Task& task);
 
 }  // namespace sparseditto

@@ -1,5 +1,7 @@
 #include "kernels/seed_library.h"
 
+#include <algorithm>
+
 #include "gtest/gtest.h"
 #include "kernel_abi/tunables.h"
 
@@ -53,6 +55,55 @@ TEST(SeedLibraryTest, NmSeedsMatchOnlyTheirRatio) {
   EXPECT_TRUE(SeedAppliesTo(*seed, task));
   task.mutable_pattern()->set_m(8);
   EXPECT_FALSE(SeedAppliesTo(*seed, task));
+}
+
+TEST(SeedLibraryTest, LayoutsAreReadFromTheSourcesMask) {
+  struct Case {
+    const char* label;
+    std::string code;
+    bool nk;
+  };
+  const Case cases[] = {
+      {"no_mask", "", false},
+      {"kn_and_nk",
+       "SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) {\n"
+       "  return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK);\n}\n",
+       true},
+      {"spaced_no_void", "uint32_t sparseditto_layouts ( ) { return SPARSEDITTO_LAYOUT_BIT( SD_LAYOUT_NK ); }", true},
+      {"kn_only_mask", "SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) { return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN); }",
+       false},
+      // NK named after the function's body ends is not the mask's.
+      {"nk_outside_the_body",
+       "uint32_t sparseditto_layouts(void) { return 1u; }\nstatic const int x = SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK);",
+       false},
+      {"declaration_only", "SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void);\n// SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK)", false},
+  };
+  v1::Task task = MakeTask(v1::PATTERN_FAMILY_DENSE, v1::DTYPE_FP16, {"sm_90"});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    auto seed = ParseSeed("s", "// sparseditto:seed families=[dense] dtypes=[fp16] archs=[sm_90]\n" + c.code);
+    ASSERT_TRUE(seed.ok()) << seed.status();
+    EXPECT_EQ(seed->layouts.size(), c.nk ? 2u : 1u);
+    task.set_layout(v1::LAYOUT_KN);
+    EXPECT_TRUE(SeedAppliesTo(*seed, task)) << "every seed serves KN";
+    task.set_layout(v1::LAYOUT_NK);
+    EXPECT_EQ(SeedAppliesTo(*seed, task), c.nk);
+  }
+}
+
+// The seeds this project ships for NK tasks (the dense ones and the reference's family members); a
+// seed that gains the mask joins by itself.
+TEST(SeedLibraryTest, TheShippedDenseSeedsServeNk) {
+  auto seeds = LoadSeedLibrary(SPARSEDITTO_SOURCE_DIR "/kernels/seeds");
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  std::vector<std::string> nk;
+  for (const SeedKernel& seed : *seeds) {
+    if (seed.layouts.size() == 2) nk.push_back(seed.name);
+  }
+  for (const char* name : {"dense_cublas", "dense_cublaslt"}) {
+    EXPECT_NE(std::find(nk.begin(), nk.end(), name), nk.end()) << name;
+  }
+  EXPECT_EQ(std::find(nk.begin(), nk.end(), "bsr_mma"), nk.end()) << "bsr_mma is KN only";
 }
 
 TEST(SeedLibraryTest, BadMetadataNamesTheSeedAndLine) {

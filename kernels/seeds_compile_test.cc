@@ -2,11 +2,15 @@
 // test) compiles, through the evaluator's compiler with the evaluator's own options for a task on the
 // seed's archs (Evaluator::CompileOptionsFor), for every arch and every dtype its metadata line claims
 // (one dtype for a seed that does not guard its dtypes: the define changes nothing there), with no
-// register spills in the ptxas report. The library must not be empty. A seed that guards its
-// dtypes (SPARSEDITTO_BUILDS_DTYPE, kernel_abi/sparseditto_kernel.h) must build device kernels of the
-// task's dtype only: the kernel names in the library's device code are read (DeviceKernelNames).
+// register spills in the ptxas report, and whose compiled sparseditto_layouts() mask (dlopen on the CPU)
+// names exactly the layouts the seed library reads from its source (DeclaredLayouts, which decides the NK
+// tasks it seeds). The library must not be empty. A seed that guards its dtypes (SPARSEDITTO_BUILDS_DTYPE,
+// kernel_abi/sparseditto_kernel.h) must build device kernels of the task's dtype only: the kernel names in
+// the library's device code are read (DeviceKernelNames).
 // CPU only: nvcc, no GPU. One compile per seed and dtype for all its archs, two at a time
 // (CompilePool), into a fresh cache folder, so nothing is a cache hit.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <fstream>
 #include <iterator>
@@ -34,6 +38,21 @@ constexpr size_t kLogTailBytes = 4000;
 
 std::string Tail(const std::string& log) {
   return log.size() <= kLogTailBytes ? log : "...\n" + log.substr(log.size() - kLogTailBytes);
+}
+
+// The layouts the compiled library's mask names (KN only without the symbol), or an error naming why
+// the library could not be read.
+absl::StatusOr<std::vector<v1::Layout>> CompiledLayouts(const std::string& library_path) {
+  void* handle = dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return absl::NotFoundError(fmt::format("dlopen: {}", dlerror()));
+  using Mask = uint32_t (*)();
+  const auto mask = reinterpret_cast<Mask>(dlsym(handle, "sparseditto_layouts"));
+  const uint32_t bits = mask != nullptr ? mask() : 1u;
+  std::vector<v1::Layout> layouts;
+  for (v1::Layout layout : {v1::LAYOUT_KN, v1::LAYOUT_NK}) {
+    if (bits & (1u << layout)) layouts.push_back(layout);
+  }
+  return layouts;  // the handle stays open: the seed's statics are not trusted to unload
 }
 
 // A task on `archs` in `dtype`, for Evaluator::CompileOptionsFor.
@@ -163,6 +182,13 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
                                          << " has kernels of other dtypes: " << fmt::format("{}", fmt::join(foreign.names, ", "));
       // The scan sees device code at all: every guarded seed but the cuBLAS ones has kernels.
       EXPECT_GT(foreign.kernels, 0u) << "no device kernel names read from " << seed.name << "'s library";
+    }
+    absl::StatusOr<std::vector<v1::Layout>> layouts = CompiledLayouts(result->library_path);
+    if (!layouts.ok()) {
+      ADD_FAILURE() << "seed " << seed.name << ": " << layouts.status();
+    } else {
+      EXPECT_EQ(*layouts, seed.layouts) << "seed " << seed.name << ": the compiled sparseditto_layouts() mask and the "
+                                        << "layouts read from the source (kernels/seed_library.h) differ";
     }
     std::cout << fmt::format("[ seed     ] {:<20} [{}] {:<10} compiled in {:.1f} s, {} kernel records, max {} "
                              "registers, {}, {} device kernels{}\n",

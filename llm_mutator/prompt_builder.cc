@@ -169,6 +169,11 @@ absl::StatusOr<ChatRequest> PromptLibrary::BuildPrompt(const MutationRequest& re
   vars["pattern"] = PatternText(task.pattern());
   vars["n_values"] = fmt::format("{}", fmt::join(task.n(), ", "));
   vars["archs"] = fmt::format("{}", fmt::join(task.arch(), ", "));
+  vars["layout"] = task.layout() == v1::LAYOUT_NK
+      ? "layout nk (PyTorch's Linear): run() gets B as X = B^T, n x K row-major, and writes C as Y = C^T, "
+        "n x M row-major (sd_layout SD_LAYOUT_NK); the kernel must keep exporting sparseditto_layouts() with "
+        "SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK)"
+      : "B and C dense row-major (layout kn)";
   if (task.matrix().has_generated()) {
     vars["shape"] = fmt::format("{} x {}", task.matrix().generated().rows(), task.matrix().generated().cols());
     vars["matrix_source"] = "generated from a seed";

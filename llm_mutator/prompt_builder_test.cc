@@ -104,6 +104,18 @@ TEST(PromptBuilderTest, EachOperatorAsksForItsAnswerForm) {
   }
 }
 
+// The task's layout is in the prompt: an NK task says how run() reads B and writes C, and that the mask
+// must stay.
+TEST(PromptBuilderTest, ThePromptNamesTheTasksLayout) {
+  MutationRequest r = Request(v1::MUTATION_OPERATOR_LLM_DIFF);
+  EXPECT_THAT(Render(r, 0, false), HasSubstr("A sparse; B and C dense row-major (layout kn)"));
+  r.task.set_layout(v1::LAYOUT_NK);
+  const std::string nk = Render(r, 0, false);
+  EXPECT_THAT(nk, HasSubstr("layout nk (PyTorch's Linear): run() gets B as X = B^T, n x K row-major"));
+  EXPECT_THAT(nk, HasSubstr("SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK)"));
+  EXPECT_THAT(nk, Not(HasSubstr("(layout kn)")));
+}
+
 TEST(PromptBuilderTest, PrivacyKeepsPathsHostsUsersAndNamesOut) {
   const MutationRequest request = Request(v1::MUTATION_OPERATOR_LLM_CROSSOVER);
   const std::string open = Render(request, 0, false);

@@ -9,7 +9,8 @@ nvcc, nothing of SparseDitto's own build. Per task it builds the kernel library 
 says (EXPORT_DIR/build.sh when the export has one, else nvcc on <task>.cu with the cuBLAS libraries),
 makes a random weight of the task's pattern, SparseLinear.from_linear's it, and for each n prints:
   kernel      the exported kernel's run called directly (ctypes), B and C already in its layout
-  op          torch.ops.sparseditto.spmm (x [n, K] in, the transposing copy included)
+  op          torch.ops.sparseditto.spmm for a kn kernel (x [n, K] in, the transposing copy included), or
+              spmm_nk for an nk one (x and y as PyTorch has them: no copy; the task's "layout" in kernels.json)
   op graph    the same op replayed from a CUDA graph
   F.linear    dense torch (cuBLAS), eager and from a CUDA graph
   torch CSR   W.to_sparse_csr() @ x^T (cuSPARSE), where torch supports it
@@ -121,7 +122,8 @@ class Problem(ctypes.Structure):  # sd_problem
     _fields_ = [("abi_version", ctypes.c_int32), ("dtype", ctypes.c_int32), ("rows", ctypes.c_int64),
                 ("cols", ctypes.c_int64), ("nnz", ctypes.c_int64), ("pattern", Pattern),
                 ("row_offsets", ctypes.c_void_p), ("col_indices", ctypes.c_void_p), ("values", ctypes.c_void_p),
-                ("n_values", ctypes.c_void_p), ("num_n_values", ctypes.c_int32), ("device", ctypes.c_int32)]
+                ("n_values", ctypes.c_void_p), ("num_n_values", ctypes.c_int32), ("device", ctypes.c_int32),
+                ("layout", ctypes.c_int32)]
 
 
 class RawKernel:
@@ -144,7 +146,7 @@ class RawKernel:
                           p.get("num_blocks", 0))
         problem = Problem(1, pkg.weight_pattern.DTYPES[task["dtype"]][1], task["rows"], task["cols"], va.numel(),
                           pattern, ro.data_ptr(), ci.data_ptr(), va.data_ptr(), ctypes.cast(ns, ctypes.c_void_p),
-                          len(n_values), torch.cuda.current_device())
+                          len(n_values), torch.cuda.current_device(), pkg.LAYOUTS[task.get("layout", "kn")])
         self.state = ctypes.c_void_p()
         error = ctypes.create_string_buffer(1024)
         if prepare(ctypes.byref(problem), ctypes.byref(self.state), error, 1023) != 0:
@@ -251,7 +253,9 @@ def run_task(pkg, package_dir, args, task, failures):
         linear.weight.copy_(weight)
     start = time.time()
     layer = pkg.SparseLinear.from_linear(linear, task=name, n_values=n_values)
-    print(f"# {name}: {rows} x {cols} {task['dtype']} {task['pattern']['family']}, density "
+    nk = task.get("layout", "kn") == "nk"
+    spmm = torch.ops.sparseditto.spmm_nk if nk else torch.ops.sparseditto.spmm
+    print(f"# {name}: {rows} x {cols} {task['dtype']} {task['pattern']['family']}, layout {task.get('layout', 'kn')}, density "
           f"{float((weight != 0).float().mean()):.3f}; from_linear (operators built or loaded, kernel prepared) "
           f"{time.time() - start:.1f} s", flush=True)
     raw = RawKernel(pkg, task, library, weight, n_values)
@@ -261,14 +265,17 @@ def run_task(pkg, package_dir, args, task, failures):
         x = torch.randn(n, cols, device="cuda", generator=torch.Generator("cuda").manual_seed(args.seed + n)
                         ).to(weight.dtype)
         ref = F.linear(x.float(), weight.float())
-        op = lambda: torch.ops.sparseditto.spmm(x, layer.handle, rows)
-        b, c = x.t().contiguous(), torch.empty(rows, n, device="cuda", dtype=weight.dtype)
+        op = lambda: spmm(x, layer.handle, rows)
+        if nk:  # the kernel reads X and writes Y [n x M] as they are
+            b, c = x, torch.empty(n, rows, device="cuda", dtype=weight.dtype)
+        else:
+            b, c = x.t().contiguous(), torch.empty(rows, n, device="cuda", dtype=weight.dtype)
         raw.run(b, c, n)
         op_graph, op_graph_out = graphed(op)
         layer_graph, layer_graph_out = graphed(lambda: layer(x))
         dense_graph, _ = graphed(lambda: F.linear(x, weight))
         print(f"# {name} n={n}:")
-        check("kernel (ctypes) vs F.linear fp32", rel_error(c.t(), ref), tolerance, failures)
+        check("kernel (ctypes) vs F.linear fp32", rel_error(c if nk else c.t(), ref), tolerance, failures)
         check("op vs F.linear fp32", rel_error(op(), ref), tolerance, failures)
         for label, graph, out in [("op in a CUDA graph", op_graph, op_graph_out),
                                   ("SparseLinear in a CUDA graph", layer_graph, layer_graph_out)]:
@@ -287,7 +294,7 @@ def run_task(pkg, package_dir, args, task, failures):
         cells = {}
         for label, fn in columns.items():
             cells[label] = fn if isinstance(fn, str) else time_calls(fn, args.warmup, args.reps)
-        lines.append((name, n, cells))
+        lines.append((f"{name} ({'nk' if nk else 'kn'})", n, cells))
     # Dispatch: an n outside the prepared ones runs F.linear (other_n="dense").
     other = max(n_values) + 1
     x = torch.randn(other, cols, device="cuda", dtype=weight.dtype)
@@ -296,10 +303,10 @@ def run_task(pkg, package_dir, args, task, failures):
     if hasattr(torch.library, "opcheck"):
         x = torch.randn(args.n[0], cols, device="cuda", dtype=weight.dtype)
         try:
-            torch.library.opcheck(torch.ops.sparseditto.spmm.default, (x, layer.handle, rows))
-            print("#   torch.library.opcheck(sparseditto::spmm): passed")
+            torch.library.opcheck(spmm.default, (x, layer.handle, rows))
+            print(f"#   torch.library.opcheck({spmm.default}): passed")
         except Exception as e:  # noqa: BLE001
-            print(f"#   torch.library.opcheck(sparseditto::spmm): FAILED: {str(e).splitlines()[0]}")
+            print(f"#   torch.library.opcheck({spmm.default}): FAILED: {str(e).splitlines()[0]}")
             failures.append("opcheck")
     else:
         print(f"#   torch.library.opcheck: not in torch {torch.__version__}")

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <set>
 #include <string>
@@ -46,8 +47,10 @@ mutators:
      usd_per_million_output_tokens: 10, timeout_seconds: 90s, weight: 3}
   - {kind: command, command: [python3, mutate.py]}
 seed: 42
+layout: nk
 )");
   EXPECT_EQ(t.name(), "llm_unstructured90_fp16");
+  EXPECT_EQ(t.layout(), v1::LAYOUT_NK);
   EXPECT_EQ(t.op(), v1::OP_SPMM);
   EXPECT_EQ(t.dtype(), v1::DTYPE_FP16);
   EXPECT_EQ(t.pattern().family(), v1::PATTERN_FAMILY_UNSTRUCTURED);
@@ -88,6 +91,7 @@ TEST(TaskLoader, DefaultsAreFilledIn) {
       "name: t\ndtype: bf16\npattern: {family: unstructured, sparsity: 0.5, row_lengths: skewed}\n"
       "matrix: {generated: {rows: 8, cols: 8}}\nn: 4\n");
   EXPECT_EQ(t.op(), v1::OP_SPMM);
+  EXPECT_EQ(t.layout(), v1::LAYOUT_KN);
   EXPECT_THAT(t.arch(), ::testing::ElementsAre("sm_90"));
   EXPECT_THAT(t.n(), ::testing::ElementsAre(4));  // a scalar is a list of one
   EXPECT_EQ(t.seed(), kDefaultTaskSeed);
@@ -241,9 +245,13 @@ TEST(TaskLoader, ValidateTaskChecksMessagesFromElsewhere) {
   t.mutable_pattern()->set_sparsity(0);
   t.add_n(8);
   EXPECT_THAT(Msg(ValidateTask(t)), HasSubstr("n[1]: duplicate value 8"));
-  // A population of a task with several archs (task/arch_populations.h), as a client submits it.
   t.clear_n();
   t.add_n(8);
+  t.set_layout(static_cast<v1::Layout>(7));  // a number a client sent that the enum does not name
+  EXPECT_THAT(Msg(ValidateTask(t)), HasSubstr("layout: unknown layout 7 (kn or nk)"));
+  t.set_layout(v1::LAYOUT_NK);
+  EXPECT_TRUE(ValidateTask(t).ok()) << ValidateTask(t);
+  // A population of a task with several archs (task/arch_populations.h), as a client submits it.
   t.set_name("t@sm_90");  // the default arch
   EXPECT_TRUE(ValidateTask(t).ok()) << ValidateTask(t);
   t.set_name("t@sm_80");
@@ -268,6 +276,19 @@ TEST(TaskLoader, LoadTaskFileErrors) {
 }
 
 // Every example in configs/tasks/ loads, and together they show every pattern family.
+// The GPU run's PyTorch timings (scripts/torch_timings.sh) time each of the issue's tasks in both layouts.
+TEST(TaskLoader, TheTorchTimingsTasksComeInBothLayouts) {
+  absl::StatusOr<v1::TaskBatch> batch =
+      LoadTaskFile((fs::path(SPARSEDITTO_SOURCE_DIR) / "configs" / "checks" / "torch_timings.yaml").string());
+  ASSERT_TRUE(batch.ok()) << Msg(batch.status());
+  std::map<std::string, v1::Layout> layouts;
+  for (const v1::Task& t : batch->tasks()) layouts[t.name()] = t.layout();
+  EXPECT_EQ(layouts["torch_nm24_4096_fp16"], v1::LAYOUT_KN);
+  EXPECT_EQ(layouts["torch_nm24_4096_fp16_nk"], v1::LAYOUT_NK);
+  EXPECT_EQ(layouts["torch_unstructured90_4096_fp16"], v1::LAYOUT_KN);
+  EXPECT_EQ(layouts["torch_unstructured90_4096_fp16_nk"], v1::LAYOUT_NK);
+}
+
 TEST(TaskLoader, ExampleConfigsValidate) {
   const fs::path dir = fs::path(SPARSEDITTO_SOURCE_DIR) / "configs" / "tasks";
   std::set<v1::PatternFamily> families;

@@ -68,6 +68,13 @@ constexpr NameEntry<v1::MutatorKind> kKinds[] = {
 };
 constexpr std::string_view kKindNames[] = {"builtin", "openai", "anthropic", "command"};
 
+constexpr NameEntry<v1::Layout> kLayouts[] = {
+    {"kn", v1::LAYOUT_KN},
+    {"nk", v1::LAYOUT_NK},
+    {"torch", v1::LAYOUT_NK},
+};
+constexpr std::string_view kLayoutNames[] = {"kn", "nk"};
+
 }  // namespace
 
 std::string_view OpName(v1::Op op) { return NameOf(kOps, op); }
@@ -85,5 +92,9 @@ std::span<const std::string_view> RowLengthsNames() { return kRowLengthsNames; }
 std::string_view MutatorKindName(v1::MutatorKind kind) { return NameOf(kKinds, kind); }
 std::optional<v1::MutatorKind> ParseMutatorKindName(std::string_view name) { return Lookup(kKinds, name); }
 std::span<const std::string_view> MutatorKindNames() { return kKindNames; }
+
+std::string_view LayoutName(v1::Layout layout) { return NameOf(kLayouts, layout); }
+std::optional<v1::Layout> ParseLayoutName(std::string_view name) { return Lookup(kLayouts, name); }
+std::span<const std::string_view> LayoutNames() { return kLayoutNames; }
 
 }  // namespace sparseditto

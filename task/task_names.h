@@ -31,6 +31,11 @@ std::string_view MutatorKindName(v1::MutatorKind kind);
 std::optional<v1::MutatorKind> ParseMutatorKindName(std::string_view name);
 std::span<const std::string_view> MutatorKindNames();
 
+// layout: "kn", "nk" (also "torch": PyTorch Linear's activations).
+std::string_view LayoutName(v1::Layout layout);
+std::optional<v1::Layout> ParseLayoutName(std::string_view name);
+std::span<const std::string_view> LayoutNames();
+
 // Every name above returns "unspecified" for a value it does not know.
 
 }  // namespace sparseditto

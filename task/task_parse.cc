@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kTaskKeys[] = {"name", "op",     "dtype",  "pattern",  "matrix",
-                                          "n",    "arch",   "budget", "mutators", "seed"};
+                                          "n",    "arch",   "budget", "mutators", "seed", "layout"};
 constexpr std::string_view kPatternKeys[] = {"family",     "sparsity", "row_lengths", "skew",           "block_rows",
                                              "block_cols", "n",        "m",           "half_bandwidth", "num_blocks"};
 constexpr std::string_view kMatrixKeys[] = {"generated", "file", "seed"};
@@ -290,6 +290,10 @@ absl::StatusOr<v1::Task> ParseTask(const ParseContext& ctx, const Fields& task, 
     absl::StatusOr<v1::Dtype> dtype = ParseDtype(s);
     if (!dtype.ok()) return ErrorAt(ctx, *f, fmt::format("unknown dtype '{}'{}", s, Suggestion(s, kDtypeNames)));
     t.set_dtype(*dtype);
+  }
+  if (auto f = task.Get("layout")) {
+    SD_ASSIGN_OR_RETURN(v1::Layout layout, ReadEnum(ctx, *f, "layout", &ParseLayoutName, LayoutNames()));
+    t.set_layout(layout);
   }
   t.set_seed(kDefaultTaskSeed);
   if (auto f = task.Get("seed")) {

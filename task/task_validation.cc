@@ -381,6 +381,10 @@ absl::Status ValidateTaskFields(const v1::Task& t, const SourceMap& sources, std
   }
   if (t.op() == v1::OP_UNSPECIFIED) return c.Error("op", fmt::format("{} (spmm)", kMissing));
   if (t.dtype() == v1::DTYPE_UNSPECIFIED) return c.Error("dtype", fmt::format("{} (fp32, fp16 or bf16)", kMissing));
+  // A message from gRPC or JSON may carry a number the enum does not name.
+  if (!v1::Layout_IsValid(t.layout())) {
+    return c.Error("layout", fmt::format("unknown layout {} (kn or nk)", static_cast<int>(t.layout())));
+  }
   SD_RETURN_IF_ERROR(CheckMatrix(c, t));
   SD_RETURN_IF_ERROR(CheckPattern(c, t));
   SD_RETURN_IF_ERROR(CheckNnz(c, t));

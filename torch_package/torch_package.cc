@@ -72,7 +72,8 @@ std::string TorchKernelsJson(std::string_view run_id, const std::vector<TorchPac
                     {"n_values", std::vector<int64_t>(t.task.n().begin(), t.task.n().end())},
                     {"arch", std::vector<std::string>(t.task.arch().begin(), t.task.arch().end())},
                     {"library", entry.library},
-                    {"symbol_prefix", entry.symbol_prefix}});
+                    {"symbol_prefix", entry.symbol_prefix},
+                    {"layout", std::string(LayoutName(t.task.layout()))}});
   }
   const nlohmann::json doc = {{"format", 1}, {"run", std::string(run_id)}, {"abi_version", 1}, {"tasks", list}};
   return doc.dump(2) + "\n";

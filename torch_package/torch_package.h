@@ -2,10 +2,11 @@
 // a Python package folder <out>/sparseditto_<run>/ holding
 //   __init__.py        SparseLinear.from_linear and the operators' loader (torch_package/template)
 //   weight_pattern.py  the check of a weight's pattern and its CSR for the kernel
-//   sparseditto_op.cpp the TORCH_LIBRARY operators (sparseditto::prepare / release / spmm), compiled on
+//   sparseditto_op.cpp the TORCH_LIBRARY operators (sparseditto::prepare / release / spmm / spmm_nk), compiled on
 //                      import by torch.utils.cpp_extension, which dlopen an exported kernel library
 //   sparseditto_kernel.h the kernel ABI the operators call
-//   kernels.json       per task: shape, dtype, pattern, n values, arch, and the kernel's library
+//   kernels.json       per task: shape, dtype, pattern, n values, arch, layout (kn, or nk: the op passes
+//                      PyTorch's X and Y as they are), and the kernel's library
 //                      (relative to the package folder) and entry-point prefix.
 // The package runs the kernels the export builds; it does not build them.
 // Thread-safety: pure functions, except WriteTorchPackage (writes files).
@@ -44,7 +45,7 @@ std::string TorchPackageName(std::string_view run_id);
 
 // kernels.json's text (format 1): {"format", "run", "abi_version", "tasks": [{"name", "rows", "cols",
 // "dtype", "pattern": {"family", "sparsity", "block_rows", "block_cols", "n", "m", "half_bandwidth",
-// "num_blocks"}, "n_values", "arch", "library", "symbol_prefix"}]}.
+// "num_blocks"}, "n_values", "arch", "library", "symbol_prefix", "layout" ("kn" or "nk")}]}.
 std::string TorchKernelsJson(std::string_view run_id, const std::vector<TorchPackageTask>& tasks);
 
 // Writes the package into <out_dir>/<TorchPackageName(run_id)>/ (created; files replaced atomically)

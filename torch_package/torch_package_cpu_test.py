@@ -2,8 +2,9 @@
 
 Builds the package's operators against the installed torch (torch.utils.cpp_extension, in a temporary
 folder), compiles a real seed kernel with nvcc into the library the package loads, and checks what a
-machine without a GPU allows: the operators' registration and schemas, spmm's meta shapes and its
-CPU error, prepare's errors (library, symbols, a kernel refusing without a GPU), release of an unknown
+machine without a GPU allows: the operators' registration and schemas, spmm's and spmm_nk's meta
+shapes and their CPU errors, the layout a kernel's mask allows (a KN-only seed refused in NK, the
+reference candidate, which serves both, taken), prepare's errors (library, symbols, a kernel refusing without a GPU), release of an unknown
 handle, from_linear's pattern check and its errors, the CSR each family hands the kernel, and the
 dispatch of batch sizes. Exits 77 (skipped) when python3 has no torch.
 """
@@ -43,6 +44,7 @@ TASKS = [
     task("rows", 4, 5, "fp16", "row_sparse", sparsity=0.5),
     task("cols", 4, 5, "fp16", "column_sparse", sparsity=0.4),
     task("full", 3, 4, "bf16", "dense"),
+    dict(task("nk24", 8, 20, "fp16", "n_m", n=2, m=4), layout="nk", library="../libkernel_nk.so"),
 ]
 
 
@@ -55,8 +57,9 @@ def setUpModule():
     shutil.copy(os.path.join(ARGS.abi, "sparseditto_kernel.h"), pkg_dir)
     with open(os.path.join(pkg_dir, "kernels.json"), "w") as f:
         json.dump({"format": 1, "run": "t", "abi_version": 1, "tasks": TASKS}, f)
-    subprocess.run([ARGS.nvcc, "-O2", "-arch=sm_80", "-Xcompiler", "-fPIC", "-shared", "-I", ARGS.abi, "-o",
-                    os.path.join(TMP, "packages", "libkernel.so"), ARGS.seed], check=True)
+    for source, library in [(ARGS.seed, "libkernel.so"), (ARGS.nk_kernel, "libkernel_nk.so")]:
+        subprocess.run([ARGS.nvcc, "-O2", "-arch=sm_80", "-Xcompiler", "-fPIC", "-shared", "-I", ARGS.abi, "-o",
+                        os.path.join(TMP, "packages", library), source], check=True)
     sys.path.insert(0, os.path.join(TMP, "packages"))
     PKG = importlib.import_module("sparseditto_t")
     PKG.load_op()
@@ -92,7 +95,9 @@ class Operators(unittest.TestCase):
     def test_registered_with_their_schemas(self):
         for name, text in [("prepare", "sparseditto::prepare(str library, str symbol_prefix, int rows"),
                            ("release", "sparseditto::release(int handle) -> ()"),
-                           ("spmm", "sparseditto::spmm(Tensor x, int handle, int out_features) -> Tensor")]:
+                           ("prepare", "int device, int layout=0) -> int"),
+                           ("spmm", "sparseditto::spmm(Tensor x, int handle, int out_features) -> Tensor"),
+                           ("spmm_nk", "sparseditto::spmm_nk(Tensor x, int handle, int out_features) -> Tensor")]:
             op = getattr(torch.ops.sparseditto, name)
             self.assertIn(text, str(op.default._schema))
 
@@ -104,6 +109,19 @@ class Operators(unittest.TestCase):
             self.assertEqual(y.stride(), (1, max(n, 1)))  # an empty tensor's strides count 1
             self.assertEqual(y.dtype, torch.float16)
             self.assertEqual(y.device.type, "meta")
+
+    def test_meta_output_of_spmm_nk_is_a_contiguous_n_by_m_y(self):
+        for n, k, m in [(1, 16, 8), (16, 16, 8), (2048, 64, 32), (0, 16, 8)]:
+            x = torch.empty(n, k, dtype=torch.float16, device="meta")
+            y = torch.ops.sparseditto.spmm_nk(x, 1, m)
+            self.assertEqual(tuple(y.shape), (n, m))
+            self.assertEqual(y.stride(), (m, 1))
+            self.assertTrue(y.is_contiguous())
+            self.assertEqual(y.device.type, "meta")
+        with self.assertRaisesRegex(RuntimeError, "x must be 2-D"):
+            torch.ops.sparseditto.spmm_nk(torch.empty(2, 3, 4, device="meta"), 1, 8)
+        with self.assertRaisesRegex(RuntimeError, "CUDA tensors only"):
+            torch.ops.sparseditto.spmm_nk(torch.zeros(4, 16, dtype=torch.float16), 1, 8)
 
     def test_meta_refuses_what_the_kernel_would(self):
         with self.assertRaisesRegex(RuntimeError, "x must be 2-D"):
@@ -119,10 +137,26 @@ class Operators(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "no prepared kernel with handle 987654"):
             torch.ops.sparseditto.release(987654)
 
-    def prepare(self, library, prefix="sparseditto_", row_offsets=None):
+    def prepare(self, library, prefix="sparseditto_", row_offsets=None, layout=0):
         ro, ci, va = PKG.weight_pattern.check_and_compress(nm24_weight(), PKG.TASKS["nm24"])
         return torch.ops.sparseditto.prepare(library, prefix, 8, 16, ro if row_offsets is None else row_offsets,
-                                             ci, va, [4, 16], 2, [3, 0, 0, 2, 4, 0, 0], 0.5, 0)
+                                             ci, va, [4, 16], 2, [3, 0, 0, 2, 4, 0, 0], 0.5, 0, layout)
+
+    def test_the_kernels_mask_decides_the_layouts_it_is_prepared_in(self):
+        kn_only = os.path.join(TMP, "packages", "libkernel.so")  # csr_warp_per_row: no sparseditto_layouts
+        both = os.path.join(TMP, "packages", "libkernel_nk.so")  # the reference candidate: KN and NK
+        with self.assertRaisesRegex(RuntimeError, r"does not serve layout nk \(its sparseditto_layouts\(\) mask is 1"):
+            self.prepare(kn_only, layout=1)
+        for bad in (2, -1):
+            with self.assertRaisesRegex(RuntimeError, f"layout {bad} is not an sd_layout"):
+                self.prepare(both, layout=bad)
+        # The mask allows NK: the reference's own prepare runs (and, with no GPU, fails in CUDA).
+        try:
+            handle = self.prepare(both, layout=1)
+        except RuntimeError as e:
+            self.assertIn("refused the weight:", str(e))
+        else:
+            torch.ops.sparseditto.release(handle)
 
     def test_prepare_errors_name_the_library_and_symbol(self):
         library = os.path.join(TMP, "packages", "libkernel.so")
@@ -250,6 +284,7 @@ class KernelsJson(unittest.TestCase):
         good = {"format": 1, "run": "t", "tasks": [dict(TASKS[0])]}
         missing_rows = {"format": 1, "run": "t", "tasks": [{k: v for k, v in TASKS[0].items() if k != "rows"}]}
         bad_family = {"format": 1, "run": "t", "tasks": [dict(TASKS[0], pattern={"family": "spiral"})]}
+        bad_layout = {"format": 1, "run": "t", "tasks": [dict(TASKS[0], layout="mn")]}
         for text, message in [
             (json.dumps(good), None),
             ("{not json", "cannot read"),
@@ -257,6 +292,7 @@ class KernelsJson(unittest.TestCase):
             (json.dumps({"format": 1, "run": "t", "tasks": []}), "tasks must be a non-empty list"),
             (json.dumps(missing_rows), "tasks[0].rows is missing or not of type int"),
             (json.dumps(bad_family), "unknown dtype 'fp16' or pattern family 'spiral'"),
+            (json.dumps(bad_layout), "tasks[0] (nm24): unknown layout 'mn' (kn or nk)"),
         ]:
             path = os.path.join(TMP, "kernels_case.json")
             with open(path, "w") as f:
@@ -269,6 +305,22 @@ class KernelsJson(unittest.TestCase):
                     PKG.read_kernels_json(path)
                 self.assertIn(message, str(caught.exception))
                 self.assertIn(path, str(caught.exception))
+
+
+class Layouts(unittest.TestCase):
+    def test_kernels_json_names_each_kernels_layout(self):
+        self.assertEqual(PKG.TASKS["nk24"]["layout"], "nk")
+        self.assertEqual(PKG.TASKS["nm24"]["layout"], "kn")  # absent: kn, as packages before layouts
+
+    def test_an_nk_task_checks_its_weight_like_any_other(self):
+        w = torch.zeros(8, 20, dtype=torch.float16)
+        w[:, 1::4] = 1.0
+        with self.assertRaisesRegex(ValueError, "CUDA devices"):  # pattern passed; then the device
+            PKG.SparseLinear.from_linear(linear(w))
+        w[0, 2] = 1.0
+        w[0, 3] = 1.0
+        with self.assertRaisesRegex(PKG.PatternError, "row 0, columns 0..3: 3 nonzeros"):
+            PKG.SparseLinear.from_linear(linear(w))
 
 
 class Dispatch(unittest.TestCase):
@@ -286,6 +338,7 @@ if __name__ == "__main__":
     parser.add_argument("--template", required=True)
     parser.add_argument("--abi", required=True)
     parser.add_argument("--seed", required=True)
+    parser.add_argument("--nk-kernel", required=True)
     parser.add_argument("--nvcc", required=True)
     ARGS, rest = parser.parse_known_args()
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -69,6 +69,7 @@ TEST(TorchKernelsJson, DescribesEveryTask) {
   banded.task.mutable_pattern()->Clear();
   banded.task.mutable_pattern()->set_family(v1::PATTERN_FAMILY_BANDED);
   banded.task.mutable_pattern()->set_half_bandwidth(7);
+  banded.task.set_layout(v1::LAYOUT_NK);
   const nlohmann::json doc = nlohmann::json::parse(TorchKernelsJson("run-1", {NmTask("nm24"), banded}));
   EXPECT_EQ(doc["format"], 1);
   EXPECT_EQ(doc["run"], "run-1");
@@ -87,6 +88,8 @@ TEST(TorchKernelsJson, DescribesEveryTask) {
   EXPECT_EQ(nm["symbol_prefix"], ExportedEntryPoints("nm24").symbol_prefix);
   EXPECT_EQ(doc["tasks"][1]["pattern"]["family"], "banded");
   EXPECT_EQ(doc["tasks"][1]["pattern"]["half_bandwidth"], 7);
+  EXPECT_EQ(nm["layout"], "kn");  // the default
+  EXPECT_EQ(doc["tasks"][1]["layout"], "nk");
 }
 
 TEST(WriteTorchPackage, WritesTheTemplateAndKernelsJson) {

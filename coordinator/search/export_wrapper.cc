@@ -94,12 +94,15 @@ absl::StatusOr<std::string> WrapForExport(std::string_view source, std::string_v
       "namespace {0} {{\n"
       "SPARSEDITTO_EXPORT int {0}_prepare(const sd_problem* problem, void** state, char* error, size_t error_capacity);\n"
       "SPARSEDITTO_EXPORT int {0}_run(void* state, const void* B, void* C, int64_t n, cudaStream_t stream);\n"
-      "SPARSEDITTO_EXPORT void {0}_release(void* state);\n",
+      "SPARSEDITTO_EXPORT void {0}_release(void* state);\n"
+      "SPARSEDITTO_EXPORT uint32_t {0}_layouts(void);\n",
       ns);
   // The ABI names, and a composed plan's C names of its variants (sd_plan_v0_prepare, ...), renamed as
   // words (not by macros: a plan #undefs its own renames of the ABI names).
-  std::string body = std::regex_replace(split->body, std::regex(R"(\bsparseditto_(prepare|run|release|abi_version)\b)"),
-                                        ns + "_$1");
+  // Whether the kernel has a layouts mask of its own (else it serves KN only: sparseditto_kernel.h).
+  const bool has_layouts = std::regex_search(split->body, std::regex(R"(\bsparseditto_layouts\b)"));
+  std::string body = std::regex_replace(
+      split->body, std::regex(R"(\bsparseditto_(prepare|run|release|abi_version|layouts)\b)"), ns + "_$1");
   body = std::regex_replace(body, std::regex(R"(\bsd_plan_)"), ns + "_plan_");
   // A composed plan restores the default visibility for its dispatcher's entries: they stay hidden here.
   for (size_t at = body.find(kDefaultVisibility); at != std::string::npos; at = body.find(kDefaultVisibility, at)) {
@@ -111,12 +114,22 @@ absl::StatusOr<std::string> WrapForExport(std::string_view source, std::string_v
   out += "#undef SPARSEDITTO_EXPORT\n";
   out += kDefaultVisibility;
   out += fmt::format(
-      "\n// The exported entries: prepare checks the weight against what the kernel was searched for.\n"
+      "\n// The exported entries: prepare checks the weight against what the kernel was searched for, and the\n"
+      "// layout against the kernel's mask.\n"
       "namespace {0}_entry {{\n"
       "const sd_weight_spec kSearchedFor = {2};\n"
       "}}  // namespace {0}_entry\n\n"
+      "SPARSEDITTO_EXPORT uint32_t {1}_layouts(void) {{ return {3}; }}\n"
       "SPARSEDITTO_EXPORT int {1}_prepare(const sd_problem* problem, void** state, char* error, size_t error_capacity) {{\n"
       "  if (sd_check_weight(problem, &{0}_entry::kSearchedFor, error, error_capacity) != 0) return 1;\n"
+      "  if (problem->layout < 0 || problem->layout > 31 || !({1}_layouts() & SPARSEDITTO_LAYOUT_BIT(problem->layout))) {{\n"
+      "    if (error != nullptr && error_capacity > 0) {{\n"
+      "      snprintf(error, error_capacity, \"layout %d: this kernel serves the layouts of mask 0x%x \"\n"
+      "                    \"(bit 0 KN: B [K x n], C [M x n]; bit 1 NK: X [n x K], Y [n x M])\", problem->layout,\n"
+      "                    {1}_layouts());\n"
+      "    }}\n"
+      "    return 1;\n"
+      "  }}\n"
       "  return {0}::{0}_prepare(problem, state, error, error_capacity);\n"
       "}}\n"
       "SPARSEDITTO_EXPORT int {1}_run(void* state, const void* B, void* C, int64_t n, cudaStream_t stream) {{\n"
@@ -124,7 +137,8 @@ absl::StatusOr<std::string> WrapForExport(std::string_view source, std::string_v
       "}}\n"
       "SPARSEDITTO_EXPORT void {1}_release(void* state) {{ {0}::{0}_release(state); }}\n"
       "SPARSEDITTO_EXPORT int {1}_abi_version(void) {{ return SPARSEDITTO_ABI_VERSION; }}\n",
-      ns, symbol, weight_spec_initializer);
+      ns, symbol, weight_spec_initializer,
+      has_layouts ? fmt::format("{0}::{0}_layouts()", ns) : std::string("SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN)"));
   return out;
 }
 
@@ -141,7 +155,9 @@ std::string ExportDeclarations(std::string_view symbol) {
       "SPARSEDITTO_EXTERN_C int {0}_prepare(const sd_problem* problem, void** state, char* error, size_t error_capacity);\n"
       "SPARSEDITTO_EXTERN_C int {0}_run(void* state, const void* B, void* C, int64_t n, cudaStream_t stream);\n"
       "SPARSEDITTO_EXTERN_C void {0}_release(void* state);\n"
-      "SPARSEDITTO_EXTERN_C int {0}_abi_version(void);\n",
+      "SPARSEDITTO_EXTERN_C int {0}_abi_version(void);\n"
+      "// The layouts {0}_run serves (bit SPARSEDITTO_LAYOUT_BIT(sd_layout)); {0}_prepare refuses another.\n"
+      "SPARSEDITTO_EXTERN_C uint32_t {0}_layouts(void);\n",
       symbol);
 }
 

@@ -4,11 +4,12 @@
 //   - <task>.cu: the kernel's source wrapped so that many exports link into one library. Its leading
 //     #include lines are hoisted; its body goes into `namespace sd_export_<symbol>` (every C++ name,
 //     templates and __global__ kernels included, is then its own), its ABI functions (and a plan's
-//     C names of its variants) renamed as words and hidden; then the four exported entries <symbol>_prepare (which first runs sd_check_weight of
-//     kernel_abi/sparseditto_weight_check.h against the pattern the kernel was searched for), _run,
-//     _release and _abi_version. SPARSEDITTO_HARNESS is defined first, so the header's own
+//     C names of its variants) renamed as words and hidden; then the five exported entries <symbol>_prepare (which first runs sd_check_weight of
+//     kernel_abi/sparseditto_weight_check.h against the pattern the kernel was searched for, then
+//     refuses a layout the kernel's mask lacks), _run, _release, _abi_version and _layouts (the
+//     kernel's sparseditto_layouts() mask, KN only for a kernel without one). SPARSEDITTO_HARNESS is defined first, so the header's own
 //     sparseditto_abi_version is not defined in every export.
-//   - <task>.h: those four declarations;
+//   - <task>.h: those five declarations;
 //   - build.sh: nvcc with the evaluator's own flags (NvccFlags of evaluator/compile/nvcc_compiler.h, for
 //     the task's archs as the evaluator picks them), one object per task, linked into one shared
 //     library with kCandidateLibraries.

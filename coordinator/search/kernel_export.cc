@@ -121,9 +121,10 @@ absl::StatusOr<std::string> ExportedKernel(const store::RunRecord& run, const v1
     line("A dispatch plan: run() picks the variant by n:");
     for (const ParsedPlanVariant& v : *plan) line(fmt::format("  {} (seed {}) serves n {}", v.name, v.seed_name, FormatRanges(v.serves)));
   }
-  line(fmt::format("Task: {} {}, A is {}; pattern {}; n = {}; arch {}", OpName(task.op()), DtypeName(task.dtype()),
-                   DescribeMatrix(task.matrix()), DescribePattern(task.pattern()), fmt::join(ns, ", "),
-                   fmt::join(task.arch(), ", ")));
+  const bool nk = task.layout() == v1::LAYOUT_NK;
+  line(fmt::format("Task: {} {}, A is {}; pattern {}; n = {}; arch {}; layout {}", OpName(task.op()),
+                   DtypeName(task.dtype()), DescribeMatrix(task.matrix()), DescribePattern(task.pattern()),
+                   fmt::join(ns, ", "), fmt::join(task.arch(), ", "), LayoutName(task.layout())));
   line(fmt::format("Median times on {} ({}):", result.gpu_name().empty() ? "?" : result.gpu_name(),
                    result.arch().empty() ? "?" : result.arch()));
   for (const std::string& t : TimingLines(result)) line("  " + t);
@@ -149,11 +150,14 @@ absl::StatusOr<std::string> ExportedKernel(const store::RunRecord& run, const v1
   line("  problem.row_offsets = row_offsets; problem.col_indices = col_indices; problem.values = values;  // host CSR");
   line(fmt::format("  int64_t n_values[] = {{{}}};", fmt::join(ns, ", ")));
   line(fmt::format("  problem.n_values = n_values; problem.num_n_values = {}; problem.device = 0;", ns.size()));
+  line(fmt::format("  problem.layout = {};  // the layout it was searched and timed in ({}_layouts() lists what it serves)",
+                   nk ? "SD_LAYOUT_NK" : "SD_LAYOUT_KN", symbol));
   line("  void* state = nullptr; char error[256];");
   line(fmt::format("  if ({}_prepare(&problem, &state, error, sizeof error) != 0) {{ /* error says why */ }}", symbol));
   line("  // prepare fails with \"weight check: ...\" when the weight lacks the pattern above (naming the row,");
   line("  // group, block or column), has another dtype or pattern parameters, or is not a canonical CSR.");
-  line("  // B: device, K x n row-major; C: device, M x n row-major; work is enqueued on `stream`.");
+  line(nk ? "  // B: device X [n x K] row-major (PyTorch's activations), C: device Y [n x M] row-major; work is enqueued on `stream`."
+          : "  // B: device, K x n row-major; C: device, M x n row-major; work is enqueued on `stream`.");
   line(fmt::format("  if ({}_run(state, d_B, d_C, /*n=*/{}, stream) != 0) {{ /* n not supported */ }}", symbol,
                    ns.empty() ? std::string("n") : ns.front()));
   line(fmt::format("  {}_release(state);", symbol));

@@ -83,6 +83,8 @@ TEST(KernelExport, HeaderSaysWhatWhereHowFastAndHowToCall) {
            std::string("problem.dtype = SD_DTYPE_FP16;"),
            std::string("problem.pattern.family = SD_PATTERN_N_M;"),
            std::string("int64_t n_values[] = {16, 128};"),
+           std::string("problem.layout = SD_LAYOUT_KN;"),
+           std::string("arch sm_90a; layout kn"),
            std::string("nm24_prepare(&problem, &state, error, sizeof error)"),
            std::string("nm24_run(state, d_B, d_C, /*n=*/16, stream)"),
            std::string("nm24_release(state);"),
@@ -211,7 +213,7 @@ TEST(KernelExport, BuildScriptUsesTheEvaluatorsFlagsAndLibraries) {
 
 // A dispatch plan exports as the plan: its variants by n under one task's entries. Two exports of one
 // plan (two layer shapes that chose the same kernels) build with the generated build.sh and the real
-// nvcc into one library that exports each task's four entries as C names (C++ names an instantiation
+// nvcc into one library that exports each task's five entries as C names (C++ names an instantiation
 // inside a seed's unnamed namespace may show are per file: nvcc names that namespace after the file).
 TEST(KernelExport, TwoPlansOfOneSeedBuildIntoOneLibrary) {
   absl::StatusOr<std::vector<SeedKernel>> seeds = LoadSeedLibrary(SPARSEDITTO_SOURCE_DIR "/kernels/seeds");
@@ -256,8 +258,8 @@ TEST(KernelExport, TwoPlansOfOneSeedBuildIntoOneLibrary) {
                   scratch.path().string(), SPARSEDITTO_NVCC),
       scratch.path());
   EXPECT_EQ(built.out,
-            "layer0_abi_version layer0_prepare layer0_release layer0_run "
-            "layer1_abi_version layer1_prepare layer1_release layer1_run ") << built.err;
+            "layer0_abi_version layer0_layouts layer0_prepare layer0_release layer0_run "
+            "layer1_abi_version layer1_layouts layer1_prepare layer1_release layer1_run ") << built.err;
 }
 
 // An attack on the export's weight check: a hostile candidate defines sd_check_weight as a macro that

@@ -83,6 +83,30 @@ TEST_F(RunRecordsTest, TasksAreStoredAllOrNone) {
   EXPECT_TRUE(absl::IsNotFound(store->GetTask("run", "new").status())) << "nothing stored before the check";
 }
 
+// A resumed run keeps the layout it was started with: the task in another layout is other content, and
+// a task stored before layouts existed (no field: KN) resumes from a file that names none, or says kn.
+TEST_F(RunRecordsTest, AResumedRunKeepsItsLayout) {
+  auto store = OpenStore("s");
+  RunRecords run(*store, "run");
+  ASSERT_TRUE(run.EnsureRun().ok());
+  ASSERT_TRUE(run.PutTasks({SmallTask(3, "kn_task")}).ok());
+  v1::Task explicit_kn = SmallTask(3, "kn_task");
+  explicit_kn.set_layout(v1::LAYOUT_KN);
+  EXPECT_TRUE(run.PutTasks({explicit_kn}).ok());
+  v1::Task nk = SmallTask(3, "kn_task");
+  nk.set_layout(v1::LAYOUT_NK);
+  const absl::Status s = run.PutTasks({nk});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("run run holds task kn_task with other content"));
+  absl::StatusOr<v1::Task> stored = store->GetTask("run", "kn_task");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->layout(), v1::LAYOUT_KN);
+  ASSERT_TRUE(run.PutTasks({[] { v1::Task t = SmallTask(3, "nk_task"); t.set_layout(v1::LAYOUT_NK); return t; }()}).ok());
+  stored = store->GetTask("run", "nk_task");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->layout(), v1::LAYOUT_NK) << "stored as given";
+}
+
 TEST_F(RunRecordsTest, AttemptsFailuresAndStamps) {
   auto store = OpenStore("s");
   RunRecords run(*store, "run");

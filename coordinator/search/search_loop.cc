@@ -85,7 +85,11 @@ absl::Status TaskLoop::Start(const std::vector<SeedKernel>& seeds, std::vector<v
   absl::StatusOr<std::vector<v1::Candidate>> seeded = SeedCandidates(task_, seeds, mutator_options_);
   if (!seeded.ok()) return seeded.status();
   if (seeded->empty()) {
-    return absl::FailedPreconditionError(fmt::format("task {}: no seed applies", task_.name()));
+    return absl::FailedPreconditionError(fmt::format(
+        "task {}: no seed applies{}", task_.name(),
+        task_.layout() == v1::LAYOUT_NK ? " (layout nk: only seeds whose sparseditto_layouts() names SD_LAYOUT_NK; "
+                                          "kernels/seed_library.h)"
+                                        : ""));
   }
   for (size_t i = 0; i < seeded->size(); ++i) {
     coordinator_->StampSeed(i, &(*seeded)[i]);

@@ -4,8 +4,11 @@
 // Life cycle: Prepare once (untimed: uploads A in the library's format, allocates every workspace
 // and descriptor for each n in n_values), then Run any number of times for any of those n.
 // Run only enqueues work on `stream`: no allocation, no synchronization, no other stream.
-// B (cols x n) and C (rows x n) are device pointers, row-major, in the task dtype; every baseline
-// accumulates in fp32 and writes C in the task dtype.
+// B (cols x n) and C (rows x n) are device pointers in the task dtype, laid out as Prepare's layout
+// says (the task's: KN row-major; NK B given as X = B^T n x cols and C written as Y = C^T n x rows,
+// both row-major, i.e. B and C column-major); every baseline accumulates in fp32 and writes C in the
+// task dtype. Each baseline below does both layouts in the library's own way (no copies): cuBLAS with
+// the operands' transposes, cuSPARSE and cuSPARSELt with CUSPARSE_ORDER_COL dense descriptors.
 //
 // The baselines (name(): what it runs):
 //  - "cublas_dense": cublasGemmEx on densified A (in the task dtype), CUBLAS_COMPUTE_32F, default
@@ -54,9 +57,10 @@ class Baseline {
   // "cublas_dense", "cusparse_csr", "cusparse_bsr", "cusparse_blocked_ell", "cusparselt_2to4".
   virtual std::string name() const = 0;
 
-  // Untimed. `a` must satisfy ValidateCsr with values exactly representable in `dtype`.
+  // Untimed. `a` must satisfy ValidateCsr with values exactly representable in `dtype`. InvalidArgument
+  // for a layout the enum does not name.
   virtual absl::Status Prepare(const CsrMatrix& a, v1::Dtype dtype, const v1::PatternSpec& pattern,
-                               const std::vector<int64_t>& n_values) = 0;
+                               const std::vector<int64_t>& n_values, v1::Layout layout) = 0;
 
   // Timed: C = A * B for one of the prepared n. Only enqueues on `stream`.
   virtual absl::Status Run(const void* b, void* c, int64_t n, cudaStream_t stream) = 0;

@@ -58,7 +58,7 @@ uint64_t MatrixFingerprint(const CsrMatrix& a) {
 }
 
 std::string BaselineCacheKey(uint64_t matrix_fingerprint, v1::Dtype dtype, int64_t n, const std::string& gpu_name,
-                             const std::string& baseline_name) {
+                             const std::string& baseline_name, v1::Layout layout) {
   Fnv1a64 h;
   h.String("sparseditto.baseline.v1");
   h.U64(matrix_fingerprint);
@@ -66,12 +66,13 @@ std::string BaselineCacheKey(uint64_t matrix_fingerprint, v1::Dtype dtype, int64
   h.U64(static_cast<uint64_t>(n));
   h.String(gpu_name);
   h.String(baseline_name);
+  if (layout != v1::LAYOUT_KN) h.U64(static_cast<uint64_t>(layout));
   return fmt::format("{:016x}", h.value());
 }
 
 std::string BaselineCacheKey(const CsrMatrix& a, v1::Dtype dtype, int64_t n, const std::string& gpu_name,
-                             const std::string& baseline_name) {
-  return BaselineCacheKey(MatrixFingerprint(a), dtype, n, gpu_name, baseline_name);
+                             const std::string& baseline_name, v1::Layout layout) {
+  return BaselineCacheKey(MatrixFingerprint(a), dtype, n, gpu_name, baseline_name, layout);
 }
 
 }  // namespace sparseditto::gpu

@@ -20,12 +20,13 @@ namespace sparseditto::gpu {
 // Linear in nnz (about a second per 10^9 bytes); compute it once per matrix.
 uint64_t MatrixFingerprint(const CsrMatrix& a);
 
-// "<16 hex digits>": the hash of (MatrixFingerprint(a), dtype, n, gpu_name, baseline_name).
+// "<16 hex digits>": the hash of (MatrixFingerprint(a), dtype, n, gpu_name, baseline_name, and the
+// layout when it is not KN: keys of KN timings are those written before layouts existed).
 std::string BaselineCacheKey(const CsrMatrix& a, v1::Dtype dtype, int64_t n, const std::string& gpu_name,
-                             const std::string& baseline_name);
+                             const std::string& baseline_name, v1::Layout layout = v1::LAYOUT_KN);
 
 // The same from a fingerprint already computed.
 std::string BaselineCacheKey(uint64_t matrix_fingerprint, v1::Dtype dtype, int64_t n, const std::string& gpu_name,
-                             const std::string& baseline_name);
+                             const std::string& baseline_name, v1::Layout layout = v1::LAYOUT_KN);
 
 }  // namespace sparseditto::gpu

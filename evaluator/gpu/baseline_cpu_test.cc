@@ -60,6 +60,9 @@ TEST(BaselineCacheKeyTest, StableAndSensitiveToEveryInput) {
   EXPECT_NE(BaselineCacheKey(a, v1::DTYPE_FP16, 65, "NVIDIA H200", "cusparse_csr"), key);
   EXPECT_NE(BaselineCacheKey(a, v1::DTYPE_FP16, 64, "NVIDIA A100", "cusparse_csr"), key);
   EXPECT_NE(BaselineCacheKey(a, v1::DTYPE_FP16, 64, "NVIDIA H200", "cublas_dense"), key);
+  // A timing in the NK layout is another entry; KN keys are those of before layouts existed.
+  EXPECT_NE(BaselineCacheKey(a, v1::DTYPE_FP16, 64, "NVIDIA H200", "cusparse_csr", v1::LAYOUT_NK), key);
+  EXPECT_EQ(BaselineCacheKey(a, v1::DTYPE_FP16, 64, "NVIDIA H200", "cusparse_csr", v1::LAYOUT_KN), key);
   // Length-prefixed strings: moving characters between fields changes the key.
   EXPECT_NE(BaselineCacheKey(a, v1::DTYPE_FP16, 64, "ab", "c"), BaselineCacheKey(a, v1::DTYPE_FP16, 64, "a", "bc"));
   EXPECT_EQ(BaselineCacheKey(MatrixFingerprint(a), v1::DTYPE_FP16, 64, "NVIDIA H200", "cusparse_csr"), key);
@@ -187,7 +190,7 @@ TEST(CusparseLtBaselineTest, RefusesFp32BeforeTouchingTheGpu) {
   const v1::PatternSpec p = Pattern(v1::PATTERN_FAMILY_N_M, 0, 0, 0, 2, 4);
   auto baselines = MakeBaselines(p, v1::DTYPE_FP16);
   ASSERT_EQ(baselines.back()->name(), "cusparselt_2to4");
-  const absl::Status s = baselines.back()->Prepare(Small(), v1::DTYPE_FP32, p, {8});
+  const absl::Status s = baselines.back()->Prepare(Small(), v1::DTYPE_FP32, p, {8}, v1::LAYOUT_KN);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("fp16/bf16"));
 }
@@ -198,7 +201,7 @@ TEST(BlockBaselinesTest, RefuseARaggedShapeBeforeTouchingTheGpu) {
   ASSERT_TRUE(a.ok());
   for (auto& b : MakeBaselines(p, v1::DTYPE_FP16)) {
     if (b->name() != "cusparse_bsr" && b->name() != "cusparse_blocked_ell") continue;
-    const absl::Status s = b->Prepare(*a, v1::DTYPE_FP16, p, {4});
+    const absl::Status s = b->Prepare(*a, v1::DTYPE_FP16, p, {4}, v1::LAYOUT_KN);
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << b->name() << ": " << s;
     EXPECT_THAT(s.message(), HasSubstr("not a multiple of the block size 4"));
   }
@@ -210,7 +213,7 @@ TEST(BlockBaselinesTest, BlockedEllIsAbsentForFp32) {
   ASSERT_TRUE(a.ok());
   for (auto& b : MakeBaselines(p, v1::DTYPE_FP32)) {
     if (b->name() != "cusparse_blocked_ell") continue;
-    const absl::Status s = b->Prepare(*a, v1::DTYPE_FP32, p, {4});
+    const absl::Status s = b->Prepare(*a, v1::DTYPE_FP32, p, {4}, v1::LAYOUT_KN);
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_THAT(s.message(), HasSubstr("TF32"));
   }

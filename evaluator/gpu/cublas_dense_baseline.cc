@@ -22,8 +22,12 @@ class CublasDenseBaseline : public Baseline {
   std::string name() const override { return "cublas_dense"; }
 
   absl::Status Prepare(const CsrMatrix& a, v1::Dtype dtype, const v1::PatternSpec& /*pattern*/,
-                       const std::vector<int64_t>& n_values) override {
+                       const std::vector<int64_t>& n_values, v1::Layout layout) override {
     if (DtypeBytes(dtype) == 0) return absl::InvalidArgumentError("cublas_dense: dtype unspecified");
+    if (layout != v1::LAYOUT_KN && layout != v1::LAYOUT_NK) {
+      return absl::InvalidArgumentError(fmt::format("cublas_dense: bad layout {}", static_cast<int>(layout)));
+    }
+    layout_ = layout;
     if (a.rows < 1 || a.cols < 1 || a.rows > INT_MAX || a.cols > INT_MAX) {
       return absl::FailedPreconditionError(fmt::format("cublas_dense: shape {}x{} beyond cuBLAS's int", a.rows, a.cols));
     }
@@ -51,8 +55,8 @@ class CublasDenseBaseline : public Baseline {
     // TF32 is used (that needs CUBLAS_COMPUTE_32F_FAST_TF32 or CUBLAS_TF32_TENSOR_OP_MATH).
     SD_CUBLAS_CHECK(cublasSetMathMode(cublas_.get(), CUBLAS_DEFAULT_MATH));
     SD_RETURN_IF_ERROR(BindStream(nullptr));
-    note_ = fmt::format("dense {}x{} {}, CUBLAS_COMPUTE_32F, workspace {} MiB", rows_, cols_,
-                        DtypeName(dtype), workspace_.size() >> 20);
+    note_ = fmt::format("dense {}x{} {}, CUBLAS_COMPUTE_32F, workspace {} MiB{}", rows_, cols_, DtypeName(dtype),
+                        workspace_.size() >> 20, layout == v1::LAYOUT_NK ? ", layout nk (Y = X * A^T)" : "");
     return absl::OkStatus();
   }
 
@@ -62,6 +66,13 @@ class CublasDenseBaseline : public Baseline {
     if (stream != stream_ || !stream_bound_) SD_RETURN_IF_ERROR(BindStream(stream));
     const float alpha = 1.0f, beta = 0.0f;
     const int m = static_cast<int>(n), rows = static_cast<int>(rows_), k = static_cast<int>(cols_);
+    if (layout_ == v1::LAYOUT_NK) {
+      // Row-major Y = X * A^T (n x rows) is column-major C = A * X^T: A's row-major storage read
+      // transposed (ld cols), X's row-major storage as column-major B (ld cols), C with ld rows.
+      SD_CUBLAS_CHECK(cublasGemmEx(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, rows, m, k, &alpha, dense_a_.get(), type_,
+                                   k, b, type_, k, &beta, c, type_, rows, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      return absl::OkStatus();
+    }
     // Row-major C = A * B is column-major C^T = B^T * A^T.
     SD_CUBLAS_CHECK(cublasGemmEx(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, rows, k, &alpha, b, type_, m,
                                  dense_a_.get(), type_, k, &beta, c, type_, m, CUBLAS_COMPUTE_32F,
@@ -84,6 +95,7 @@ class CublasDenseBaseline : public Baseline {
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   cudaDataType_t type_ = CUDA_R_32F;
+  v1::Layout layout_ = v1::LAYOUT_KN;
   DeviceBuffer dense_a_;
   DeviceBuffer workspace_;
   CublasHandle cublas_;

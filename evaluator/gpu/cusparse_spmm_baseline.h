@@ -5,7 +5,9 @@
 // cusparseSpMM_bufferSize for the largest need over n_values. Prepare ends with one trial
 // product: a real cusparseSpMM for the smallest n on zeroed scratch B/C, so a combination cuSPARSE
 // refuses only at run time is reported absent (FailedPrecondition) rather than failing the harness.
-// Compute type is always CUDA_R_32F (fp32 accumulation; fp16/bf16 in and out).
+// Compute type is always CUDA_R_32F (fp32 accumulation; fp16/bf16 in and out). In the NK layout the
+// dense descriptors are CUSPARSE_ORDER_COL (B cols x n with ld cols, C rows x n with ld rows): the
+// caller's X [n x cols] and Y [n x rows] row-major as they are.
 // Ownership: owns every device buffer and descriptor (RAII). Thread-safety: none.
 #pragma once
 
@@ -22,7 +24,7 @@ namespace sparseditto::gpu {
 class CusparseSpmmBaseline : public Baseline {
  public:
   absl::Status Prepare(const CsrMatrix& a, v1::Dtype dtype, const v1::PatternSpec& pattern,
-                       const std::vector<int64_t>& n_values) final;
+                       const std::vector<int64_t>& n_values, v1::Layout layout) final;
   absl::Status Run(const void* b, void* c, int64_t n, cudaStream_t stream) final;
   std::string note() const final { return note_; }
 
@@ -37,7 +39,7 @@ class CusparseSpmmBaseline : public Baseline {
 
  private:
   absl::Status PrepareImpl(const CsrMatrix& a, v1::Dtype dtype, const v1::PatternSpec& pattern,
-                           const std::vector<int64_t>& n_values);
+                           const std::vector<int64_t>& n_values, v1::Layout layout);
   absl::Status Multiply(const void* b, void* c, int64_t n, cudaStream_t stream);
 
   struct Dense {

@@ -57,7 +57,12 @@ class CusparseLt2to4Baseline : public Baseline {
   std::string name() const override { return "cusparselt_2to4"; }
 
   absl::Status Prepare(const CsrMatrix& a, v1::Dtype dtype, const v1::PatternSpec& pattern,
-                       const std::vector<int64_t>& n_values) override {
+                       const std::vector<int64_t>& n_values, v1::Layout layout) override {
+    if (layout != v1::LAYOUT_KN && layout != v1::LAYOUT_NK) {
+      return absl::InvalidArgumentError(fmt::format("cusparselt_2to4: bad layout {}", static_cast<int>(layout)));
+    }
+    // NK: B and C column-major (ld cols and rows), the caller's X and Y row-major as they are.
+    order_ = layout == v1::LAYOUT_NK ? CUSPARSE_ORDER_COL : CUSPARSE_ORDER_ROW;
     absl::Status s = PrepareImpl(a, dtype, pattern, n_values);
     return s.ok() ? s : absl::Status(s.code(), fmt::format("cusparselt_2to4: {}", std::string(s.message())));
   }
@@ -127,16 +132,18 @@ class CusparseLt2to4Baseline : public Baseline {
     SD_CUDA_CHECK(cudaMemset(b.get(), 0, b.size()));
     SD_RETURN_IF_ERROR(Run(b.get(), c.get(), n_min, nullptr));
     SD_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-    note_ = fmt::format("cuSPARSELt {}.{}.{} ({}), {}, {} of {} n values accepted, workspace {} bytes", api_->major,
+    note_ = fmt::format("cuSPARSELt {}.{}.{} ({}), {}, {} of {} n values accepted, workspace {} bytes{}", api_->major,
                         api_->minor, api_->patch, api_->path, DtypeName(dtype), plans_.size(),
-                        plans_.size() + refused_.size(), workspace);
+                        plans_.size() + refused_.size(), workspace,
+                        order_ == CUSPARSE_ORDER_COL ? ", layout nk (B and C CUSPARSE_ORDER_COL)" : "");
     return absl::OkStatus();
   }
 
   absl::Status MakePlan(const CsrMatrix& a, int64_t n, cudaDataType type, Plan* p) {
-    SD_LT_SHAPE(api_->DenseDescriptorInit(handle_.get(), &p->b, a.cols, n, n, kAlignment, type, CUSPARSE_ORDER_ROW));
+    const bool col = order_ == CUSPARSE_ORDER_COL;
+    SD_LT_SHAPE(api_->DenseDescriptorInit(handle_.get(), &p->b, a.cols, n, col ? a.cols : n, kAlignment, type, order_));
     p->b_ok = true;
-    SD_LT_SHAPE(api_->DenseDescriptorInit(handle_.get(), &p->c, a.rows, n, n, kAlignment, type, CUSPARSE_ORDER_ROW));
+    SD_LT_SHAPE(api_->DenseDescriptorInit(handle_.get(), &p->c, a.rows, n, col ? a.rows : n, kAlignment, type, order_));
     p->c_ok = true;
     SD_LT_SHAPE(api_->MatmulDescriptorInit(handle_.get(), &p->matmul, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                            CUSPARSE_OPERATION_NON_TRANSPOSE, a_.get(), &p->b, &p->c, &p->c,
@@ -185,6 +192,7 @@ class CusparseLt2to4Baseline : public Baseline {
   std::unique_ptr<lt::Opaque> handle_ = std::make_unique<lt::Opaque>();
   std::unique_ptr<lt::Opaque> a_ = std::make_unique<lt::Opaque>();
   bool handle_ok_ = false, a_ok_ = false, compressed_ready_ = false;
+  cusparseOrder_t order_ = CUSPARSE_ORDER_ROW;  // of B and C: ROW for the KN layout, COL for NK
   std::map<int64_t, std::unique_ptr<Plan>> plans_;
   std::map<int64_t, std::string> refused_;
   DeviceBuffer compressed_;

@@ -94,6 +94,12 @@ absl::StatusOr<DnMatDescr> MakeRowMajorDnMat(int64_t rows, int64_t cols, void* v
   return DnMatDescr(descr);
 }
 
+absl::StatusOr<DnMatDescr> MakeColMajorDnMat(int64_t rows, int64_t cols, void* values, cudaDataType_t type) {
+  cusparseDnMatDescr_t descr = nullptr;
+  SD_CUSPARSE_CHECK(cusparseCreateDnMat(&descr, rows, cols, /*ld=*/rows, values, type, CUSPARSE_ORDER_COL));
+  return DnMatDescr(descr);
+}
+
 absl::Status DeviceMemoryInfo(size_t* free_bytes, size_t* total_bytes) {
   SD_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes));
   return absl::OkStatus();

@@ -79,6 +79,8 @@ absl::StatusOr<CusparseHandle> MakeCusparseHandle();
 // replaces with cusparseDnMatSetValues).
 absl::StatusOr<DnMatDescr> MakeRowMajorDnMat(int64_t rows, int64_t cols, void* values,
                                              cudaDataType_t type);
+// The same column-major (ld = rows): the NK layout's X^T and Y^T (sd_layout, sparseditto_kernel.h).
+absl::StatusOr<DnMatDescr> MakeColMajorDnMat(int64_t rows, int64_t cols, void* values, cudaDataType_t type);
 
 // Free and total bytes of the current device (cudaMemGetInfo).
 absl::Status DeviceMemoryInfo(size_t* free_bytes, size_t* total_bytes);

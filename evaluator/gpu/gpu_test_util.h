@@ -28,6 +28,12 @@ struct HostProduct {
 };
 HostProduct HostSpmm(const CsrMatrix& a, const std::vector<float>& b, int64_t n);
 
+// HostSpmm with B and the result in `layout` (sparseditto_kernel.h's sd_layout): for NK `b` is
+// X = B^T (n x cols row-major) and c, abs are Y = C^T (n x rows row-major); KN is HostSpmm.
+HostProduct HostSpmmIn(v1::Layout layout, const CsrMatrix& a, const std::vector<float>& b, int64_t n);
+// The width of one row of C as `layout` lays it out (n for KN, rows for NK): Compare's `n`.
+inline int64_t OutputWidth(v1::Layout layout, int64_t rows, int64_t n) { return layout == v1::LAYOUT_NK ? rows : n; }
+
 // Device copy of `values` in dtype.
 absl::StatusOr<DeviceBuffer> Upload(const std::vector<float>& values, v1::Dtype dtype);
 // count elements of dtype from the device, widened to float.

@@ -26,8 +26,12 @@ absl::StatusOr<std::unique_ptr<ReferenceGemm>> ReferenceGemm::Create(const CsrMa
   return ref;
 }
 
-absl::Status ReferenceGemm::Compute(const void* b_device, int64_t n, float* c_ref_device, cudaStream_t stream) {
+absl::Status ReferenceGemm::Compute(const void* b_device, int64_t n, float* c_ref_device, cudaStream_t stream,
+                                    v1::Layout layout) {
   if (n < 1 || n > INT_MAX) return absl::InvalidArgumentError(fmt::format("ReferenceGemm: bad n {}", n));
+  if (layout != v1::LAYOUT_KN && layout != v1::LAYOUT_NK) {
+    return absl::InvalidArgumentError(fmt::format("ReferenceGemm: bad layout {}", static_cast<int>(layout)));
+  }
   const float* b = static_cast<const float*>(b_device);
   if (dtype_ != v1::DTYPE_FP32) {
     const size_t bytes = static_cast<size_t>(cols_) * n * sizeof(float);
@@ -41,6 +45,12 @@ absl::Status ReferenceGemm::Compute(const void* b_device, int64_t n, float* c_re
   const float alpha = 1.0f, beta = 0.0f;
   const int m = static_cast<int>(n), rows = static_cast<int>(rows_), k = static_cast<int>(cols_);
   SD_CUBLAS_CHECK(cublasSetStream(cublas_.get(), stream));
+  if (layout == v1::LAYOUT_NK) {
+    // Column-major, Y^T = C (rows x n, ld rows) = op(A^T as stored)^T * X^T = A * B.
+    SD_CUBLAS_CHECK(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, rows, m, k, &alpha, dense_a_.as<float>(), k,
+                                b, k, &beta, c_ref_device, rows));
+    return absl::OkStatus();
+  }
   SD_CUBLAS_CHECK(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, rows, k, &alpha, b, m,
                               dense_a_.as<float>(), k, &beta, c_ref_device, m));
   return absl::OkStatus();

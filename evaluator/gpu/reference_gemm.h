@@ -6,7 +6,9 @@
 // prescribed fp32 compute type for every step, so no TF32 tensor-core path (and no other
 // reduced-precision shortcut) can be chosen, whatever NVIDIA_TF32_OVERRIDE or cuBLAS defaults say.
 // Row-major is handled by the transpose trick: row-major C = A*B is column-major C^T = B^T * A^T, so
-// Sgemm(m = n, n = rows, k = cols, B with ld n, A with ld cols, C with ld n).
+// Sgemm(m = n, n = rows, k = cols, B with ld n, A with ld cols, C with ld n). In SD_LAYOUT_NK B is
+// X = B^T (n x cols row-major, i.e. B column-major) and C is Y = C^T (n x rows row-major, i.e. C
+// column-major): Sgemm(OP_T, OP_N, m = rows, n = n, k = cols, A with ld cols, X with ld cols, Y with ld rows).
 //
 // Ownership: owns its device copy of A, the fp32 copy of B, and its cuBLAS handle (RAII).
 // Errors: Status naming the CUDA/cuBLAS call; ResourceExhausted when the dense A does not fit.
@@ -32,11 +34,13 @@ class ReferenceGemm {
   // will be given in (fp32, fp16 or bf16; InvalidArgument otherwise).
   static absl::StatusOr<std::unique_ptr<ReferenceGemm>> Create(const CsrMatrix& a, v1::Dtype dtype);
 
-  // c_ref (rows x n, fp32, row-major, device) = A * B, with b_device (cols x n, row-major, the dtype
-  // given to Create, device). Enqueues on `stream` and does not wait. Not for timing: for fp16/bf16
-  // it may (re)allocate the fp32 copy of B, which synchronizes the device.
-  // Errors: InvalidArgument for n < 1 or n beyond int; the failing call otherwise.
-  absl::Status Compute(const void* b_device, int64_t n, float* c_ref_device, cudaStream_t stream);
+  // c_ref (fp32, device) = A * B, with b_device (the dtype given to Create, device), both in `layout`:
+  // KN: B cols x n and C rows x n row-major; NK: B as X = B^T (n x cols) and C as Y = C^T (n x rows),
+  // row-major. Enqueues on `stream` and does not wait. Not for timing: for fp16/bf16 it may
+  // (re)allocate the fp32 copy of B, which synchronizes the device.
+  // Errors: InvalidArgument for n < 1 or n beyond int, or a layout the enum does not name; the failing call otherwise.
+  absl::Status Compute(const void* b_device, int64_t n, float* c_ref_device, cudaStream_t stream,
+                       v1::Layout layout = v1::LAYOUT_KN);
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }

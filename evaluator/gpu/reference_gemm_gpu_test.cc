@@ -48,12 +48,14 @@ class ReferenceGemmGpuTest : public ::testing::Test {
 
 // The reference is true fp32: its error, relative to the sum of the terms' magnitudes, stays below
 // 1e-5 (TF32 would give about 1e-4, fp16 inputs rounded in the product about 5e-4).
+// In both layouts (NK: B given as X = B^T, C made as Y = C^T, against the host product transposed).
 TEST_F(ReferenceGemmGpuTest, MatchesHostDoubleOnAwkwardShapes) {
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  for (v1::Layout layout : {v1::LAYOUT_KN, v1::LAYOUT_NK}) {
   for (v1::Dtype dtype : {v1::DTYPE_FP32, v1::DTYPE_FP16, v1::DTYPE_BF16}) {
     for (const Case& c : kCases) {
-      SCOPED_TRACE(fmt::format("{} {}", c.name, DtypeName(dtype)));
+      SCOPED_TRACE(fmt::format("{} {} layout {}", c.name, DtypeName(dtype), static_cast<int>(layout)));
       v1::PatternSpec pattern;
       pattern.set_family(c.family);
       pattern.set_sparsity(c.sparsity);
@@ -71,16 +73,18 @@ TEST_F(ReferenceGemmGpuTest, MatchesHostDoubleOnAwkwardShapes) {
       auto c_dev = DeviceBuffer::Allocate(c.rows * c.n * sizeof(float), "C_ref");
       ASSERT_TRUE(c_dev.ok()) << c_dev.status();
       ASSERT_TRUE(FillNaN(c_dev->get(), c_dev->size()).ok());
-      ASSERT_TRUE((*ref)->Compute(b_dev->get(), c.n, c_dev->as<float>(), stream).ok());
+      ASSERT_TRUE((*ref)->Compute(b_dev->get(), c.n, c_dev->as<float>(), stream, layout).ok());
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
       auto got = Download(c_dev->get(), c.rows * c.n, v1::DTYPE_FP32);
       ASSERT_TRUE(got.ok()) << got.status();
 
-      const testing::HostProduct want = HostSpmm(*a, b, c.n);
-      const testing::Comparison cmp = Compare(*got, want.c, want.abs, c.n, /*rel_out=*/0, /*rel_acc=*/1e-5);
+      const testing::HostProduct want = testing::HostSpmmIn(layout, *a, b, c.n);
+      const testing::Comparison cmp = Compare(*got, want.c, want.abs, testing::OutputWidth(layout, c.rows, c.n),
+                                              /*rel_out=*/0, /*rel_acc=*/1e-5);
       EXPECT_TRUE(cmp.ok) << cmp.first_failure;
       EXPECT_LT(cmp.max_scaled_error, 1e-5);
     }
+  }
   }
   cudaStreamDestroy(stream);
 }
@@ -94,6 +98,8 @@ TEST_F(ReferenceGemmGpuTest, RefusesBadArguments) {
   auto ref = ReferenceGemm::Create(*a, v1::DTYPE_FP32);
   ASSERT_TRUE(ref.ok());
   EXPECT_EQ((*ref)->Compute(nullptr, 0, nullptr, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*ref)->Compute(nullptr, 4, nullptr, nullptr, static_cast<v1::Layout>(9)).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(ReferenceGemmGpuTest, DensifyMatchesHostDensifyInEveryDtype) {

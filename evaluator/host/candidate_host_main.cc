@@ -159,6 +159,11 @@ class Host {
                values_.size() != sizeof(float) * p.nnz()) {
       return Error("matrix arrays do not match the problem");
     }
+    if (absl::Status s = CheckLayoutSupported(library_, p.layout()); !s.ok()) {
+      v1::HostReply reply = Error(std::string(s.message()));
+      reply.set_layout_refused(true);
+      return reply;
+    }
     n_values_.assign(p.n_values().begin(), p.n_values().end());
     sd_problem problem{};
     problem.abi_version = SPARSEDITTO_ABI_VERSION;
@@ -173,6 +178,7 @@ class Host {
     problem.values = shared ? shared->values() : reinterpret_cast<const float*>(values_.data());
     problem.n_values = n_values_.data();
     problem.num_n_values = static_cast<int32_t>(n_values_.size());
+    problem.layout = p.layout();
     cudaGetDevice(&problem.device);
     char error[1024] = {0};
     const auto start = std::chrono::steady_clock::now();

@@ -83,6 +83,7 @@ int RunSanitizeSmoke(int argc, char** argv) {
     problem.n_values = smoke.n_values.data();
     problem.num_n_values = static_cast<int32_t>(smoke.n_values.size());
     problem.device = 0;
+    problem.layout = evaluate.task().layout();  // the cascade already held the library's mask to it
     void* state = nullptr;
     char error[1024] = {0};
     if (library->prepare(&problem, &state, error, sizeof(error) - 1) != 0) {

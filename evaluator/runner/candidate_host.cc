@@ -194,7 +194,8 @@ absl::StatusOr<v1::HostReply> CandidateHost::Call(const v1::HostRequest& request
 }
 
 absl::StatusOr<HostPrepareOutcome> CandidateHost::Prepare(const CsrMatrix& matrix, const v1::PatternSpec& pattern,
-                                                          v1::Dtype dtype, const std::vector<int64_t>& n_values) {
+                                                          v1::Dtype dtype, const std::vector<int64_t>& n_values,
+                                                          v1::Layout layout) {
   auto send = [&](v1::HostMatrixChunk::Array array, const void* data, size_t bytes) -> absl::Status {
     const char* p = static_cast<const char*>(data);
     for (size_t at = 0; at < bytes; at += kChunkBytes) {
@@ -233,6 +234,7 @@ absl::StatusOr<HostPrepareOutcome> CandidateHost::Prepare(const CsrMatrix& matri
   p->set_num_blocks(pattern.num_blocks());
   for (int64_t n : n_values) p->add_n_values(n);
   p->set_shared_matrix(shared);
+  p->set_layout(layout);
   auto reply = Call(request);
   if (!reply.ok()) return reply.status();
   HostPrepareOutcome outcome;
@@ -240,6 +242,7 @@ absl::StatusOr<HostPrepareOutcome> CandidateHost::Prepare(const CsrMatrix& matri
   outcome.return_code = reply->return_code();
   outcome.error = reply->error();
   outcome.prepare_ms = reply->prepare_ms();
+  outcome.layout_refused = reply->layout_refused();
   return outcome;
 }
 

@@ -77,6 +77,7 @@ struct HostPrepareOutcome {
   int return_code = 0;
   std::string error;
   double prepare_ms = 0;  // the host's clock: reported, not verified (format-conversion cost only)
+  bool layout_refused = false;  // prepare was not called: the library's sparseditto_layouts() lacks the layout
 };
 
 class CandidateHost {
@@ -103,10 +104,11 @@ class CandidateHost {
   CandidateHost(const CandidateHost&) = delete;
   CandidateHost& operator=(const CandidateHost&) = delete;
 
-  // Sends the matrix (in chunks, unless it is options.task_matrix's source) and calls prepare. Errors: Unavailable / DeadlineExceeded (the host
-  // died or hung; its state is unknown: do not use it again).
+  // Sends the matrix (in chunks, unless it is options.task_matrix's source) and calls prepare with
+  // run's operands in `layout` (the host refuses, layout_refused, when the library's mask lacks it).
+  // Errors: Unavailable / DeadlineExceeded (the host died or hung; its state is unknown: do not use it again).
   absl::StatusOr<HostPrepareOutcome> Prepare(const CsrMatrix& matrix, const v1::PatternSpec& pattern, v1::Dtype dtype,
-                                             const std::vector<int64_t>& n_values);
+                                             const std::vector<int64_t>& n_values, v1::Layout layout);
 
   // Has the host enqueue run(B, C, n) between the start and done events; returns the candidate's
   // return code. REQUIRES: start_event() recorded by the caller behind a closed gate first.

@@ -29,7 +29,22 @@ absl::StatusOr<CandidateLibrary> LoadCandidateLibrary(const std::string& path) {
     return absl::FailedPreconditionError(fmt::format("candidate built against ABI version {}, harness is {}",
                                                      lib.abi_version, SPARSEDITTO_ABI_VERSION));
   }
+  if (auto layouts = reinterpret_cast<decltype(&sparseditto_layouts)>(resolve("sparseditto_layouts"))) {
+    lib.layouts = layouts();
+  }
   return lib;
+}
+
+absl::Status CheckLayoutSupported(const CandidateLibrary& library, int32_t layout) {
+  const bool known = layout == SD_LAYOUT_KN || layout == SD_LAYOUT_NK;  // the harness's own, whatever the mask says
+  if (known && (library.layouts & SPARSEDITTO_LAYOUT_BIT(layout)) != 0) return absl::OkStatus();
+  const char* name = layout == SD_LAYOUT_KN ? "kn" : layout == SD_LAYOUT_NK ? "nk" : "unknown";
+  return absl::FailedPreconditionError(fmt::format(
+      "the kernel does not support layout {} ({}): its sparseditto_layouts() mask is {:#x}{}; export "
+      "sparseditto_layouts() with SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_{}) (kernel_abi/sparseditto_kernel.h) once run "
+      "reads B and writes C in that layout",
+      name, layout, library.layouts, library.layouts == SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) ? " (KN only)" : "",
+      layout == SD_LAYOUT_NK ? "NK" : "KN"));
 }
 
 }  // namespace sparseditto

@@ -69,9 +69,12 @@ OutputCheckResult CheckOutput(const float* got, const float* ref, const float* a
 }
 
 std::string DescribeWrongOutput(int64_t bad_elements, int64_t count, int64_t non_finite, int64_t index, int64_t n,
-                                double got, double want, double tolerance) {
+                                double got, double want, double tolerance, v1::Layout layout) {
+  const int64_t rows = n > 0 ? count / n : 0;
+  const bool nk = layout == v1::LAYOUT_NK && rows > 0;
+  const int64_t row = nk ? index % rows : index / n, col = nk ? index / rows : index % n;
   return fmt::format("{} of {} elements wrong ({} not finite); first: C[{}, {}] = {}, expected {} (tolerance {:.3g})",
-                     bad_elements, count, non_finite, index / n, index % n, got, want, tolerance);
+                     bad_elements, count, non_finite, row, col, got, want, tolerance);
 }
 
 }  // namespace sparseditto

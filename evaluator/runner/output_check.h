@@ -35,10 +35,11 @@ struct OutputCheckResult {
 };
 
 // The detail of a failed check: "<bad> of <count> elements wrong (<non_finite> not finite); first:
-// C[row, col] = got, expected want (tolerance tol)" for the first bad element at `index` (width n).
+// C[row, col] = got, expected want (tolerance tol)" for the first bad element at `index` of C as laid
+// out in `layout` (KN: rows x n row-major; NK: C^T, n x rows row-major), width n and count / n rows.
 // One spelling for the host and the device check (device_output_check.h).
 std::string DescribeWrongOutput(int64_t bad_elements, int64_t count, int64_t non_finite, int64_t index, int64_t n,
-                                double got, double want, double tolerance);
+                                double got, double want, double tolerance, v1::Layout layout = v1::LAYOUT_KN);
 
 // got, ref and abs_sum are rows x n, row-major, as fp32 (got already converted from the dtype).
 OutputCheckResult CheckOutput(const float* got, const float* ref, const float* abs_sum, int64_t rows,

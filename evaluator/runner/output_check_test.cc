@@ -123,6 +123,23 @@ TEST(OutputCheckTest, FaultsAreCaughtAndDescribed) {
   }
 }
 
+// The first bad element named by its place in C whatever the layout: in NK the output is Y = C^T
+// (n x rows), so flat index j * rows + i is C[i, j].
+TEST(OutputCheckTest, TheWrongElementIsNamedInCsCoordinatesInEitherLayout) {
+  struct Case {
+    v1::Layout layout;
+    int64_t index;
+    const char* want;
+  };
+  const int64_t rows = 5, n = 7;
+  for (const Case& c : {Case{v1::LAYOUT_KN, 2 * n + 3, "C[2, 3]"}, Case{v1::LAYOUT_NK, 3 * rows + 2, "C[2, 3]"},
+                        Case{v1::LAYOUT_NK, rows * n - 1, "C[4, 6]"}, Case{v1::LAYOUT_KN, rows * n - 1, "C[4, 6]"},
+                        Case{v1::LAYOUT_NK, 1, "C[1, 0]"}}) {
+    const std::string detail = DescribeWrongOutput(1, rows * n, 0, c.index, n, 1.0, 2.0, 0.1, c.layout);
+    EXPECT_NE(detail.find(c.want), std::string::npos) << detail;
+  }
+}
+
 TEST(OutputCheckTest, ResultsInTheFp16SubnormalRangeAllowTheirAbsoluteRounding) {
   // One product of two small values: exact in fp32, a subnormal in fp16 (seen on the H200).
   const float ref = -6.924383342266083e-07f, abs_sum = 6.924383342266083e-07f;

@@ -68,12 +68,15 @@ ProblemRun::~ProblemRun() {
 
 Verdict ProblemRun::Prepare() {
   ScopedStep step("problem: host prepare");
-  auto outcome = host_->Prepare(*matrix_, pattern_, dtype_, n_values_);
+  auto outcome = host_->Prepare(*matrix_, pattern_, dtype_, n_values_, oracle_->layout());
   if (!outcome.ok()) {
     Verdict v = Verdict::Fail(absl::IsDeadlineExceeded(outcome.status()) ? v1::FAILURE_CATEGORY_TIMEOUT
                                                                           : v1::FAILURE_CATEGORY_CRASH,
                               fmt::format("{}: prepare: {}", name_, outcome.status().message()));
     return v;
+  }
+  if (outcome->layout_refused) {
+    return Verdict::Fail(v1::FAILURE_CATEGORY_REJECTED, fmt::format("{}: prepare: {}", name_, outcome->error));
   }
   prepare_ms_ = outcome->prepare_ms;
   if (outcome->return_code != 0) {
@@ -304,7 +307,7 @@ Verdict ProblemRun::CheckAgainstReference(int64_t n, const std::string& label, v
     cudaMemcpy(&want, ref_.as<float>() + i, sizeof(float), cudaMemcpyDeviceToHost);
     cudaMemcpy(&abs_sum, abs_sum_.as<float>() + i, sizeof(float), cudaMemcpyDeviceToHost);
     r.detail = DescribeWrongOutput(r.bad_elements, count, r.non_finite, i, n, got, want,
-                                   ElementTolerance(want, abs_sum, dtype_, matrix_->cols));
+                                   ElementTolerance(want, abs_sum, dtype_, matrix_->cols), oracle_->layout());
   }
   check->set_max_abs_error(r.max_abs_error);
   check->set_max_rel_error(r.max_rel_error);

@@ -56,7 +56,8 @@ Verdict HarnessVerdict(const absl::Status& status, const std::string& what);
 class ProblemRun {
  public:
   // Does not call the candidate yet. `host`, `matrix` and `oracle` (the reference of this matrix in
-  // this dtype, TaskContext::Oracle) must outlive this object.
+  // this dtype, TaskContext::Oracle) must outlive this object. The candidate's B and C lie in the
+  // oracle's layout (the task's): B is filled, C poisoned, read and judged as that layout says.
   static absl::StatusOr<std::unique_ptr<ProblemRun>> Create(CandidateHost& host, std::string name,
                                                             const CsrMatrix& matrix, const v1::PatternSpec& pattern,
                                                             v1::Dtype dtype, std::vector<int64_t> n_values,
@@ -65,7 +66,8 @@ class ProblemRun {
 
   // Sends the matrix to the host and calls prepare there. (The host gets a copy: the judge's matrix is
   // out of the candidate's reach. Reads of memory the candidate never wrote are left to
-  // compute-sanitizer initcheck for finalists.)
+  // compute-sanitizer initcheck for finalists.) REJECTED when the library's sparseditto_layouts()
+  // lacks the oracle's layout (prepare is then not called).
   Verdict Prepare();
   double prepare_ms() const { return prepare_ms_; }
 

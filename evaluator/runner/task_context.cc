@@ -43,14 +43,15 @@ absl::StatusOr<std::map<int64_t, v1::BaselineList>> TaskContext::Baselines(const
     for (int64_t n : n_values) {
       v1::BaselineTime* entry = result[n].add_baselines();
       entry->set_name(baseline->name());
-      const std::string key = gpu::BaselineCacheKey(fingerprint, task_.dtype(), n, gpu_name, baseline->name());
+      const std::string key = gpu::BaselineCacheKey(fingerprint, task_.dtype(), n, gpu_name, baseline->name(),
+                                                    task_.layout());
       // Written by this trusted process only, hash-checked on use (evaluator/gpu/baseline_cache.h).
       if (auto cached = gpu::LookupCachedBaseline(options.baseline_cache_dir(), key)) {
         *entry = *cached;
         continue;
       }
       if (!prepared) {
-        prepare_status = baseline->Prepare(matrix_, task_.dtype(), task_.pattern(), n_values);
+        prepare_status = baseline->Prepare(matrix_, task_.dtype(), task_.pattern(), n_values, task_.layout());
         prepared = true;
       }
       if (!prepare_status.ok()) {
@@ -84,7 +85,7 @@ absl::StatusOr<std::map<int64_t, v1::BaselineList>> TaskContext::Baselines(const
 absl::StatusOr<ReferenceOracle*> TaskContext::Oracle(const std::string& problem, const CsrMatrix& matrix) {
   auto it = oracles_.find(problem);
   if (it != oracles_.end()) return it->second.get();
-  absl::StatusOr<std::unique_ptr<ReferenceOracle>> oracle = ReferenceOracle::Create(matrix, task_.dtype());
+  absl::StatusOr<std::unique_ptr<ReferenceOracle>> oracle = ReferenceOracle::Create(matrix, task_.dtype(), task_.layout());
   if (!oracle.ok()) return oracle.status();
   return oracles_.emplace(problem, *std::move(oracle)).first->second.get();
 }

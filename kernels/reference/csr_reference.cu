@@ -1,5 +1,6 @@
 // Reference candidate: plain CSR SpMM, one thread per output element, fp32 accumulation.
-// Correct for every pattern and dtype; meant to be obviously right, not fast.
+// Correct for every pattern and dtype, in both layouts (sd_layout: KN, and PyTorch's NK with B given
+// as X = B^T and C written as Y = C^T); meant to be obviously right, not fast.
 #include "sparseditto_kernel.h"
 
 #include <cuda_bf16.h>
@@ -24,17 +25,20 @@ template <> __device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(fl
   return __float2bfloat16_rn(x);
 }
 
-// C[row, col] = sum_k A[row, k] * B[k, col]; one thread per (row, col).
+// C[row, col] = sum_k A[row, k] * B[k, col]; one thread per (row, col), `index` the element's place in
+// C as the layout lays it out (KN: row * n + col; NK: col * rows + row), so neighbouring threads write
+// neighbouring elements in both.
 template <typename T>
-__global__ void CsrSpmmElementwise(int64_t rows, int64_t n, const int32_t* __restrict__ row_offsets,
-                                   const int32_t* __restrict__ col_indices, const T* __restrict__ values,
-                                   const T* __restrict__ b, T* __restrict__ c) {
+__global__ void CsrSpmmElementwise(int64_t rows, int64_t cols, int64_t n, bool nk,
+                                   const int32_t* __restrict__ row_offsets, const int32_t* __restrict__ col_indices,
+                                   const T* __restrict__ values, const T* __restrict__ b, T* __restrict__ c) {
   const int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (index >= rows * n) return;
-  const int64_t row = index / n, col = index % n;
+  const int64_t row = nk ? index % rows : index / n, col = nk ? index / rows : index % n;
   float sum = 0.0f;
   for (int32_t k = row_offsets[row]; k < row_offsets[row + 1]; ++k) {
-    sum += ToFloat(values[k]) * ToFloat(b[static_cast<int64_t>(col_indices[k]) * n + col]);
+    const int64_t kk = col_indices[k];
+    sum += ToFloat(values[k]) * ToFloat(b[nk ? col * cols + kk : kk * n + col]);
   }
   c[index] = FromFloat<T>(sum);
 }
@@ -42,6 +46,8 @@ __global__ void CsrSpmmElementwise(int64_t rows, int64_t n, const int32_t* __res
 struct State {
   int32_t dtype = 0;
   int64_t rows = 0;
+  int64_t cols = 0;
+  bool nk = false;  // sd_problem.layout == SD_LAYOUT_NK
   int32_t* row_offsets = nullptr;
   int32_t* col_indices = nullptr;
   void* values = nullptr;
@@ -67,16 +73,26 @@ void Launch(const State* s, const void* b, void* c, int64_t n, cudaStream_t stre
   const int64_t blocks = (outputs + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK;
   if (blocks == 0) return;
   CsrSpmmElementwise<T><<<static_cast<unsigned>(blocks), THREADS_PER_BLOCK, 0, stream>>>(
-      s->rows, n, s->row_offsets, s->col_indices, static_cast<const T*>(s->values),
+      s->rows, s->cols, n, s->nk, s->row_offsets, s->col_indices, static_cast<const T*>(s->values),
       static_cast<const T*>(b), static_cast<T*>(c));
 }
 
 }  // namespace
 
+SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) {
+  return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK);
+}
+
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
+  if (p->layout != SD_LAYOUT_KN && p->layout != SD_LAYOUT_NK) {
+    snprintf(error, cap, "unsupported layout %d", p->layout);
+    return 1;
+  }
   State* s = new State;
   s->dtype = p->dtype;
   s->rows = p->rows;
+  s->cols = p->cols;
+  s->nk = p->layout == SD_LAYOUT_NK;
   cudaError_t err = cudaMalloc(&s->row_offsets, sizeof(int32_t) * (p->rows + 1));
   if (err == cudaSuccess) err = cudaMalloc(&s->col_indices, sizeof(int32_t) * (p->nnz > 0 ? p->nnz : 1));
   if (err == cudaSuccess) {

@@ -1,5 +1,6 @@
 // GPU test (label "gpu"): the reference candidate, loaded through the ABI, computes C = A * B correctly
-// on awkward shapes of several families, for fp32, fp16 and bf16. Skips where there is no GPU.
+// on awkward shapes of several families, for fp32, fp16 and bf16, in both layouts (KN; NK: B given as
+// X = B^T [n x K] and C written as Y = C^T [n x M], row-major). Skips where there is no GPU.
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -67,10 +68,16 @@ TEST_F(ReferenceCandidateGpuTest, MatchesAHostReferenceOnAwkwardShapes) {
       {"row_sparse_65x33_n1", v1::PATTERN_FAMILY_ROW_SPARSE, 0.5, 65, 33, 1},
       {"unstructured_300x1000_n129", v1::PATTERN_FAMILY_UNSTRUCTURED, 0.95, 300, 1000, 129},
       {"dense_31x17_n3", v1::PATTERN_FAMILY_DENSE, 0.0, 31, 17, 3},
+      {"unstructured_1x5_n7", v1::PATTERN_FAMILY_UNSTRUCTURED, 0.4, 1, 5, 7},
+      {"row_sparse_33x65_n2", v1::PATTERN_FAMILY_ROW_SPARSE, 0.5, 33, 65, 2},
   };
+  ASSERT_NE(library_->layouts, nullptr) << "the reference exports sparseditto_layouts";
+  ASSERT_EQ(library_->layouts(), SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK));
+  for (int32_t layout : {SD_LAYOUT_KN, SD_LAYOUT_NK}) {
+  const bool nk = layout == SD_LAYOUT_NK;
   for (v1::Dtype dtype : {v1::DTYPE_FP32, v1::DTYPE_FP16, v1::DTYPE_BF16}) {
     for (const Case& c : cases) {
-      SCOPED_TRACE(std::string(c.name) + " " + std::string(DtypeName(dtype)));
+      SCOPED_TRACE(std::string(c.name) + " " + std::string(DtypeName(dtype)) + (nk ? " nk" : " kn"));
       v1::PatternSpec pattern;
       pattern.set_family(c.family);
       pattern.set_sparsity(c.sparsity);
@@ -93,6 +100,7 @@ TEST_F(ReferenceCandidateGpuTest, MatchesAHostReferenceOnAwkwardShapes) {
       problem.values = a->values.data();
       problem.n_values = &c.n;
       problem.num_n_values = 1;
+      problem.layout = layout;
       void* state = nullptr;
       char error[256] = {0};
       ASSERT_EQ(library_->prepare(&problem, &state, error, sizeof(error)), 0) << error;
@@ -123,14 +131,16 @@ TEST_F(ReferenceCandidateGpuTest, MatchesAHostReferenceOnAwkwardShapes) {
       }
       const double rtol = dtype == v1::DTYPE_FP32 ? 1e-5 : dtype == v1::DTYPE_FP16 ? 2e-3 : 1.6e-2;
       int bad = 0;
+      // B's element (k, j) and C's (r, j) where the layout puts them: b is X [n x K] for NK.
+      auto b_at = [&](int64_t k, int64_t j) { return double{b[nk ? j * c.cols + k : k * c.n + j]}; };
       for (int64_t r = 0; r < c.rows; ++r) {
         for (int64_t j = 0; j < c.n; ++j) {
           double want = 0, magnitude = 0;
           for (int32_t k = a->row_offsets[r]; k < a->row_offsets[r + 1]; ++k) {
-            want += double{a->values[k]} * b[a->col_indices[k] * c.n + j];
-            magnitude += std::abs(double{a->values[k]} * b[a->col_indices[k] * c.n + j]);
+            want += double{a->values[k]} * b_at(a->col_indices[k], j);
+            magnitude += std::abs(double{a->values[k]} * b_at(a->col_indices[k], j));
           }
-          const double g = got[r * c.n + j];
+          const double g = got[nk ? j * c.rows + r : r * c.n + j];
           if (!(std::abs(g - want) <= rtol * (magnitude + 1e-6)) && bad++ < 5) {
             ADD_FAILURE() << "C[" << r << "," << j << "] = " << g << ", want " << want;
           }
@@ -142,6 +152,7 @@ TEST_F(ReferenceCandidateGpuTest, MatchesAHostReferenceOnAwkwardShapes) {
       cudaFree(d_c);
       library_->release(state);
     }
+  }
   }
 }
 

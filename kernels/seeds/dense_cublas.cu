@@ -3,6 +3,8 @@
 // cublasGemmEx with fp32 accumulation (CUBLAS_COMPUTE_32F; the math mode pins out TF32 and reduced-precision
 // split-K reductions, so fp32 tasks stay in full fp32 and 16-bit tasks reduce in fp32). Row-major C = A * B
 // is computed as the column-major product C^T (n x M) = B^T (n x K) * A^T (K x M), no transposes needed.
+// Layout NK (PyTorch's Linear: X = B^T [n x K] in, Y = C^T [n x M] out, row-major) is the column-major
+// product C (M x n) = A (A^T stored, read transposed) * B (X stored, ld K): the same GEMM, other operands.
 // sparseditto:seed families=[unstructured, file, block, n_m, row_sparse, column_sparse, banded, block_diagonal, dense] dtypes=[fp32, fp16, bf16] archs=[sm_80, sm_90]
 #include "sparseditto_kernel.h"
 
@@ -21,6 +23,7 @@ namespace {
 struct State {
   int32_t dtype = 0;
   int64_t rows = 0, cols = 0;
+  bool nk = false;            // sd_problem.layout == SD_LAYOUT_NK
   void* dense = nullptr;      // M x K row-major in the dtype
   void* workspace = nullptr;  // WORKSPACE_MIB MiB, given to cuBLAS on every run
   cublasHandle_t handle = nullptr;
@@ -54,7 +57,15 @@ cudaDataType_t DataType(int32_t dtype) {
 
 }  // namespace
 
+SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) {
+  return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK);
+}
+
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
+  if (p->layout != SD_LAYOUT_KN && p->layout != SD_LAYOUT_NK) {
+    snprintf(error, cap, "dense_cublas: unsupported layout %d", p->layout);
+    return 1;
+  }
   if (p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) {
     snprintf(error, cap, "dense_cublas: unsupported dtype %d", p->dtype);
     return 1;
@@ -67,6 +78,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   s->dtype = p->dtype;
   s->rows = p->rows;
   s->cols = p->cols;
+  s->nk = p->layout == SD_LAYOUT_NK;
   const std::vector<unsigned char> host = Densify(p);
   cudaError_t err = cudaMalloc(&s->dense, host.size());
   if (err == cudaSuccess) err = cudaMemcpy(s->dense, host.data(), host.size(), cudaMemcpyHostToDevice);
@@ -101,6 +113,11 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   const float alpha = 1.0f, beta = 0.0f;
   const cudaDataType_t t = DataType(s->dtype);
   const int m = static_cast<int>(n), nn = static_cast<int>(s->rows), k = static_cast<int>(s->cols);
+  if (s->nk) {  // column-major C (nn x m, ld M) = A (A^T stored, ld K, transposed) * B (X stored, ld K)
+    const cublasStatus_t st = cublasGemmEx(s->handle, CUBLAS_OP_T, CUBLAS_OP_N, nn, m, k, &alpha, s->dense, t, k, b,
+                                           t, k, &beta, c, t, nn, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return st == CUBLAS_STATUS_SUCCESS ? 0 : 1;
+  }
   // Column-major: C^T (m = n, nn = M) = B^T (m x k, ld n) * A^T (k x nn, ld K).
   const cublasStatus_t st = cublasGemmEx(s->handle, CUBLAS_OP_N, CUBLAS_OP_N, m, nn, k, &alpha, b, t, m, s->dense,
                                          t, k, &beta, c, t, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);

@@ -6,7 +6,9 @@
 // keeps the fastest; run is one cublasLtMatmul with it.
 // Numerics as dense_cublas: CUBLAS_COMPUTE_32F (fp32 stays fp32, no TF32) and split-K reductions only in the
 // compute type (the reduction-scheme mask leaves out the in-place and output-type schemes, which add in fp16).
-// Row-major C = A * B is the column-major C^T (n x M) = B^T (n x K, ld n) * A^T (K x M, ld K).
+// Row-major C = A * B is the column-major C^T (n x M) = B^T (n x K, ld n) * A^T (K x M, ld K). Layout NK
+// (PyTorch's Linear: X = B^T [n x K] in, Y = C^T [n x M] out, row-major) is the column-major C (M x n, ld M)
+// = op(A^T stored, ld K) transposed * X stored (K x n, ld K): the dense A becomes the matmul's first operand.
 // Alignment: the timed choice assumes B and C 16-byte aligned (our dense A is cudaMalloc's, 256); run takes,
 // for pointers that are not, the heuristic's first algorithm for element-aligned buffers.
 // prepare's timing runs on a private stream it creates and destroys; run enqueues only on the given stream and
@@ -60,16 +62,17 @@ struct LtShape {
   uint64_t rows, cols;
   int64_t ld;
 };
-// The three operands of C^T = B^T * A^T for an M x K matrix A and n columns of B and C.
+// The three operands of C^T = B^T * A^T for an M x K matrix A and n columns of B and C (KN), or of
+// C = (A^T)^T * B (NK), each the column-major view of a buffer as it lies.
 struct LtOperands {
-  LtShape b_t;  // "A" of the matmul: B^T, n x K, ld n (the harness's row-major K x n B)
-  LtShape a_t;  // "B" of the matmul: A^T, K x M, ld K (our row-major M x K dense A)
-  LtShape c_t;  // C^T, n x M, ld n (the harness's row-major M x n C)
+  LtShape b_t;  // the harness's B: KN "A" of the matmul, B^T n x K, ld n; NK "B", X^T = B K x n, ld K
+  LtShape a_t;  // our row-major M x K dense A as A^T, K x M, ld K: KN "B" of the matmul; NK "A", transposed
+  LtShape c_t;  // the harness's C: KN C^T, n x M, ld n; NK Y^T = C, M x n, ld M
 };
-LtOperands Operands(int64_t m, int64_t k, int64_t n) {
-  return {{static_cast<uint64_t>(n), static_cast<uint64_t>(k), n},
-          {static_cast<uint64_t>(k), static_cast<uint64_t>(m), k},
-          {static_cast<uint64_t>(n), static_cast<uint64_t>(m), n}};
+LtOperands Operands(int64_t m, int64_t k, int64_t n, bool nk = false) {
+  const uint64_t um = static_cast<uint64_t>(m), uk = static_cast<uint64_t>(k), un = static_cast<uint64_t>(n);
+  if (nk) return {{uk, un, k}, {uk, um, k}, {um, un, m}};
+  return {{un, uk, n}, {uk, um, k}, {un, um, n}};
 }
 
 // The index of the algorithm with the smallest median time; an empty list marks one that failed to launch.
@@ -113,6 +116,7 @@ struct PerN {
 struct State {
   int32_t dtype = 0;
   int64_t rows = 0, cols = 0;
+  bool nk = false;            // sd_problem.layout == SD_LAYOUT_NK: the dense A is the matmul's first operand
   void* dense = nullptr;      // M x K row-major in the dtype
   void* workspace = nullptr;  // WORKSPACE_MIB MiB
   cublasLtHandle_t lt = nullptr;
@@ -140,13 +144,15 @@ int Heuristics(const State* s, const PerN& per, uint32_t align, int want, cublas
             CUBLAS_STATUS_SUCCESS;
   ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
                                                   sizeof(schemes)) == CUBLAS_STATUS_SUCCESS;
-  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+  // The harness's B is the matmul's "A" in KN and its "B" in NK; the dense A the other one.
+  const auto harness_b = s->nk ? CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES : CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES;
+  const auto ours = s->nk ? CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES : CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES;
+  for (auto attr : {harness_b, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
     ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align)) == CUBLAS_STATUS_SUCCESS;
   }
-  ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &dense_align,
-                                                  sizeof(dense_align)) == CUBLAS_STATUS_SUCCESS;
-  if (ok && cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, per.b_t, s->a_t, per.c_t, per.c_t, pref, want, out, &found) !=
+  ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, ours, &dense_align, sizeof(dense_align)) == CUBLAS_STATUS_SUCCESS;
+  const cublasLtMatrixLayout_t first = s->nk ? s->a_t : per.b_t, second = s->nk ? per.b_t : s->a_t;
+  if (ok && cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, first, second, per.c_t, per.c_t, pref, want, out, &found) !=
                 CUBLAS_STATUS_SUCCESS) {
     found = 0;
   }
@@ -162,6 +168,10 @@ int Heuristics(const State* s, const PerN& per, uint32_t align, int want, cublas
 cublasStatus_t Matmul(const State* s, const PerN& per, const cublasLtMatmulAlgo_t* algo, const void* b, void* c,
                       cudaStream_t stream) {
   const float alpha = 1.0f, beta = 0.0f;
+  if (s->nk) {
+    return cublasLtMatmul(s->lt, s->op, &alpha, s->dense, s->a_t, b, per.b_t, &beta, c, per.c_t, c, per.c_t, algo,
+                          s->workspace, kWorkspaceBytes, stream);
+  }
   return cublasLtMatmul(s->lt, s->op, &alpha, b, per.b_t, s->dense, s->a_t, &beta, c, per.c_t, c, per.c_t, algo,
                         s->workspace, kWorkspaceBytes, stream);
 }
@@ -197,7 +207,15 @@ bool TimeCandidates(const State* s, PerN* per, const cublasLtMatmulHeuristicResu
 
 }  // namespace
 
+SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) {
+  return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK);
+}
+
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
+  if (p->layout != SD_LAYOUT_KN && p->layout != SD_LAYOUT_NK) {
+    snprintf(error, cap, "dense_cublaslt: unsupported layout %d", p->layout);
+    return 1;
+  }
   if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) ||
       !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
     snprintf(error, cap, "dense_cublaslt: unsupported dtype %d (or not in this build)", p->dtype);
@@ -209,6 +227,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   }
   State* s = new State;
   s->dtype = p->dtype, s->rows = p->rows, s->cols = p->cols;
+  s->nk = p->layout == SD_LAYOUT_NK;
   const cudaDataType_t t = DataType(p->dtype);
   const size_t eb = ElementBytes(p->dtype);
   const std::vector<unsigned char> host = Densify(p);
@@ -241,11 +260,17 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
                   cublasLtMatmulDescCreate(&s->op, compute, scale) != CUBLAS_STATUS_SUCCESS)) {
     failed = "cuBLASLt handle or matmul descriptor";
   }
+  const cublasOperation_t transpose = CUBLAS_OP_T;  // NK: the dense A, stored as A^T (K x M), read transposed
+  if (!failed && s->nk &&
+      cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)) !=
+          CUBLAS_STATUS_SUCCESS) {
+    failed = "cuBLASLt transpose attribute";
+  }
   if (!failed && (s->a_t = Layout(t, Operands(p->rows, p->cols, 1).a_t)) == nullptr) failed = "layout of A";
   for (int i = 0; i < p->num_n_values && !failed; ++i) {
     PerN per;
     per.n = p->n_values[i];
-    const LtOperands ops = Operands(p->rows, p->cols, per.n);
+    const LtOperands ops = Operands(p->rows, p->cols, per.n, s->nk);
     per.b_t = Layout(t, ops.b_t);
     per.c_t = Layout(t, ops.c_t);
     s->per_n.push_back(per);  // owned by s from here, so release frees its layouts

@@ -32,6 +32,28 @@ TEST(DenseCublasLt, OperandsOfTheTransposedProduct) {
   }
 }
 
+// NK: the harness's X (n x K row-major) is B as K x n column-major (ld K) and its Y (n x M) is C as M x n
+// (ld M); the dense A^T (K x M, ld K) is read transposed, so the inner dimensions are A^T's rows and B's.
+TEST(DenseCublasLt, OperandsOfTheNkProduct) {
+  struct Case {
+    int64_t m, k, n;
+  };
+  for (const Case& c : {Case{7, 96, 40}, Case{300, 520, 7}, Case{1, 1, 1}, Case{4096, 11008, 2048}}) {
+    const LtOperands ops = Operands(c.m, c.k, c.n, /*nk=*/true);
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.k) + " n " + std::to_string(c.n));
+    EXPECT_EQ(ops.b_t.rows, static_cast<uint64_t>(c.k));
+    EXPECT_EQ(ops.b_t.cols, static_cast<uint64_t>(c.n));
+    EXPECT_EQ(ops.b_t.ld, c.k);
+    EXPECT_EQ(ops.a_t.rows, static_cast<uint64_t>(c.k));
+    EXPECT_EQ(ops.a_t.cols, static_cast<uint64_t>(c.m));
+    EXPECT_EQ(ops.a_t.ld, c.k);
+    EXPECT_EQ(ops.c_t.rows, ops.a_t.cols);  // op(A^T) = A is M x K
+    EXPECT_EQ(ops.c_t.cols, ops.b_t.cols);
+    EXPECT_EQ(ops.c_t.ld, c.m);
+    EXPECT_EQ(ops.a_t.rows, ops.b_t.rows);  // K inner
+  }
+}
+
 TEST(DenseCublasLt, FastestAlgoTakesTheSmallestMedian) {
   struct Case {
     std::string name;

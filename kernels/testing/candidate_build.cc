@@ -44,6 +44,7 @@ absl::StatusOr<CandidateLibrary> LoadCandidate(const std::string& library_path) 
                          resolve("sparseditto_abi_version", &lib.abi_version)}) {
     if (!s.ok()) return s;
   }
+  lib.layouts = reinterpret_cast<decltype(lib.layouts)>(dlsym(lib.handle, "sparseditto_layouts"));
   return lib;
 }
 

@@ -26,9 +26,11 @@ struct CandidateLibrary {
   decltype(&sparseditto_run) run = nullptr;
   decltype(&sparseditto_release) release = nullptr;
   decltype(&sparseditto_abi_version) abi_version = nullptr;
+  decltype(&sparseditto_layouts) layouts = nullptr;  // optional: null when the library does not export it
 };
 
-// dlopen()s the library and resolves the four symbols; NotFound naming the first missing one.
+// dlopen()s the library and resolves the four symbols (and sparseditto_layouts where exported);
+// NotFound naming the first missing one.
 absl::StatusOr<CandidateLibrary> LoadCandidate(const std::string& library_path);
 
 }  // namespace sparseditto::testing

@@ -84,6 +84,7 @@ absl::StatusOr<SplitSource> Split(const PlanVariant& variant) {
   for (const char* required : {"sparseditto_prepare", "sparseditto_run", "sparseditto_release"}) {
     if (!abi_seen.contains(required)) return refuse(fmt::format("no {} in its code", required));
   }
+  prologue->defines_layouts = abi_seen.contains("sparseditto_layouts");
   prologue->body = ReplaceAll(prologue->body, "sparseditto:tunable", kPlanTunableMarker);
   return *std::move(prologue);
 }
@@ -221,17 +222,21 @@ absl::StatusOr<std::string> ComposePlanSource(const std::vector<PlanVariant>& va
                        variants[i].seed_name, FormatRanges(variants[i].serves));
     out += "#undef SPARSEDITTO_EXPORT\n"
            "#define SPARSEDITTO_EXPORT SPARSEDITTO_EXTERN_C __attribute__((visibility(\"hidden\")))\n";
-    for (const char* fn : {"prepare", "run", "release"}) out += fmt::format("#define sparseditto_{} {}_{}\n", fn, ns, fn);
+    for (const char* fn : {"prepare", "run", "release", "layouts"}) {
+      out += fmt::format("#define sparseditto_{} {}_{}\n", fn, ns, fn);
+    }
     std::string body = splits[i].body;
     if (!body.empty() && body.back() != '\n') body += '\n';
     // The header's prototypes, renamed: a body may call its own ABI functions before defining them.
     out += fmt::format("namespace {} {{\n{}{}}}  // namespace {}\n", ns, kAbiPrototypes, body, ns);
-    for (const char* fn : {"prepare", "run", "release"}) out += fmt::format("#undef sparseditto_{}\n", fn);
+    for (const char* fn : {"prepare", "run", "release", "layouts"}) out += fmt::format("#undef sparseditto_{}\n", fn);
     for (const std::string& macro : splits[i].macros) out += fmt::format("#undef {}\n", macro);
   }
   out += "\n#undef SPARSEDITTO_EXPORT\n"
          "#define SPARSEDITTO_EXPORT SPARSEDITTO_EXTERN_C __attribute__((visibility(\"default\")))\n";
-  out += DispatcherSource(variants);
+  std::vector<bool> defines_layouts;
+  for (const SplitSource& s : splits) defines_layouts.push_back(s.defines_layouts);
+  out += DispatcherSource(variants, defines_layouts);
   return out;
 }
 

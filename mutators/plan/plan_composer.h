@@ -7,13 +7,15 @@
 //     and deduplicated (the ABI header first, then first-seen order), before any namespace;
 //   - per variant i: a marker comment naming it and its ranges ("// sparseditto:plan-variant index=i
 //     name=... seed=... n=1-16,129-2048"); SPARSEDITTO_EXPORT redefined to C linkage with hidden
-//     visibility and the three ABI names renamed by macros (sparseditto_prepare -> sd_plan_vi_prepare,
-//     ...); `namespace sd_plan_vi {`, the ABI prototypes (renamed: a body may call its release before
+//     visibility and the ABI names renamed by macros (sparseditto_prepare -> sd_plan_vi_prepare, ...,
+//     and the optional sparseditto_layouts -> sd_plan_vi_layouts); `namespace sd_plan_vi {`, the ABI prototypes (renamed: a body may call its release before
 //     defining it, as the header lets a lone candidate), the variant's body (everything after its
 //     leading #include lines) and `}`; then the renames and every macro the body #defines #undef'd, so
 //     variants (two instantiations of one seed included) cannot collide;
-//   - SPARSEDITTO_EXPORT restored, and the one exported ABI entry set: prepare hands each variant a copy
-//     of the problem whose n_values are only the n it serves (a variant serving none of them is not
+//   - SPARSEDITTO_EXPORT restored, and the one exported ABI entry set: sparseditto_layouts() returns the
+//     intersection of the variants' masks (a variant without one counts as KN only), so the harness
+//     hands the plan a layout only every variant serves; prepare hands each variant a copy of the
+//     problem (its layout included) whose n_values are only the n it serves (a variant serving none of them is not
 //     prepared), and on a variant's failure releases those already prepared and returns its code with
 //     its reason prefixed by the variant's index and name; run picks the variant by n (an n no variant
 //     serves, or one whose variant was not prepared, returns nonzero); release releases every prepared
@@ -70,6 +72,7 @@ struct SourcePrologue {
   std::vector<std::string> includes;  // "#include <cuda_fp16.h>", in order
   std::string body;                   // every line after the last leading #include, verbatim
   std::vector<std::string> macros;    // names the body #defines, first-seen order
+  bool defines_layouts = false;       // the code names sparseditto_layouts (set by ComposePlanSource's checks)
 };
 
 // InvalidArgument ("line N: ...") for an #include after code or after another directive, or one that

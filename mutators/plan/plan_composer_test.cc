@@ -31,7 +31,8 @@ using ::testing::StartsWith;
 constexpr int64_t kMaxN = 1048576;
 
 // A tiny variant that touches no GPU, for the CPU checks. `problem->values` carries the test's log
-// (int[48]): log[16 * id] counts prepares, log[16 * id + 1] releases. run writes into C (host memory
+// (int[48]): log[16 * id] counts prepares, log[16 * id + 1] releases, log[16 * id + 2] is 100 + the
+// layout prepare was given. run writes into C (host memory
 // here): the variant id, then the n values its prepare was given.
 constexpr char kTinyVariant[] = R"(// A test variant.
 #include "sparseditto_kernel.h"
@@ -56,6 +57,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   s->count = p->num_n_values;
   for (int i = 0; i < p->num_n_values && i < 8; ++i) s->n[i] = p->n_values[i];
   s->log[16 * VARIANT_ID] += 1;
+  s->log[16 * VARIANT_ID + 2] = 100 + p->layout;
   *state = s;
   return 0;
 }
@@ -217,8 +219,8 @@ TEST(PlanComposerTest, RealSeedsComposeIntoOneCandidateThatCompilesAndExportsExa
   for (const ExportedSymbol& s : *exported) {
     if (!s.name.starts_with("_Z")) c_names.insert(s.name);
   }
-  EXPECT_EQ(c_names, (std::set<std::string>{"sparseditto_abi_version", "sparseditto_prepare", "sparseditto_release",
-                                            "sparseditto_run"}));
+  EXPECT_EQ(c_names, (std::set<std::string>{"sparseditto_abi_version", "sparseditto_layouts", "sparseditto_prepare",
+                                            "sparseditto_release", "sparseditto_run"}));
 }
 
 // Compiles `source` (host code only matters) and loads it.
@@ -301,6 +303,52 @@ TEST(PlanComposerTest, OnTheCpuEachNReachesItsVariantAndAFailedPrepareReleasesTh
   EXPECT_THAT(std::string(error), StartsWith("plan variant 1 (refuses): variant 1 refuses"));
   EXPECT_EQ(bad_log[0], 1);
   EXPECT_EQ(bad_log[1], 1);
+}
+
+// The plan's mask is the intersection of its variants' (a variant without one is KN only), and the
+// layout reaches every variant's prepare.
+TEST(PlanComposerTest, ThePlansLayoutsAreWhatEveryVariantServes) {
+  testing_support::TempFolder scratch("plan_composer_layouts");
+  ASSERT_TRUE(scratch.ok());
+  auto masked = [](int id, const std::string& mask) {
+    return Tiny(id) + "SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) { return " + mask + "; }\n";
+  };
+  const std::string both = "SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK)";
+  const std::string nk_only = "SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK)";
+  struct Case {
+    std::string label;
+    std::vector<PlanVariant> variants;
+    uint32_t mask;
+  };
+  const Case cases[] = {
+      {"both_serve_nk", {V("a", masked(0, both), {{1, 16}}), V("b", masked(1, both), {{17, kMaxN}})}, 3u},
+      {"one_without_a_mask", {V("a", masked(0, both), {{1, 16}}), V("b", Tiny(1), {{17, kMaxN}})}, 1u},
+      {"nk_only_and_both", {V("a", masked(0, nk_only), {{1, 16}}), V("b", masked(1, both), {{17, kMaxN}})}, 2u},
+      {"no_masks", {V("a", Tiny(0), {{1, 16}}), V("b", Tiny(1), {{17, kMaxN}})}, 1u},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    absl::StatusOr<std::string> plan = ComposePlanSource(c.variants);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    testing::CandidateLibrary lib = Load(*plan, scratch.path(), c.label);
+    ASSERT_NE(lib.layouts, nullptr) << "a plan always exports its mask";
+    EXPECT_EQ(lib.layouts(), c.mask);
+    if (c.mask != 3u) continue;
+    int log[48] = {0};
+    const std::vector<int64_t> n_values = {8, 64};
+    sd_problem problem{};
+    problem.abi_version = SPARSEDITTO_ABI_VERSION;
+    problem.values = reinterpret_cast<const float*>(log);
+    problem.n_values = n_values.data();
+    problem.num_n_values = static_cast<int32_t>(n_values.size());
+    problem.layout = SD_LAYOUT_NK;
+    void* state = nullptr;
+    char error[256] = {0};
+    ASSERT_EQ(lib.prepare(&problem, &state, error, sizeof error), 0) << error;
+    EXPECT_EQ(log[2], 100 + SD_LAYOUT_NK);
+    EXPECT_EQ(log[16 + 2], 100 + SD_LAYOUT_NK);
+    lib.release(state);
+  }
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 namespace sparseditto {
 namespace {
 
-// The parts that do not depend on the variants. kVariants, kNames, VariantOf and the three Call*
+// The parts that do not depend on the variants. kVariants, kNames, VariantOf and the four Call*
 // switches come before them.
 constexpr const char* kEntry = R"(
 struct PlanState {
@@ -21,6 +21,13 @@ void ReleasePrepared(PlanState* plan) {
 }
 
 }  // namespace sd_plan_dispatch
+
+// What every variant supports: the harness hands the plan only a layout all of them serve.
+SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) {
+  uint32_t mask = ~0u;
+  for (int v = 0; v < sd_plan_dispatch::kVariants; ++v) mask &= sd_plan_dispatch::CallLayouts(v);
+  return mask;
+}
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* problem, void** state, char* error, size_t error_capacity) {
   using namespace sd_plan_dispatch;
@@ -75,8 +82,8 @@ SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
 
 }  // namespace
 
-std::string DispatcherSource(const std::vector<PlanVariant>& variants) {
-  std::string names, variant_of, prepare, run, release;
+std::string DispatcherSource(const std::vector<PlanVariant>& variants, const std::vector<bool>& defines_layouts) {
+  std::string names, variant_of, prepare, run, release, layouts;
   for (size_t i = 0; i < variants.size(); ++i) {
     names += fmt::format("{}\"{}\"", i == 0 ? "" : ", ", variants[i].name);
     for (const NRange& r : variants[i].serves) {
@@ -86,6 +93,7 @@ std::string DispatcherSource(const std::vector<PlanVariant>& variants) {
     prepare += fmt::format("    case {}: return {}_prepare(problem, state, error, capacity);\n", i, ns);
     run += fmt::format("    case {}: return {}_run(state, B, C, n, stream);\n", i, ns);
     release += fmt::format("    case {}: {}_release(state); return;\n", i, ns);
+    if (i < defines_layouts.size() && defines_layouts[i]) layouts += fmt::format("    case {}: return {}_layouts();\n", i, ns);
   }
   std::string out = "\nnamespace sd_plan_dispatch {\n";
   out += fmt::format("constexpr int kVariants = {};\n", variants.size());
@@ -95,7 +103,10 @@ std::string DispatcherSource(const std::vector<PlanVariant>& variants) {
          "  switch (v) {\n" + prepare + "  }\n  return 1;\n}\n\n";
   out += "int CallRun(int v, void* state, const void* B, void* C, int64_t n, cudaStream_t stream) {\n"
          "  switch (v) {\n" + run + "  }\n  return 1;\n}\n\n";
-  out += "void CallRelease(int v, void* state) {\n  switch (v) {\n" + release + "  }\n}\n";
+  out += "void CallRelease(int v, void* state) {\n  switch (v) {\n" + release + "  }\n}\n\n";
+  out += "// A variant without sparseditto_layouts() serves KN only (sparseditto_kernel.h).\n"
+         "uint32_t CallLayouts(int v) {\n  switch (v) {\n" + layouts +
+         "    default: return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN);\n  }\n}\n";
   return out + kEntry;
 }
 

@@ -12,6 +12,7 @@
 
 namespace sparseditto {
 
-std::string DispatcherSource(const std::vector<PlanVariant>& variants);
+// defines_layouts[i]: variant i defines sparseditto_layouts (renamed sd_plan_vi_layouts); one per variant.
+std::string DispatcherSource(const std::vector<PlanVariant>& variants, const std::vector<bool>& defines_layouts);
 
 }  // namespace sparseditto

@@ -6,11 +6,13 @@
     y = layer(x)                                       # x [..., in_features] on the kernel's GPU
 
 kernels.json (beside this file) lists the run's tasks: shape, dtype, pattern, the n values the
-search covered, and where each kernel's shared library and entry points are. The operators live in
+search covered, the activation layout the kernel was searched in ("kn", or "nk": PyTorch's own
+X [n x K] in and Y [n x M] out, so the op copies nothing), and where each kernel's shared library
+and entry points are. The operators live in
 sparseditto_op.cpp, compiled on first use (load_op, which from_linear calls) with torch.utils.cpp_extension (a C++ compiler, and ninja
 where present; cached under $TORCH_EXTENSIONS_DIR; SPARSEDITTO_TORCH_BUILD=direct skips ninja) and shared by every such package loaded in one process:
-    torch.ops.sparseditto.prepare / release / spmm   (see sparseditto_op.cpp)
-spmm has a fake (meta) function, so torch.compile traces it; it is inference only (no backward).
+    torch.ops.sparseditto.prepare / release / spmm / spmm_nk   (see sparseditto_op.cpp)
+spmm and spmm_nk have fake (meta) functions, so torch.compile traces them; inference only (no backward).
 """
 
 import json
@@ -28,6 +30,7 @@ __all__ = ["SparseLinear", "PatternError", "TASKS", "RUN", "load_op", "kernel_di
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _TASK_FIELDS = {"name": str, "rows": int, "cols": int, "dtype": str, "pattern": dict, "n_values": list,
                 "library": str, "symbol_prefix": str}
+LAYOUTS = {"kn": 0, "nk": 1}  # kernels.json's "layout" (absent: kn, as packages before it) -> sd_layout
 
 
 def read_kernels_json(path):
@@ -49,6 +52,10 @@ def read_kernels_json(path):
         if task["dtype"] not in DTYPES or task["pattern"].get("family") not in FAMILY_IDS:
             raise ValueError(f"sparseditto: {path}: tasks[{i}] ({task['name']}): unknown dtype {task['dtype']!r} or "
                              f"pattern family {task['pattern'].get('family')!r}")
+        task.setdefault("layout", "kn")
+        if task["layout"] not in LAYOUTS:
+            raise ValueError(f"sparseditto: {path}: tasks[{i}] ({task['name']}): unknown layout {task['layout']!r} "
+                             f"(kn or nk)")
     return doc["run"], {t["name"]: t for t in tasks}
 
 
@@ -61,14 +68,24 @@ _register_fake = getattr(torch.library, "register_fake", None) or getattr(torch.
 def _op_loaded():
     try:
         torch.ops.sparseditto.spmm
-        return True
     except (AttributeError, RuntimeError):
         return False
+    try:
+        torch.ops.sparseditto.spmm_nk
+    except (AttributeError, RuntimeError):
+        raise RuntimeError("sparseditto: this process already loaded the operators of an older package (no "
+                           "spmm_nk); import this package in a fresh process") from None
+    return True
 
 
 def _spmm_fake(x, handle, out_features):
     # Shapes and strides of the real kernel's output: the transpose of an M x n row-major C.
     return x.new_empty((out_features, x.shape[0])).t()
+
+
+def _spmm_nk_fake(x, handle, out_features):
+    # NK: the kernel writes Y [n x M] row-major, a contiguous tensor.
+    return x.new_empty((x.shape[0], out_features))
 
 
 def _torch_paths(fn, cuda):
@@ -138,6 +155,7 @@ def load_op(verbose=False):
             _build_without_ninja(source, flags, includes, with_cuda, verbose)
         if _register_fake is not None:
             _register_fake("sparseditto::spmm")(_spmm_fake)
+            _register_fake("sparseditto::spmm_nk")(_spmm_nk_fake)
 
 
 def kernel_dispatch(n, n_values, other_n):
@@ -183,9 +201,11 @@ class SparseLinear(torch.nn.Module):
     forward takes x [..., in_features] in the kernel's dtype on its GPU. A batch of n = x.numel() /
     in_features rows runs the kernel when n is one of the prepared n values (the task's, by default);
     other n run F.linear on the original weight (other_n="dense", the default) or raise ValueError
-    (other_n="error", which keeps no reference to the dense weight). The kernel's output is an
-    [n, out_features] tensor with strides (1, n) (the kernel writes Y^T); a following SparseLinear
-    takes it without a copy. The module is fixed to the device and dtype it was made on (.to() does not
+    (other_n="error", which keeps no reference to the dense weight). A kernel searched in layout "nk"
+    reads x as it is (contiguous [n, in_features], PyTorch's usual) and writes a contiguous
+    [n, out_features] output: no copy. A "kn" kernel's output has strides (1, n) (the kernel writes
+    Y^T) and its input is copied once into B = X^T (x.t().contiguous(); a following kn SparseLinear
+    takes the previous one's output without a copy). The module is fixed to the device and dtype it was made on (.to() does not
     move the kernel). forward makes no host synchronisation and allocates only through the caching
     allocator on the current stream, so it can be captured in a CUDA graph; keep the module alive as long
     as such a graph (its kernel state is released when the module is collected). Inference only.
@@ -194,6 +214,8 @@ class SparseLinear(torch.nn.Module):
     def __init__(self, task, handle, n_values, bias, weight, other_n):
         super().__init__()
         self.task = task["name"]
+        self.layout = task.get("layout", "kn")
+        self._spmm = torch.ops.sparseditto.spmm_nk if self.layout == "nk" else torch.ops.sparseditto.spmm
         self.in_features, self.out_features = task["cols"], task["rows"]
         self.n_values = frozenset(n_values)
         self.other_n = other_n
@@ -237,7 +259,8 @@ class SparseLinear(torch.nn.Module):
         handle = torch.ops.sparseditto.prepare(
             path, spec["symbol_prefix"], spec["rows"], spec["cols"], row_offsets, col_indices, values,
             [int(n) for n in n_values], DTYPES[spec["dtype"]][1], pattern, float(p.get("sparsity", 0.0)),
-            weight.device.index if weight.device.index is not None else torch.cuda.current_device())
+            weight.device.index if weight.device.index is not None else torch.cuda.current_device(),
+            LAYOUTS[spec.get("layout", "kn")])
         bias = None if linear.bias is None else linear.bias.detach()
         return cls(spec, handle, n_values, bias, weight.detach() if other_n == "dense" else None, other_n)
 
@@ -251,11 +274,12 @@ class SparseLinear(torch.nn.Module):
             return F.linear(x, self._dense_weight, self.bias)
         if route == "empty":
             return x.new_empty(*lead, self.out_features)
-        y = torch.ops.sparseditto.spmm(x.reshape(n, self.in_features), self.handle, self.out_features)
+        y = self._spmm(x.reshape(n, self.in_features), self.handle, self.out_features)
         if self.bias is not None:
             y = y + self.bias
         return y.reshape(*lead, self.out_features)
 
     def extra_repr(self):
-        return (f"task={self.task}, in_features={self.in_features}, out_features={self.out_features}, "
+        return (f"task={self.task}, layout={self.layout}, in_features={self.in_features}, "
+                f"out_features={self.out_features}, "
                 f"n_values={sorted(self.n_values)}, other_n={self.other_n!r}, bias={self.bias is not None}")

@@ -4,9 +4,10 @@
 // kernels of many tasks and runs are served by one copy of these operators.
 //
 //   sparseditto::prepare(library, symbol_prefix, rows, cols, row_offsets, col_indices, values,
-//                        n_values, dtype, pattern, sparsity, device) -> int handle
+//                        n_values, dtype, pattern, sparsity, device, layout=0) -> int handle
 //       Resolves <prefix>prepare/run/release in `library`, calls prepare with the host CSR (int32
-//       offsets and indices, fp32 values, all CPU tensors) and keeps the state under a new handle.
+//       offsets and indices, fp32 values, all CPU tensors) in `layout` (sd_layout: 0 KN, 1 NK; refused
+//       unless <prefix>layouts, where the library has it, names it) and keeps the state under a new handle.
 //   sparseditto::release(int handle) -> ()
 //       Calls the kernel's release and closes the library; an unknown handle is an error.
 //   sparseditto::spmm(Tensor x, int handle, int out_features) -> Tensor
@@ -15,7 +16,11 @@
 //       previous spmm), C = A * B is M x n row-major, and Y = C^T is returned as an [n x M] view with
 //       strides (1, n). n must be one of the prepared n values; n = 0 returns an empty tensor.
 //       Device work goes to the current stream; no host synchronisation and no allocation outside
-//       the caching allocator, so it can be captured in a CUDA graph.
+//       the caching allocator, so it can be captured in a CUDA graph. For a kernel prepared in KN.
+//   sparseditto::spmm_nk(Tensor x, int handle, int out_features) -> Tensor
+//       The same for a kernel prepared in NK (PyTorch's Linear layout): the kernel reads X [n x K]
+//       row-major as it is (x.contiguous(): no copy for the usual contiguous activations) and writes
+//       Y [n x M] row-major, a contiguous tensor: no copy on either side.
 //
 // Build flags: SPARSEDITTO_WITH_CUDA (a CUDA build of torch) registers spmm's CUDA kernel;
 // SPARSEDITTO_CPP_META registers its Meta kernel in C++ (torch without torch.library.register_fake /
@@ -50,6 +55,7 @@ using PrepareFn = int (*)(const sd_problem*, void**, char*, size_t);
 using RunFn = int (*)(void*, const void*, void*, int64_t, cudaStream_t);
 using ReleaseFn = void (*)(void*);
 using AbiVersionFn = int (*)();
+using LayoutsFn = uint32_t (*)();
 
 // One prepared kernel: its library, entries and state. Releases the state and closes the library
 // when the last reference goes (release() drops the table's; an spmm in flight holds another).
@@ -59,6 +65,7 @@ struct Kernel {
   ReleaseFn release = nullptr;
   void* state = nullptr;
   int64_t rows = 0, cols = 0, device = 0;
+  int32_t layout = SD_LAYOUT_KN;  // what run's B and C are (sd_layout): spmm serves KN, spmm_nk NK
   at::ScalarType dtype = at::kHalf;
   std::vector<int64_t> n_values;
   std::string name;  // library and prefix, for messages
@@ -107,7 +114,9 @@ void CheckCsr(const at::Tensor& t, at::ScalarType type, int64_t count, const cha
 int64_t Prepare(const std::string& library, const std::string& prefix, int64_t rows, int64_t cols,
                 const at::Tensor& row_offsets, const at::Tensor& col_indices, const at::Tensor& values,
                 std::vector<int64_t> n_values, int64_t dtype, std::vector<int64_t> pattern, double sparsity,
-                int64_t device) {
+                int64_t device, int64_t layout) {
+  TORCH_CHECK(layout == SD_LAYOUT_KN || layout == SD_LAYOUT_NK, "sparseditto::prepare: layout ", layout,
+              " is not an sd_layout (0 KN, 1 NK)");
   TORCH_CHECK(rows > 0 && cols > 0, "sparseditto::prepare: rows and cols must be positive");
   CheckCsr(row_offsets, at::kInt, rows + 1, "row_offsets");
   const int64_t nnz = values.numel();
@@ -131,6 +140,13 @@ int64_t Prepare(const std::string& library, const std::string& prefix, int64_t r
     TORCH_CHECK(version() == SPARSEDITTO_ABI_VERSION, "sparseditto::prepare: ", library, " was built for kernel ABI ",
                 version(), ", this package speaks ", SPARSEDITTO_ABI_VERSION);
   }
+  // A kernel is handed only a layout its mask names (sparseditto_kernel.h); none: KN only.
+  const auto layouts = reinterpret_cast<LayoutsFn>(dlsym(kernel->library, (prefix + "layouts").c_str()));
+  const uint32_t mask = layouts != nullptr ? layouts() : SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN);
+  TORCH_CHECK((mask & SPARSEDITTO_LAYOUT_BIT(layout)) != 0, "sparseditto::prepare: ", kernel->name,
+              " does not serve layout ", layout == SD_LAYOUT_NK ? "nk" : "kn", " (its ", prefix, "layouts() mask is ",
+              mask, "; kernels.json names the layout the kernel was searched in)");
+  kernel->layout = static_cast<int32_t>(layout);
 
   sd_problem problem = {};
   problem.abi_version = SPARSEDITTO_ABI_VERSION;
@@ -150,6 +166,7 @@ int64_t Prepare(const std::string& library, const std::string& prefix, int64_t r
   problem.n_values = kernel->n_values.data();
   problem.num_n_values = static_cast<int32_t>(kernel->n_values.size());
   problem.device = static_cast<int32_t>(device);
+  problem.layout = static_cast<int32_t>(layout);
 
   char error[1024] = {};
   int rc;
@@ -183,11 +200,13 @@ void Release(int64_t handle) {
   // ~Kernel runs here (outside the lock), or after an spmm still holding it returns.
 }
 
-// Checks shared by the real and the meta kernel; returns n.
-int64_t CheckSpmm(const at::Tensor& x, const Kernel* kernel, int64_t out_features) {
+// Checks shared by the real and the meta kernel of spmm (KN) and spmm_nk (NK); returns n.
+int64_t CheckSpmm(const at::Tensor& x, const Kernel* kernel, int64_t out_features, int32_t layout = SD_LAYOUT_KN) {
   TORCH_CHECK(x.dim() == 2, "sparseditto::spmm: x must be 2-D [n, K], got ", x.dim(), "-D");
   TORCH_CHECK(out_features > 0, "sparseditto::spmm: out_features must be positive");
   if (kernel == nullptr) return x.size(0);
+  TORCH_CHECK(kernel->layout == layout, "sparseditto::", layout == SD_LAYOUT_NK ? "spmm_nk" : "spmm", ": ",
+              kernel->name, " was prepared in layout ", kernel->layout == SD_LAYOUT_NK ? "nk: call spmm_nk" : "kn: call spmm");
   TORCH_CHECK(out_features == kernel->rows, "sparseditto::spmm: out_features ", out_features, " but the kernel has ",
               kernel->rows, " rows");
   TORCH_CHECK(x.size(1) == kernel->cols, "sparseditto::spmm: x has ", x.size(1), " columns, the kernel's K is ",
@@ -211,6 +230,10 @@ at::Tensor SpmmMeta(const at::Tensor& x, int64_t handle, int64_t out_features) {
   (void)handle;  // the meta kernel runs where no kernel is prepared (tracing); shapes only
   return TransposedOutput(x, CheckSpmm(x, nullptr, out_features), out_features);
 }
+at::Tensor SpmmNkMeta(const at::Tensor& x, int64_t handle, int64_t out_features) {
+  (void)handle;
+  return at::empty({CheckSpmm(x, nullptr, out_features), out_features}, x.options());
+}
 #endif
 
 at::Tensor SpmmCpu(const at::Tensor& x, int64_t handle, int64_t out_features) {
@@ -233,26 +256,55 @@ at::Tensor SpmmCuda(const at::Tensor& x, int64_t handle, int64_t out_features) {
   TORCH_CHECK(rc == 0, "sparseditto::spmm: ", kernel->name, " run returned ", rc, " at n = ", n);
   return y;
 }
+
+// NK: X and Y as PyTorch's Linear has them; nothing is transposed or copied (x.contiguous() is x
+// itself for a contiguous activation).
+at::Tensor SpmmNkCuda(const at::Tensor& x, int64_t handle, int64_t out_features) {
+  std::shared_ptr<Kernel> kernel = Find(handle);
+  const int64_t n = CheckSpmm(x, kernel.get(), out_features, SD_LAYOUT_NK);
+  TORCH_CHECK(x.device().index() == kernel->device, "sparseditto::spmm_nk: x is on cuda:", x.device().index(),
+              ", the kernel was prepared on cuda:", kernel->device);
+  c10::cuda::CUDAGuard guard(x.device());
+  at::Tensor y = at::empty({n, out_features}, x.options());
+  if (n == 0) return y;
+  const at::Tensor b = x.contiguous();  // X [n x K] row-major
+  const int rc = kernel->run(kernel->state, b.data_ptr(), y.data_ptr(), n, at::cuda::getCurrentCUDAStream().stream());
+  TORCH_CHECK(rc == 0, "sparseditto::spmm_nk: ", kernel->name, " run returned ", rc, " at n = ", n);
+  return y;
+}
 #endif
 
 }  // namespace
 
 TORCH_LIBRARY(sparseditto, m) {
   m.def("prepare(str library, str symbol_prefix, int rows, int cols, Tensor row_offsets, Tensor col_indices, "
-        "Tensor values, int[] n_values, int dtype, int[] pattern, float sparsity, int device) -> int",
+        "Tensor values, int[] n_values, int dtype, int[] pattern, float sparsity, int device, int layout=0) -> int",
         &Prepare);
   m.def("release(int handle) -> ()", &Release);
   m.def("spmm(Tensor x, int handle, int out_features) -> Tensor");
+  m.def("spmm_nk(Tensor x, int handle, int out_features) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(sparseditto, CPU, m) { m.impl("spmm", &SpmmCpu); }
+TORCH_LIBRARY_IMPL(sparseditto, CPU, m) {
+  m.impl("spmm", &SpmmCpu);
+  m.impl("spmm_nk", &SpmmCpu);
+}
 
 #ifdef SPARSEDITTO_CPP_META
-TORCH_LIBRARY_IMPL(sparseditto, Meta, m) { m.impl("spmm", &SpmmMeta); }
+TORCH_LIBRARY_IMPL(sparseditto, Meta, m) {
+  m.impl("spmm", &SpmmMeta);
+  m.impl("spmm_nk", &SpmmNkMeta);
+}
 // Older torch (1.13) has no autograd fallthrough for meta tensors; spmm has no backward anyway.
-TORCH_LIBRARY_IMPL(sparseditto, AutogradMeta, m) { m.impl("spmm", torch::CppFunction::makeFallthrough()); }
+TORCH_LIBRARY_IMPL(sparseditto, AutogradMeta, m) {
+  m.impl("spmm", torch::CppFunction::makeFallthrough());
+  m.impl("spmm_nk", torch::CppFunction::makeFallthrough());
+}
 #endif
 
 #ifdef SPARSEDITTO_WITH_CUDA
-TORCH_LIBRARY_IMPL(sparseditto, CUDA, m) { m.impl("spmm", &SpmmCuda); }
+TORCH_LIBRARY_IMPL(sparseditto, CUDA, m) {
+  m.impl("spmm", &SpmmCuda);
+  m.impl("spmm_nk", &SpmmNkCuda);
+}
 #endif
