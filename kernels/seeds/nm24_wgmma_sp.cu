@@ -1,6 +1,7 @@
 // 2:4 SpMM on Hopper's warpgroup sparse tensor cores: wgmma.mma_async.sp m64nNk32 (fp16/bf16 operands from
-// shared memory, fp32 accumulators in registers). Needs sm_90a. nm24_wgmma_sp_test.cu replays every CTA
-// through an emulation of the PTX definitions on the CPU.
+// shared memory, fp32 accumulators in registers). Needs sm_90a. nm24_wgmma_sp_test.cu (KN) and
+// nm24_wgmma_sp_nk_test.cu (NK) replay every CTA through an emulation of the PTX definitions on the CPU;
+// nm24_wgmma_sp_gpu_test.cc runs both layouts on an sm_90 device.
 // Why the defaults (WS = 1, BN = 128, STAGES = 4, SPLIT_MAX = 8): the producer warp that issues the TMA
 // copies (WS) is what gained at n = 2048, split-K over a cluster what gained at n = 128, where a grid of
 // 128-row x BN tiles is under one wave (32 CTAs at 4096 rows); the splits are capped so that every cluster
@@ -184,6 +185,14 @@ template <bool kNk> __host__ __device__ constexpr int TransB() { return kNk ? 0 
 __host__ __device__ __forceinline__ void AccCoord(int t, int i, int* row, int* col) {
   *row = 16 * (t >> 5) + ((t & 31) >> 2) + 8 * ((i >> 1) & 1);
   *col = 8 * (i >> 2) + 2 * (t & 3) + (i & 1);
+}
+// The tensor map of B (innermost dimension first, as cuTensorMapEncodeTiled takes it): KN walks B (K rows
+// of n values), NK walks X (n rows of K values); and the box origin of the 64-column (KN) or 64-row (NK)
+// piece starting at column col of C, in K tile kt. Either box is 64 lines of 64 values (128 bytes).
+struct MapShape { int64_t inner, outer; };
+__host__ __device__ __forceinline__ MapShape BMapShape(bool nk, int64_t k, int64_t n) { return nk ? MapShape{k, n} : MapShape{n, k}; }
+__host__ __device__ __forceinline__ void BoxOrigin(bool nk, int kt, int col, int* c0, int* c1) {
+  *c0 = nk ? kt * kBk : col, *c1 = nk ? col : kt * kBk;
 }
 template <class TL> __host__ __device__ __forceinline__ int CStageOffset(int row, int col) { return row * TL::kCRowBytes + col * 2; }
 // NK: the staged tile transposed, column col of C (a row of Y) one kCColBytes line of the CTA's 128 rows.
@@ -479,9 +488,10 @@ __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24Wgmma
     if constexpr (kTma) {
       MbarExpect(full(j), 2 * kRecordBytes + pieces * kBPieceBytes);
       for (int r = 0; r < 2; ++r) BulkCopy(s + TL::kBBytes + r * kRecordBytes, p.a + ((mb0 + r) * p.ktiles + kt) * kRecordBytes, kRecordBytes, full(j));
-      for (int q = 0; q < pieces; ++q) {  // the box's coordinates, innermost first: (column, K) of B, (K, row) of X
-        const int col = static_cast<int>(n0) + 64 * q;
-        TensorCopy(s + q * kBPieceBytes, &b_map, kNk ? kt * kBk : col, kNk ? col : kt * kBk, full(j));
+      for (int q = 0; q < pieces; ++q) {
+        int c0, c1;
+        BoxOrigin(kNk, kt, static_cast<int>(n0) + 64 * q, &c0, &c1);
+        TensorCopy(s + q * kBPieceBytes, &b_map, c0, c1, full(j));
       }
     } else {
       LoadStageThreads<TL, kNk>(s, smem + (s - base), p, mb0, kt, n0);
@@ -673,9 +683,9 @@ struct State {
 // KN: B (K x n, row-major, 2-byte values) as boxes {64 columns, 64 K rows}; NK: X (n x K) as boxes {64 K,
 // 64 rows}. Either lands as 64 lines of 128 bytes, 128-byte swizzled, zeros outside.
 CUresult EncodeBMap(State* s, const void* b, int64_t n) {
-  const int64_t inner = s->nk ? s->k : n, outer = s->nk ? n : s->k;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(inner) * 2};
+  const MapShape shape = BMapShape(s->nk, s->k, n);
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(shape.inner), static_cast<cuuint64_t>(shape.outer)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(shape.inner) * 2};
   const cuuint32_t box[2] = {64, kBk}, unit[2] = {1, 1};
   const CUresult r = s->encode(&s->b_map, s->dtype == SD_DTYPE_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
                                const_cast<void*>(b), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,

@@ -45,6 +45,35 @@ TEST(Nm24WgmmaSpNk, DescriptorAndSlab) {
   EXPECT_EQ(*bytes.rbegin(), 256 * kBk * 2 - 2);
 }
 
+// The copy engine's boxes hold what the replay lays into the slab: a tensor map of shape BMapShape (element
+// (i0, i1) at i1 * inner + i0, zeros outside, as cuTensorMapEncodeTiled defines it) read at BoxOrigin + (x, y)
+// gives line y, value x of the box = B's (k, col) with line k, value col % 64 (KN) or line col % 64,
+// value k (NK), for every piece of every K tile.
+TEST(Nm24WgmmaSpNk, TensorMapBoxesAreTheReplaysSlab) {
+  const int64_t k = 150, n = 140;
+  for (bool nk : {false, true}) {
+    SCOPED_TRACE(nk ? "NK" : "KN");
+    const ReplayLayout layout{nk};
+    std::vector<float> mem(k * n);
+    for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<float>(i + 1);
+    const MapShape shape = BMapShape(nk, k, n);
+    ASSERT_EQ(shape.inner * shape.outer, k * n);
+    for (int kt = 0; kt < 3; ++kt)
+      for (int col0 = 0; col0 < n; col0 += 64) {
+        int c0, c1;
+        BoxOrigin(nk, kt, col0, &c0, &c1);
+        for (int y = 0; y < 64; ++y)
+          for (int x = 0; x < 64; ++x) {
+            const int64_t i0 = c0 + x, i1 = c1 + y;
+            const float got = i0 < shape.inner && i1 < shape.outer ? mem[i1 * shape.inner + i0] : 0.0f;
+            const int64_t gk = kt * kBk + (nk ? x : y), gc = col0 + (nk ? y : x);
+            const float want = gk < k && gc < n ? mem[layout.BIndex(gk, gc, k, n)] : 0.0f;
+            ASSERT_EQ(got, want) << "K tile " << kt << " piece at " << col0 << " line " << y << " value " << x;
+          }
+      }
+  }
+}
+
 // The emulation is not vacuous: X's slab read with the KN instruction form (imm-trans-b 1) is not B.
 TEST(Nm24WgmmaSpNk, TheWrongTransposeBitIsCaught) {
   using sparseditto::seed_testing::ReadB;
