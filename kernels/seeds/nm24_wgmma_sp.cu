@@ -461,9 +461,10 @@ __device__ __forceinline__ void ClusterReduce(const Args& p, unsigned char* smem
 }
 
 // One CTA: rows 128 blockIdx.x.., K split blockIdx.y (its cluster rank; gridDim.y splits, the cluster),
-// columns BN blockIdx.z..; kTma: the copy-engine transport (n % 8 == 0, B and C 16-byte aligned, tensor map
-// built), else the threads copy; kNk: B given as X, C written as Y (the header's layouts). With WS (copy engine only) a 9th warp produces: it fills the stages as
-// the consumers release them (full/empty mbarrier pairs), and no CTA-wide barrier sits in the main loop.
+// columns BN blockIdx.z..; kTma: the copy-engine transport (TransportFor's tma, tensor map built), else the
+// threads copy; kNk: B given as X, C written as Y (the header's layouts). With WS (copy engine only) a 9th
+// warp produces: it fills the stages as the consumers release them (full/empty mbarrier pairs), and no
+// CTA-wide barrier sits in the main loop.
 template <typename T, class TL, bool kTma, bool kNk>
 __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24WgmmaSpKernel(Args p, const __grid_constant__ CUtensorMap b_map) {
   constexpr bool kWs = kTma && WS == 1;

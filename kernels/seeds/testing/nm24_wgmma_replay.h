@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -155,7 +156,7 @@ std::vector<float> Replay(const Nm24WgHost& h, const std::vector<float>& b, int6
 template <class TL, typename T = __half>
 void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, bool tma, int per = 0, bool nk = false) {
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " tile " << TL::kBn << " n " << n << (tma ? " tma" : " threads")
-                                    << " K tiles a split " << per << (nk ? " NK" : " KN") << (sizeof(T) == 2 && std::is_same<T, __half>::value ? " fp16" : " bf16"));
+                                    << " K tiles a split " << per << (nk ? " NK" : " KN") << (std::is_same<T, __half>::value ? " fp16" : " bf16"));
   const ReplayLayout layout{nk};
   const Csr m = RandomNmCsr(rows, cols, static_cast<uint32_t>(rows + 17 * cols + n));
   const Nm24WgHost h = Build(m);
