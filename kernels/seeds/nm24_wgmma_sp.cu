@@ -1,6 +1,7 @@
 // 2:4 SpMM on Hopper's warpgroup sparse tensor cores: wgmma.mma_async.sp m64nNk32 (fp16/bf16 operands from
-// shared memory, fp32 accumulators in registers). Needs sm_90a. nm24_wgmma_sp_test.cu replays every CTA
-// through an emulation of the PTX definitions on the CPU.
+// shared memory, fp32 accumulators in registers). Needs sm_90a. nm24_wgmma_sp_test.cu (KN) and
+// nm24_wgmma_sp_nk_test.cu (NK) replay every CTA through an emulation of the PTX definitions on the CPU;
+// nm24_wgmma_sp_gpu_test.cc runs both layouts on an sm_90 device.
 // Why the defaults (WS = 1, BN = 128, STAGES = 4, SPLIT_MAX = 8): the producer warp that issues the TMA
 // copies (WS) is what gained at n = 2048, split-K over a cluster what gained at n = 128, where a grid of
 // 128-row x BN tiles is under one wave (32 CTAs at 4096 rows); the splits are capped so that every cluster
@@ -24,7 +25,16 @@
 //    (cute/atom/mma_traits_sm90_gmma_sparse.hpp).
 //  - B: MN-major, 128-byte swizzle, a 64-column piece = 64 K lines of 128 bytes (8 KB); descriptor LBO =
 //    piece stride (8 KB), SBO = 8 K lines (1 KB); k32 step s starts 32 lines in.
-// Transport: when n % 8 == 0 and B, C are 16-byte aligned, thread 0 issues a stage with the copy engine (one
+// Layouts of B and C (sd_problem.layout, fixed at prepare; both exported by sparseditto_layouts):
+//  - KN: B (K x n) and C (M x n) row-major, as above (wgmma imm-trans-b = 1).
+//  - NK (PyTorch's Linear): X = B^T (n x K) and Y = C^T (n x M) row-major, so no copy is needed around the
+//    kernel. B is then K-major, wgmma's non-transposed operand (imm-trans-b = 0): the slab holds BN rows of
+//    X, each one 128-byte line of the tile's 64 K values, 128-byte swizzled (a 64-row piece = 8 KB, where a
+//    tensor copy's 64 x 64 box lands); descriptor SBO = 8 rows (1 KB), LBO unused (a k32 step's 64 bytes
+//    lie in one line), step s starts 64 bytes in. The staged C tile is written transposed (a column of C
+//    is a row of Y) so that 16-byte chunks of Y rows leave it; fragment stores are 2-byte, guarded.
+// Transport: when B's and C's rows are multiples of 8 values (KN: n; NK: K for X, M for Y) and B, C are
+// 16-byte aligned, thread 0 issues a stage with the copy engine (one
 // bulk copy per 64-row record, one tensor copy per 64-column piece of B, zero-filled past K and n; one
 // mbarrier a stage) and C leaves through a shared tile in 16-byte row chunks. Otherwise every thread copies
 // (cp.async for A; B cp.async or guarded 2-byte loads) and C is stored from the fragments, guarded.
@@ -84,7 +94,8 @@ constexpr int kARowBytes = 64;     // a record row: 32 compressed values, one 64
 constexpr int kAImageBytes = 64 * kARowBytes;            // 4096
 constexpr int kMetaBytes = 512;                           // 128 words: 4 warps x 8 groups x 2 halves x 2 steps
 constexpr int kRecordBytes = kAImageBytes + kMetaBytes;   // 4608 = 9 x 512: records stay 512-byte aligned
-constexpr int kBPieceBytes = kBk * 128;                   // 64 columns x 64 K lines of 128 bytes
+constexpr int kBPieceBytes = kBk * 128;                   // 64 columns x 64 K lines of 128 bytes (NK: 64 rows of X)
+constexpr int kCColBytes = kBm * 2 + 16;                  // NK: a column of the staged C tile (a row of Y); 16 bytes of pad
 constexpr int kSmemPerSm = 228 * 1024;  // sm_90's shared memory an SM (H100/H200), for launch bounds only: prepare asks the device
 constexpr int kSmemPerCtaReserved = 1024;  // what the runtime keeps for itself per CTA
 constexpr int kConsumers = 256;            // two warpgroups of wgmma; with WS a 9th warp (the producer) follows them
@@ -103,6 +114,8 @@ struct Tile {
   static constexpr int kMinCtas = 2 * (kSmemBytes + kSmemPerCtaReserved) <= kSmemPerSm ? 2 : 1;
   static_assert(BN_ == 64 || BN_ == 128 || BN_ == 256, "one wgmma spans the tile's columns (N <= 256)");
   static_assert(kBm * kCRowBytes <= STAGES_ * kStageBytes, "the C tile fits where the stages were");
+  static_assert(BN_ * kCColBytes <= STAGES_ * kStageBytes, "NK: the transposed C tile fits where the stages were");
+  static_assert(kCColBytes % 16 == 0, "NK: 16-byte chunks of a staged column");
   static_assert(STAGES_ >= 2, "one K tile computing while the next loads");
   static_assert(kSmemBytes <= 227 * 1024, "fits the opt-in shared memory of an H100/H200");
 };
@@ -157,12 +170,33 @@ __host__ __device__ __forceinline__ uint64_t Desc(uint32_t addr, uint32_t lbo, u
 }
 __host__ __device__ __forceinline__ uint64_t ADesc(uint32_t record, int s) { return Desc(record + 32u * s, 16, 8 * kARowBytes, 2); }
 __host__ __device__ __forceinline__ uint64_t BDesc(uint32_t slab, int s) { return Desc(slab + s * 32 * 128, kBPieceBytes, 1024, 1); }
+// NK: X value (k, col) (B's (k, col), X[col][k]) in a stage's B slab: row col is one 128-byte line of the
+// tile's 64 K values, 128-byte swizzle (as the tensor copy lands a 64 x 64 box of X, 8 KB a box).
+__host__ __device__ __forceinline__ int BOffsetNk(int k, int col) {
+  const int lin = col * 128 + k * 2;
+  return lin ^ (((lin >> 7) & 7) << 4);
+}
+// NK: K-major 128-byte swizzle; 8-row groups SBO = 1 KB apart; LBO unused (as ADesc's); step s 64 bytes in.
+__host__ __device__ __forceinline__ uint64_t BDescNk(uint32_t slab, int s) { return Desc(slab + 64u * s, 16, 1024, 1); }
+template <bool kNk> __host__ __device__ __forceinline__ uint64_t BDescFor(uint32_t slab, int s) { return kNk ? BDescNk(slab, s) : BDesc(slab, s); }
+// wgmma's imm-trans-b: 1 = B MN-major (KN), 0 = K-major (NK).
+template <bool kNk> __host__ __device__ constexpr int TransB() { return kNk ? 0 : 1; }
 // Accumulator i of an m64nN wgmma held by thread t of a warpgroup: row, column.
 __host__ __device__ __forceinline__ void AccCoord(int t, int i, int* row, int* col) {
   *row = 16 * (t >> 5) + ((t & 31) >> 2) + 8 * ((i >> 1) & 1);
   *col = 8 * (i >> 2) + 2 * (t & 3) + (i & 1);
 }
+// The tensor map of B (innermost dimension first, as cuTensorMapEncodeTiled takes it): KN walks B (K rows
+// of n values), NK walks X (n rows of K values); and the box origin of the 64-column (KN) or 64-row (NK)
+// piece starting at column col of C, in K tile kt. Either box is 64 lines of 64 values (128 bytes).
+struct MapShape { int64_t inner, outer; };
+__host__ __device__ __forceinline__ MapShape BMapShape(bool nk, int64_t k, int64_t n) { return nk ? MapShape{k, n} : MapShape{n, k}; }
+__host__ __device__ __forceinline__ void BoxOrigin(bool nk, int kt, int col, int* c0, int* c1) {
+  *c0 = nk ? kt * kBk : col, *c1 = nk ? col : kt * kBk;
+}
 template <class TL> __host__ __device__ __forceinline__ int CStageOffset(int row, int col) { return row * TL::kCRowBytes + col * 2; }
+// NK: the staged tile transposed, column col of C (a row of Y) one kCColBytes line of the CTA's 128 rows.
+__host__ __device__ __forceinline__ int CStageOffsetNk(int row, int col) { return col * kCColBytes + row * 2; }
 
 // ---- device primitives --------------------------------------------------------------------------
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
@@ -179,11 +213,11 @@ template <int N> __device__ __forceinline__ void CpAsyncWait() { asm volatile("c
 #define SD_R32B "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
 #define SD_R32C "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"
 #define SD_R32D "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
-// D (64 x N, fp32) += A (64 x 32 logical, 2:4 compressed, K-major, shared) * B (32 x N, MN-major: imm-trans-b
-// = 1, shared); metadata e; sparsity selector 0; scale-d 1 (accumulators start at zero).
-#define SD_WGMMA_SP(N, TY, REGS, ACC, RA, RB, RE)                                                                  \
+// D (64 x N, fp32) += A (64 x 32 logical, 2:4 compressed, K-major, shared) * B (32 x N, shared; imm-trans-b
+// kTb: 1 MN-major, 0 K-major); metadata e; sparsity selector 0; scale-d 1 (accumulators start at zero).
+#define SD_WGMMA_SP(N, TY, REGS, ACC, RA, RB, RE, RT)                                                              \
   asm volatile("wgmma.mma_async.sp.sync.aligned.m64n" #N "k32.f32." TY "." TY " {" REGS "}, %" #RA ", %" #RB ", %" #RE \
-               ", 0, 1, 1, 1, 0, 1;\n" : ACC : "l"(da), "l"(db), "r"(e))
+               ", 0, 1, 1, 1, 0, %" #RT ";\n" : ACC : "l"(da), "l"(db), "r"(e), "n"(kTb))
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ void FenceToAsyncProxy() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void WgmmaFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -210,18 +244,18 @@ __device__ __forceinline__ void TensorCopy(uint32_t dst, const CUtensorMap* map,
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(bar) : "memory");
 }
-template <typename T, int N>
+template <typename T, int N, int kTb>
 __device__ __forceinline__ void WgmmaSp(float (&d)[N / 2], uint64_t da, uint64_t db, uint32_t e) {
   constexpr bool kF16 = std::is_same<T, __half>::value;
   if constexpr (N == 64) {
-    if constexpr (kF16) SD_WGMMA_SP(64, "f16", SD_R32A, SD_ACC32(d, 0), 32, 33, 34);
-    else SD_WGMMA_SP(64, "bf16", SD_R32A, SD_ACC32(d, 0), 32, 33, 34);
+    if constexpr (kF16) SD_WGMMA_SP(64, "f16", SD_R32A, SD_ACC32(d, 0), 32, 33, 34, 35);
+    else SD_WGMMA_SP(64, "bf16", SD_R32A, SD_ACC32(d, 0), 32, 33, 34, 35);
   } else if constexpr (N == 128) {
-    if constexpr (kF16) SD_WGMMA_SP(128, "f16", SD_R32A "," SD_R32B, SD_ACC64(d, 0), 64, 65, 66);
-    else SD_WGMMA_SP(128, "bf16", SD_R32A "," SD_R32B, SD_ACC64(d, 0), 64, 65, 66);
+    if constexpr (kF16) SD_WGMMA_SP(128, "f16", SD_R32A "," SD_R32B, SD_ACC64(d, 0), 64, 65, 66, 67);
+    else SD_WGMMA_SP(128, "bf16", SD_R32A "," SD_R32B, SD_ACC64(d, 0), 64, 65, 66, 67);
   } else {
-    if constexpr (kF16) SD_WGMMA_SP(256, "f16", SD_R32A "," SD_R32B "," SD_R32C "," SD_R32D, SD_ACC128(d, 0), 128, 129, 130);
-    else SD_WGMMA_SP(256, "bf16", SD_R32A "," SD_R32B "," SD_R32C "," SD_R32D, SD_ACC128(d, 0), 128, 129, 130);
+    if constexpr (kF16) SD_WGMMA_SP(256, "f16", SD_R32A "," SD_R32B "," SD_R32C "," SD_R32D, SD_ACC128(d, 0), 128, 129, 130, 131);
+    else SD_WGMMA_SP(256, "bf16", SD_R32A "," SD_R32B "," SD_R32C "," SD_R32D, SD_ACC128(d, 0), 128, 129, 130, 131);
   }
 }
 #else  // host-test builds for other archs: the kernel body is never run there
@@ -237,7 +271,7 @@ __device__ __forceinline__ void MbarExpect(uint32_t, uint32_t) {}
 __device__ __forceinline__ void MbarWait(uint32_t, uint32_t) {}
 __device__ __forceinline__ void BulkCopy(uint32_t, const void*, uint32_t, uint32_t) {}
 __device__ __forceinline__ void TensorCopy(uint32_t, const CUtensorMap*, int, int, uint32_t) {}
-template <typename T, int N> __device__ __forceinline__ void WgmmaSp(float (&)[N / 2], uint64_t, uint64_t, uint32_t) {}
+template <typename T, int N, int kTb> __device__ __forceinline__ void WgmmaSp(float (&)[N / 2], uint64_t, uint64_t, uint32_t) {}
 #endif
 // Keeps the compiler from touching accumulators across the asynchronous wgmma (CUTLASS's fence_operand).
 template <int R> __device__ __forceinline__ void FenceAcc(float (&d)[R]) {
@@ -252,100 +286,88 @@ __device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as
 
 struct Args {
   const unsigned char* a;  // records, see the header
-  const void* b;
-  void* c;
+  const void* b;           // KN: B (K x n); NK: X (n x K)
+  void* c;                 // KN: C (M x n); NK: Y (n x M)
   int64_t m, k, n;
   int ktiles;
-  int vec;   // n % 8 == 0 and B 16-byte aligned: B in 16-byte chunks
-  int pair;  // n even and C 4-byte aligned: C in 4-byte pairs
+  int vec;   // B's rows (KN: n, NK: K values) a multiple of 8 and B 16-byte aligned: B in 16-byte chunks
+  int pair;  // KN only: n even and C 4-byte aligned: C in 4-byte pairs
   int kt_per_split;  // K tiles a split (cluster rank) owns; == ktiles without split-K
 };
 
 // ---- roles --------------------------------------------------------------------------------------
-// Threads copy K tile kt: the CTA's two records (cp.async) and the 64 x BN slab of B, zero outside K x n.
+// One 16-byte chunk of B's slab from the `valid` (0..8) values at src, zeros after them; base: any valid
+// address of the operand. vec: valid is 0 or 8 and src 16-byte aligned (cp.async), else guarded 2-byte loads.
+__device__ __forceinline__ void LoadChunk(uint32_t dst, unsigned char* dst_generic, const uint16_t* base, const uint16_t* src, int valid, bool vec) {
+  if (vec) {
+    CpAsync16(dst, valid > 0 ? src : base, valid > 0 ? 16 : 0);
+    return;
+  }
+  uint32_t w[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const uint32_t lo = 2 * e < valid ? __ldg(src + 2 * e) : 0u, hi = 2 * e + 1 < valid ? __ldg(src + 2 * e + 1) : 0u;
+    w[e] = lo | (hi << 16);
+  }
+  *reinterpret_cast<uint4*>(dst_generic) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+__device__ __forceinline__ int Valid8(int64_t from, int64_t end) { return from >= end ? 0 : end - from >= 8 ? 8 : static_cast<int>(end - from); }
+// KN: threads copy the 64 x BN slab of B of K tile kt (chunks of 8 columns of a K row), zero outside K x n.
 template <class TL>
+__device__ __forceinline__ void LoadBThreads(uint32_t stage, unsigned char* stage_generic, const Args& p, int kt, int64_t n0) {
+  constexpr int kChunks = TL::kBn / 8;
+  const uint16_t* b = static_cast<const uint16_t*>(p.b);
+  for (int i = threadIdx.x; i < kBk * kChunks; i += kConsumers) {
+    const int r = i / kChunks, cc = i % kChunks, off = BOffset(r, cc * 8);
+    const int64_t k = static_cast<int64_t>(kt) * kBk + r, col = n0 + cc * 8;
+    const int valid = k < p.k ? Valid8(col, p.n) : 0;
+    LoadChunk(stage + off, stage_generic + off, b, valid > 0 ? b + k * p.n + col : b, valid, p.vec);
+  }
+}
+// NK: threads copy rows n0 .. n0 + BN - 1 of X, K values 64 kt .. 64 kt + 63 (chunks of 8 K values; eight
+// consecutive threads read a row's 128 bytes), zero outside n x K.
+template <class TL>
+__device__ __forceinline__ void LoadXThreads(uint32_t stage, unsigned char* stage_generic, const Args& p, int kt, int64_t n0) {
+  const uint16_t* x = static_cast<const uint16_t*>(p.b);
+  for (int i = threadIdx.x; i < TL::kBn * 8; i += kConsumers) {
+    const int r = i / 8, ch = i % 8, off = BOffsetNk(ch * 8, r);
+    const int64_t row = n0 + r, k = static_cast<int64_t>(kt) * kBk + ch * 8;
+    const int valid = row < p.n ? Valid8(k, p.k) : 0;
+    LoadChunk(stage + off, stage_generic + off, x, valid > 0 ? x + row * p.k + k : x, valid, p.vec);
+  }
+}
+// Threads copy K tile kt: the CTA's two records (cp.async) and the tile's B (KN) or X (NK).
+template <class TL, bool kNk>
 __device__ __forceinline__ void LoadStageThreads(uint32_t stage, unsigned char* stage_generic, const Args& p, int64_t mb0, int kt, int64_t n0) {
   for (int i = threadIdx.x; i < 2 * kRecordBytes / 16; i += kConsumers) {
     const int r = i / (kRecordBytes / 16), x = i % (kRecordBytes / 16);
     CpAsync16(stage + TL::kBBytes + r * kRecordBytes + x * 16, p.a + ((mb0 + r) * p.ktiles + kt) * kRecordBytes + x * 16, 16);
   }
-  constexpr int kChunks = TL::kBn / 8;
-  const uint16_t* b = static_cast<const uint16_t*>(p.b);
-  for (int i = threadIdx.x; i < kBk * kChunks; i += kConsumers) {
-    const int r = i / kChunks, cc = i % kChunks;
-    const int64_t k = static_cast<int64_t>(kt) * kBk + r, col = n0 + cc * 8;
-    const int off = BOffset(r, cc * 8);
-    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
-      const bool in = k < p.k && col < p.n;
-      CpAsync16(stage + off, in ? b + k * p.n + col : b, in ? 16 : 0);
-      continue;
-    }
-    uint32_t w[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int64_t c0 = col + 2 * e;
-      const uint32_t lo = (k < p.k && c0 < p.n) ? __ldg(b + k * p.n + c0) : 0u;
-      const uint32_t hi = (k < p.k && c0 + 1 < p.n) ? __ldg(b + k * p.n + c0 + 1) : 0u;
-      w[e] = lo | (hi << 16);
-    }
-    *reinterpret_cast<uint4*>(stage_generic + off) = make_uint4(w[0], w[1], w[2], w[3]);
-  }
+  if constexpr (kNk) LoadXThreads<TL>(stage, stage_generic, p, kt, n0);
+  else LoadBThreads<TL>(stage, stage_generic, p, kt, n0);
 }
 // This warpgroup's two k32 steps of a stage: A from its record, metadata from the record's tail.
-template <typename T, class TL>
+template <typename T, class TL, bool kNk>
 __device__ __forceinline__ void ComputeStage(uint32_t stage, const unsigned char* stage_generic, int wg, float (&acc)[TL::kBn / 2]) {
   const int t = threadIdx.x & 127;
   const uint32_t record = stage + TL::kBBytes + wg * kRecordBytes;
   const uint2 e = *reinterpret_cast<const uint2*>(stage_generic + TL::kBBytes + wg * kRecordBytes + kAImageBytes + 4 * MetaThreadWord(t));
   WgmmaFence();
-  WgmmaSp<T, TL::kBn>(acc, ADesc(record, 0), BDesc(stage, 0), e.x);
-  WgmmaSp<T, TL::kBn>(acc, ADesc(record, 1), BDesc(stage, 1), e.y);
+  WgmmaSp<T, TL::kBn, TransB<kNk>()>(acc, ADesc(record, 0), BDescFor<kNk>(stage, 0), e.x);
+  WgmmaSp<T, TL::kBn, TransB<kNk>()>(acc, ADesc(record, 1), BDescFor<kNk>(stage, 1), e.y);
   WgmmaCommit();
 }
-// C from the fragments, guarded (any n, any alignment).
-template <typename T, class TL>
-__device__ __forceinline__ void StoreFragments(const Args& p, int64_t row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
-  T* c = static_cast<T*>(p.c);
-  const int t = threadIdx.x & 127;
-#pragma unroll
-  for (int i = 0; i < TL::kBn / 2; i += 2) {
-    int r, cc;
-    AccCoord(t, i, &r, &cc);
-    const int64_t row = row0 + r, col = n0 + cc;
-    if (row >= p.m || col >= p.n) continue;
-    T* out = c + row * p.n + col;
-    if (p.pair) {
-      *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(acc[i])) | (Bits(FromF<T>(acc[i + 1])) << 16);
-    } else {
-      out[0] = FromF<T>(acc[i]);
-      if (col + 1 < p.n) out[1] = FromF<T>(acc[i + 1]);
-    }
-  }
-}
-// The copy-engine path's epilogue: the tile through shared memory, then 16-byte row chunks (n % 8 == 0).
-template <typename T, class TL>
-__device__ __forceinline__ void StoreStaged(const Args& p, unsigned char* smem, int wg, int64_t cta_row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
-  const int t = threadIdx.x & 127;
-#pragma unroll
-  for (int i = 0; i < TL::kBn / 2; i += 2) {
-    int r, cc;
-    AccCoord(t, i, &r, &cc);
-    *reinterpret_cast<uint32_t*>(smem + CStageOffset<TL>(64 * wg + r, cc)) = Bits(FromF<T>(acc[i])) | (Bits(FromF<T>(acc[i + 1])) << 16);
-  }
-  ConsumerSync();
-  constexpr int kChunks = TL::kBn / 8;
-  T* c = static_cast<T*>(p.c);
-  for (int i = threadIdx.x; i < kBm * kChunks; i += kConsumers) {
-    const int r = i / kChunks, ch = i % kChunks;
-    const int64_t row = cta_row0 + r, col = n0 + ch * 8;
-    if (row < p.m && col < p.n) *reinterpret_cast<uint4*>(c + row * p.n + col) = *reinterpret_cast<const uint4*>(smem + CStageOffset<TL>(r, ch * 8));
-  }
-}
-
-// A C value pair (row, col), (row, col + 1), guarded at M and n (any n, any alignment).
-template <typename T>
+// A C value pair (row, col), (row, col + 1), guarded at M and n (any n, any alignment). NK: the two lie a
+// row of Y (M values) apart, so each is stored alone.
+template <typename T, bool kNk>
 __device__ __forceinline__ void StorePair(const Args& p, int64_t row, int64_t col, float x, float y) {
   if (row >= p.m || col >= p.n) return;
+  if constexpr (kNk) {
+    T* out = static_cast<T*>(p.c) + col * p.m + row;
+    out[0] = FromF<T>(x);
+    if (col + 1 < p.n) out[p.m] = FromF<T>(y);
+    return;
+  }
   T* out = static_cast<T*>(p.c) + row * p.n + col;
   if (p.pair) {
     *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16);
@@ -354,11 +376,57 @@ __device__ __forceinline__ void StorePair(const Args& p, int64_t row, int64_t co
     if (col + 1 < p.n) out[1] = FromF<T>(y);
   }
 }
+// C from the fragments, guarded (any n, any alignment).
+template <typename T, class TL, bool kNk>
+__device__ __forceinline__ void StoreFragments(const Args& p, int64_t row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
+  const int t = threadIdx.x & 127;
+#pragma unroll
+  for (int i = 0; i < TL::kBn / 2; i += 2) {
+    int r, cc;
+    AccCoord(t, i, &r, &cc);
+    StorePair<T, kNk>(p, row0 + r, n0 + cc, acc[i], acc[i + 1]);
+  }
+}
+// The copy-engine path's epilogue: the tile through shared memory, then 16-byte chunks of C's rows (KN,
+// n % 8 == 0) or of Y's rows (NK, M % 8 == 0: the tile staged transposed, a chunk is 8 rows of a column).
+template <typename T, class TL, bool kNk>
+__device__ __forceinline__ void StoreStaged(const Args& p, unsigned char* smem, int wg, int64_t cta_row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
+  const int t = threadIdx.x & 127;
+#pragma unroll
+  for (int i = 0; i < TL::kBn / 2; i += 2) {
+    int r, cc;
+    AccCoord(t, i, &r, &cc);
+    if constexpr (kNk) {
+      *reinterpret_cast<uint16_t*>(smem + CStageOffsetNk(64 * wg + r, cc)) = static_cast<uint16_t>(Bits(FromF<T>(acc[i])));
+      *reinterpret_cast<uint16_t*>(smem + CStageOffsetNk(64 * wg + r, cc + 1)) = static_cast<uint16_t>(Bits(FromF<T>(acc[i + 1])));
+    } else {
+      *reinterpret_cast<uint32_t*>(smem + CStageOffset<TL>(64 * wg + r, cc)) = Bits(FromF<T>(acc[i])) | (Bits(FromF<T>(acc[i + 1])) << 16);
+    }
+  }
+  ConsumerSync();
+  T* c = static_cast<T*>(p.c);
+  if constexpr (kNk) {
+    constexpr int kChunks = kBm / 8;  // of a column of the tile
+    for (int i = threadIdx.x; i < TL::kBn * kChunks; i += kConsumers) {
+      const int col = i / kChunks, ch = i % kChunks;
+      const int64_t row = cta_row0 + ch * 8, j = n0 + col;
+      if (row < p.m && j < p.n) *reinterpret_cast<uint4*>(c + j * p.m + row) = *reinterpret_cast<const uint4*>(smem + CStageOffsetNk(ch * 8, col));
+    }
+  } else {
+    constexpr int kChunks = TL::kBn / 8;
+    for (int i = threadIdx.x; i < kBm * kChunks; i += kConsumers) {
+      const int r = i / kChunks, ch = i % kChunks;
+      const int64_t row = cta_row0 + r, col = n0 + ch * 8;
+      if (row < p.m && col < p.n) *reinterpret_cast<uint4*>(c + row * p.n + col) = *reinterpret_cast<const uint4*>(smem + CStageOffset<TL>(r, ch * 8));
+    }
+  }
+}
+
 // Split-K epilogue: every rank of the cluster parks its fp32 partial tile in its shared memory (PartialUnit
 // order); rank r then sums the units r * 256 + threadIdx.x (+ 256 * splits ...) over the ranks in rank order
 // 0, 1, .. (deterministic) through distributed shared memory and stores them. Called by every thread of the
 // CTA (the producer warp too: the cluster barrier counts them); the stages are idle when it starts.
-template <typename T, class TL>
+template <typename T, class TL, bool kNk>
 __device__ __forceinline__ void ClusterReduce(const Args& p, unsigned char* smem, int wg, int64_t cta_row0, int64_t n0, const float (&acc)[TL::kBn / 2]) {
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // host-test builds for other archs: never run
@@ -384,8 +452,8 @@ __device__ __forceinline__ void ClusterReduce(const Args& p, unsigned char* smem
       PartialUnitCoord(TL::kBn, u, &uw, &uq, &ut);
       AccCoord(ut, 4 * uq, &r, &cc);
       const int64_t row = cta_row0 + 64 * uw + r, col = n0 + cc;
-      StorePair<T>(p, row, col, sum.x, sum.y);
-      StorePair<T>(p, row + 8, col, sum.z, sum.w);
+      StorePair<T, kNk>(p, row, col, sum.x, sum.y);
+      StorePair<T, kNk>(p, row + 8, col, sum.z, sum.w);
     }
   }
   cluster.sync();  // no rank leaves while another may still read its shared memory
@@ -393,10 +461,11 @@ __device__ __forceinline__ void ClusterReduce(const Args& p, unsigned char* smem
 }
 
 // One CTA: rows 128 blockIdx.x.., K split blockIdx.y (its cluster rank; gridDim.y splits, the cluster),
-// columns BN blockIdx.z..; kTma: the copy-engine transport (n % 8 == 0, B and C 16-byte aligned, tensor map
-// built), else the threads copy. With WS (copy engine only) a 9th warp produces: it fills the stages as
-// the consumers release them (full/empty mbarrier pairs), and no CTA-wide barrier sits in the main loop.
-template <typename T, class TL, bool kTma>
+// columns BN blockIdx.z..; kTma: the copy-engine transport (TransportFor's tma, tensor map built), else the
+// threads copy; kNk: B given as X, C written as Y (the header's layouts). With WS (copy engine only) a 9th
+// warp produces: it fills the stages as the consumers release them (full/empty mbarrier pairs), and no
+// CTA-wide barrier sits in the main loop.
+template <typename T, class TL, bool kTma, bool kNk>
 __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24WgmmaSpKernel(Args p, const __grid_constant__ CUtensorMap b_map) {
   constexpr bool kWs = kTma && WS == 1;
   extern __shared__ unsigned char smem_raw[];
@@ -406,7 +475,7 @@ __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24Wgmma
   int kt0, count;
   SplitTiles(static_cast<int>(blockIdx.y), p.ktiles, p.kt_per_split, &kt0, &count);
   const int64_t mb0 = 2 * static_cast<int64_t>(blockIdx.x), n0 = static_cast<int64_t>(blockIdx.z) * TL::kBn;
-  const int64_t inside = (p.n - n0 + 63) / 64;  // B pieces holding columns < n (the copy engine skips the rest)
+  const int64_t inside = (p.n - n0 + 63) / 64;  // B pieces holding columns < n, rows of X < n for NK (the copy engine skips the rest)
   const int pieces = inside < TL::kPieces ? static_cast<int>(inside) : TL::kPieces;
   float acc[TL::kBn / 2];
 #pragma unroll
@@ -420,9 +489,13 @@ __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24Wgmma
     if constexpr (kTma) {
       MbarExpect(full(j), 2 * kRecordBytes + pieces * kBPieceBytes);
       for (int r = 0; r < 2; ++r) BulkCopy(s + TL::kBBytes + r * kRecordBytes, p.a + ((mb0 + r) * p.ktiles + kt) * kRecordBytes, kRecordBytes, full(j));
-      for (int q = 0; q < pieces; ++q) TensorCopy(s + q * kBPieceBytes, &b_map, static_cast<int>(n0) + 64 * q, kt * kBk, full(j));
+      for (int q = 0; q < pieces; ++q) {
+        int c0, c1;
+        BoxOrigin(kNk, kt, static_cast<int>(n0) + 64 * q, &c0, &c1);
+        TensorCopy(s + q * kBPieceBytes, &b_map, c0, c1, full(j));
+      }
     } else {
-      LoadStageThreads<TL>(s, smem + (s - base), p, mb0, kt, n0);
+      LoadStageThreads<TL, kNk>(s, smem + (s - base), p, mb0, kt, n0);
     }
   };
   if constexpr (kWs) {
@@ -441,7 +514,7 @@ __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24Wgmma
     } else {
       auto consume = [&](int j) {  // K tile j: wait until it landed, issue its wgmmas, free a stage
         MbarWait(full(j), PipeFullParity(j, TL::kStages));
-        ComputeStage<T, TL>(stage(j), smem + (stage(j) - base), wg, acc);
+        ComputeStage<T, TL, kNk>(stage(j), smem + (stage(j) - base), wg, acc);
         if constexpr (kInflight) WgmmaWait<1>();  // tile j - 1's group retired; j's still reads its stage
         else WgmmaWait<0>();
         const int done = PipeReleaseAfter(j, kInflight);
@@ -476,7 +549,7 @@ __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24Wgmma
       if (j + TL::kStages - 1 < count && (!kTma || threadIdx.x == 0)) load(j + TL::kStages - 1);
       if constexpr (kTma) MbarWait(full(j), PipeFullParity(j, TL::kStages));
       else CpAsyncCommit();
-      ComputeStage<T, TL>(stage(j), smem + (stage(j) - base), wg, acc);
+      ComputeStage<T, TL, kNk>(stage(j), smem + (stage(j) - base), wg, acc);
       // All of this warpgroup's wgmmas retire before the next stage's metadata registers are loaded: the
       // metadata operand, like the accumulators, must not be redefined while a wgmma reading it is in flight
       // (ptxas serializes otherwise, C7515; CUTLASS's SM90 sparse mainloop also keeps 0 wgmma groups in flight).
@@ -485,13 +558,13 @@ __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24Wgmma
   }
   FenceAcc(acc);
   if (gridDim.y > 1) {  // split-K: the cluster sums the partial tiles (every thread takes part)
-    ClusterReduce<T, TL>(p, smem, wg, mb0 * 64, n0, acc);
+    ClusterReduce<T, TL, kNk>(p, smem, wg, mb0 * 64, n0, acc);
   } else if (wg < 2) {  // the producer warp has nothing to store
     if constexpr (kTma) {
       ConsumerSync();  // both warpgroups' wgmma retired: the stages may hold the C tile
-      StoreStaged<T, TL>(p, smem, wg, mb0 * 64, n0, acc);
+      StoreStaged<T, TL, kNk>(p, smem, wg, mb0 * 64, n0, acc);
     } else {
-      StoreFragments<T, TL>(p, (mb0 + wg) * 64, n0, acc);
+      StoreFragments<T, TL, kNk>(p, (mb0 + wg) * 64, n0, acc);
     }
   }
 }
@@ -605,12 +678,15 @@ struct State {
   const void* map_b = nullptr;
   int64_t map_n = 0;
   int sms = 1;         // the device's SM count (prepare)
-  Fit fit[3][2];       // [TileKind][tma]
+  Fit fit[3][2];       // [TileKind][tma], of the layout's kernels
+  bool nk = false;     // sd_problem.layout == SD_LAYOUT_NK (prepare)
 };
-// B (K x n, row-major, 2-byte values) as 64 x 64 boxes landing 128-byte swizzled, zeros outside.
+// KN: B (K x n, row-major, 2-byte values) as boxes {64 columns, 64 K rows}; NK: X (n x K) as boxes {64 K,
+// 64 rows}. Either lands as 64 lines of 128 bytes, 128-byte swizzled, zeros outside.
 CUresult EncodeBMap(State* s, const void* b, int64_t n) {
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(s->k)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(n) * 2};
+  const MapShape shape = BMapShape(s->nk, s->k, n);
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(shape.inner), static_cast<cuuint64_t>(shape.outer)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(shape.inner) * 2};
   const cuuint32_t box[2] = {64, kBk}, unit[2] = {1, 1};
   const CUresult r = s->encode(&s->b_map, s->dtype == SD_DTYPE_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
                                const_cast<void*>(b), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -618,7 +694,7 @@ CUresult EncodeBMap(State* s, const void* b, int64_t n) {
   s->map_b = r == CUDA_SUCCESS ? b : nullptr, s->map_n = n;
   return r;
 }
-template <typename T, class TL, bool kTma> void* KernelPtr() { return reinterpret_cast<void*>(&Nm24WgmmaSpKernel<T, TL, kTma>); }
+template <typename T, class TL, bool kTma, bool kNk> void* KernelPtr() { return reinterpret_cast<void*>(&Nm24WgmmaSpKernel<T, TL, kTma, kNk>); }
 template <class TL, bool kTma>
 cudaLaunchConfig_t LaunchConfig(dim3 grid, int splits, cudaStream_t stream, cudaLaunchAttribute* cluster) {
   cudaLaunchConfig_t config = {};
@@ -632,9 +708,9 @@ cudaLaunchConfig_t LaunchConfig(dim3 grid, int splits, cudaStream_t stream, cuda
   return config;
 }
 // Shared memory opt-in, occupancy, and how many clusters of each size can be resident, of one kernel.
-template <typename T, class TL, bool kTma> cudaError_t FitKernel(int optin, Fit* fit) {
+template <typename T, class TL, bool kTma, bool kNk> cudaError_t FitKernel(int optin, Fit* fit) {
   if (TL::kSmemBytes > optin) return cudaErrorInvalidConfiguration;
-  void* f = KernelPtr<T, TL, kTma>();
+  void* f = KernelPtr<T, TL, kTma, kNk>();
   cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, TL::kSmemBytes);
   if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit->ctas_per_sm, f, KernelThreads<kTma>(), TL::kSmemBytes);
   if (e != cudaSuccess) return e;
@@ -648,17 +724,18 @@ template <typename T, class TL, bool kTma> cudaError_t FitKernel(int optin, Fit*
   }
   return cudaSuccess;
 }
-template <typename T, class TL> cudaError_t FitTile(int optin, Fit (&fit)[2]) {
-  const cudaError_t e = FitKernel<T, TL, false>(optin, &fit[0]);
-  return e == cudaSuccess ? FitKernel<T, TL, true>(optin, &fit[1]) : e;
+template <typename T, class TL, bool kNk> cudaError_t FitTile(int optin, Fit (&fit)[2]) {
+  const cudaError_t e = FitKernel<T, TL, false, kNk>(optin, &fit[0]);
+  return e == cudaSuccess ? FitKernel<T, TL, true, kNk>(optin, &fit[1]) : e;
 }
-template <typename T> cudaError_t FitAll(int optin, State* s) {
-  cudaError_t e = FitTile<T, BigTile>(optin, s->fit[kBig]);
-  if (e == cudaSuccess && MID_N_MAX > 0) e = FitTile<T, MidTile>(optin, s->fit[kMid]);
-  if (e == cudaSuccess && SMALL_N_MAX > 0) e = FitTile<T, SmallTile>(optin, s->fit[kSmall]);
+template <typename T, bool kNk> cudaError_t FitAll(int optin, State* s) {
+  cudaError_t e = FitTile<T, BigTile, kNk>(optin, s->fit[kBig]);
+  if (e == cudaSuccess && MID_N_MAX > 0) e = FitTile<T, MidTile, kNk>(optin, s->fit[kMid]);
+  if (e == cudaSuccess && SMALL_N_MAX > 0) e = FitTile<T, SmallTile, kNk>(optin, s->fit[kSmall]);
   return e;
 }
-template <typename T, class TL> cudaError_t LaunchTile(const State* s, Args a, bool tma, cudaStream_t stream) {
+template <typename T> cudaError_t FitLayout(int optin, State* s) { return s->nk ? FitAll<T, true>(optin, s) : FitAll<T, false>(optin, s); }
+template <typename T, class TL, bool kNk> cudaError_t LaunchTile(const State* s, Args a, bool tma, cudaStream_t stream) {
   const int64_t mblocks = s->mp / kBm, ntiles = (a.n + TL::kBn - 1) / TL::kBn;
   const Plan plan = MakePlan(mblocks * ntiles, a.ktiles, s->sms, s->fit[TileFor(a.n)][tma ? 1 : 0]);
   a.kt_per_split = plan.kt_per_split;
@@ -666,19 +743,36 @@ template <typename T, class TL> cudaError_t LaunchTile(const State* s, Args a, b
   const dim3 grid(static_cast<unsigned>(mblocks), static_cast<unsigned>(plan.splits), static_cast<unsigned>(ntiles));
   if (tma) {
     const cudaLaunchConfig_t config = LaunchConfig<TL, true>(grid, plan.splits, stream, &cluster);
-    return cudaLaunchKernelEx(&config, Nm24WgmmaSpKernel<T, TL, true>, a, s->b_map);
+    return cudaLaunchKernelEx(&config, Nm24WgmmaSpKernel<T, TL, true, kNk>, a, s->b_map);
   }
   const cudaLaunchConfig_t config = LaunchConfig<TL, false>(grid, plan.splits, stream, &cluster);
-  return cudaLaunchKernelEx(&config, Nm24WgmmaSpKernel<T, TL, false>, a, s->b_map);
+  return cudaLaunchKernelEx(&config, Nm24WgmmaSpKernel<T, TL, false, kNk>, a, s->b_map);
 }
-template <typename T> cudaError_t Launch(const State* s, const Args& a, bool tma, cudaStream_t stream) {
+template <typename T, bool kNk> cudaError_t LaunchLayout(const State* s, const Args& a, bool tma, cudaStream_t stream) {
   switch (TileFor(a.n)) {
-    case kSmall: return LaunchTile<T, SmallTile>(s, a, tma, stream);
-    case kMid: return LaunchTile<T, MidTile>(s, a, tma, stream);
-    default: return LaunchTile<T, BigTile>(s, a, tma, stream);
+    case kSmall: return LaunchTile<T, SmallTile, kNk>(s, a, tma, stream);
+    case kMid: return LaunchTile<T, MidTile, kNk>(s, a, tma, stream);
+    default: return LaunchTile<T, BigTile, kNk>(s, a, tma, stream);
   }
 }
+template <typename T> cudaError_t Launch(const State* s, const Args& a, bool tma, cudaStream_t stream) {
+  return s->nk ? LaunchLayout<T, true>(s, a, tma, stream) : LaunchLayout<T, false>(s, a, tma, stream);
+}
+// What run's pointers and n allow (host-tested): the thread copy's 16-byte B chunks (vec), KN's 4-byte C
+// pairs (pair), and the copy-engine path (tma): the tensor map's row stride and the staged store's 16-byte
+// chunks need B's and C's rows to be multiples of 8 values and both pointers 16-byte aligned.
+struct Transport { bool vec = false, pair = false, tma = false; };
+inline Transport TransportFor(bool nk, int64_t m, int64_t k, int64_t n, uintptr_t b, uintptr_t c) {
+  const int64_t b_row = nk ? k : n, c_row = nk ? m : n;  // values a row: B (KN) or X (NK); C (KN) or Y (NK)
+  Transport t;
+  t.vec = b_row % 8 == 0 && b % 16 == 0;
+  t.pair = !nk && n % 2 == 0 && c % 4 == 0;
+  t.tma = t.vec && c_row % 8 == 0 && c % 16 == 0 && n <= INT32_MAX && k <= INT32_MAX;
+  return t;
+}
 }  // namespace
+
+SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) { return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK); }
 
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
   State* s = static_cast<State*>(state);
@@ -701,6 +795,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
           std::to_string(major) + "." + std::to_string(minor);
   } else if ((p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
     why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
+  } else if (p->layout != SD_LAYOUT_KN && p->layout != SD_LAYOUT_NK) {
+    why = "layout " + std::to_string(p->layout) + " unsupported (KN, NK only)";
   } else {
     BuildNm24Wg(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
   }
@@ -709,6 +805,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     return 1;
   }
   State* s = new State{p->dtype, p->rows, p->cols, h.mp, h.kp};
+  s->nk = p->layout == SD_LAYOUT_NK;
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, p->device);
   const std::vector<unsigned char> bytes = p->dtype == SD_DTYPE_FP16 ? PackRecords<__half>(h) : PackRecords<__nv_bfloat16>(h);
   if (e == cudaSuccess) e = cudaMalloc(reinterpret_cast<void**>(&s->a), bytes.size());
@@ -718,8 +815,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&s->encode), 12000, cudaEnableDefault, &found);
     if (e == cudaSuccess && found != cudaDriverEntryPointSuccess) e = cudaErrorSymbolNotFound;
   }
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_FP16) e = FitAll<__half>(optin, s);
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_BF16) e = FitAll<__nv_bfloat16>(optin, s);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_FP16) e = FitLayout<__half>(optin, s);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && p->dtype == SD_DTYPE_BF16) e = FitLayout<__nv_bfloat16>(optin, s);
   if (e != cudaSuccess) {
     snprintf(error, cap, "nm24_wgmma_sp prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
@@ -732,11 +829,9 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
 SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
   State* s = static_cast<State*>(state);
   if (n < 1 || s->mp / kBm > INT32_MAX || (n + 63) / 64 > 65535) return 1;  // grid x: row blocks; z: column tiles
-  const Args a{s->a, b, c, s->m, s->k, n, static_cast<int>(s->kp / kBk),
-               (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
-               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0, static_cast<int>(s->kp / kBk)};
-  // The copy engine needs B's rows 16-byte aligned (the tensor map's stride rule); the staged C store, C's.
-  bool tma = a.vec && reinterpret_cast<uintptr_t>(c) % 16 == 0 && n <= INT32_MAX && s->k <= INT32_MAX;
+  const Transport t = TransportFor(s->nk, s->m, s->k, n, reinterpret_cast<uintptr_t>(b), reinterpret_cast<uintptr_t>(c));
+  const Args a{s->a, b, c, s->m, s->k, n, static_cast<int>(s->kp / kBk), t.vec ? 1 : 0, t.pair ? 1 : 0, static_cast<int>(s->kp / kBk)};
+  bool tma = t.tma;
   if (tma && (b != s->map_b || n != s->map_n) && EncodeBMap(s, b, n) != CUDA_SUCCESS) tma = false;  // threads copy then
   cudaError_t e = cudaErrorInvalidValue;  // a dtype left out of this build never gets past prepare
   if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) e = Launch<__half>(s, a, tma, stream);

@@ -1,9 +1,7 @@
-// CPU tests of the wgmma.sp 2:4 seed (no GPU): BuildNm24Wg's records (A image + metadata, as uploaded by
-// PackRecords) read back through an emulation of wgmma.mma_async.sp m64nNk32 written from its definitions
-// (PTX ISA: K-major A in the 64-byte-swizzle canonical layout through the descriptor's start and SBO,
-// MN-major B in the 128-byte one through start, LBO and SBO; metadata per thread as CUTLASS's
-// ELayout_64x32 / the PTX sparse wgmma metadata figure for .f16/.bf16, sparsity selector 0; D fragments as
-// the m64nNk16 figure) and compared with the CSR input; refusal of a non-2:4 matrix; the descriptors'
+// CPU tests of the wgmma.sp 2:4 seed (no GPU), KN layout (nm24_wgmma_sp_nk_test.cu: NK): BuildNm24Wg's
+// records (A image + metadata, as uploaded by PackRecords) read back through an emulation of
+// wgmma.mma_async.sp m64nNk32 written from the PTX ISA's definitions (testing/wgmma_sp_emulation.h says
+// which rule came from where) and compared with the CSR input; refusal of a non-2:4 matrix; the descriptors'
 // fields; the staged C store; the tunable declarations; and a replay of every CTA of both transports
 // (the kernel's stage offsets, step descriptors, metadata loads, store coordinates) against a plain product.
 // What the hardware does with a descriptor is only checked on the GPU (evaluator correctness).
@@ -19,83 +17,16 @@
 #include "gtest/gtest.h"
 #include "kernel_abi/tunables.h"
 #include "kernels/seeds/testing/nm24_emulation.h"
+#include "kernels/seeds/testing/nm24_wgmma_replay.h"
+#include "kernels/seeds/testing/wgmma_sp_emulation.h"
 
 namespace {
 
-using sparseditto::seed_testing::Csr;
-using sparseditto::seed_testing::Dense;
-using sparseditto::seed_testing::Eighths;
-using sparseditto::seed_testing::RandomNmCsr;
-
-Nm24WgHost Build(const Csr& m) {
-  Nm24WgHost h;
-  std::string why;
-  EXPECT_TRUE(BuildNm24Wg(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
-  return h;
-}
-
-// Shared memory as bytes; 2-byte values are fp16 (every test value is a multiple of 1/8: exact).
-using Smem = std::vector<unsigned char>;
-float HalfAt(const Smem& s, uint32_t addr) {
-  EXPECT_TRUE(addr % 2 == 0 && addr + 2 <= s.size()) << addr;
-  __half x;
-  std::memcpy(&x, s.data() + addr, 2);
-  return __half2float(x);
-}
-void PutHalf(Smem& s, uint32_t addr, float v) {
-  const __half x = __float2half(v);
-  std::memcpy(s.data() + addr, &x, 2);
-}
-uint32_t Swz64(uint32_t a) { return a ^ (((a >> 7) & 3) << 4); }
-uint32_t Swz128(uint32_t a) { return a ^ (((a >> 7) & 7) << 4); }
-uint32_t Start(uint64_t d) { return static_cast<uint32_t>((d & 0x3FFF) << 4); }
-uint32_t Lbo(uint64_t d) { return static_cast<uint32_t>(((d >> 16) & 0x3FFF) << 4); }
-uint32_t Sbo(uint64_t d) { return static_cast<uint32_t>(((d >> 32) & 0x3FFF) << 4); }
-
-// The logical 64 x 32 A of one wgmma.sp: compressed values (m, kc), kc < 16, from the K-major 64-byte
-// swizzle canonical layout at the descriptor; thread t's metadata e[t] (selector 0: threads 4g, 4g + 1 of
-// each warp; bits 0-15 row 16 w + g, bits 16-31 row 16 w + g + 8; thread 4g + h covers logical K 16 h..16 h
-// + 15, 4 bits a group: low 2 the position of compressed value 2j, high 2 of 2j + 1).
-void DecodeSparseA(const Smem& s, uint64_t da, const std::array<uint32_t, 128>& e, float (*a)[32]) {
-  ASSERT_EQ(da >> 62, 2u) << "A: 64-byte swizzle";
-  for (int m = 0; m < 64; ++m)
-    for (int k = 0; k < 32; ++k) a[m][k] = 0.0f;
-  for (int m = 0; m < 64; ++m)
-    for (int gq = 0; gq < 8; ++gq) {
-      const int t = 32 * (m / 16) + 4 * (m % 8) + gq / 4;
-      const uint32_t bits = (e[t] >> (16 * ((m % 16) / 8) + 4 * (gq % 4))) & 0xF;
-      const int i0 = bits & 3, i1 = bits >> 2;
-      ASSERT_LT(i0, i1) << "metadata of row " << m << " group " << gq << ": invalid or unordered";
-      for (int x = 0; x < 2; ++x) {
-        const uint32_t addr = Start(da) + (m / 8) * Sbo(da) + (m % 8) * 64 + 2 * (2 * gq + x);
-        a[m][4 * gq + (x ? i1 : i0)] = HalfAt(s, Swz64(addr));
-      }
-    }
-}
-// D (thread t, register i: row 16 (t/32) + (t%32)/4 + 8 ((i/2)%2), column 8 (i/4) + 2 (t%4) + i%2) +=
-// A (64 x 32) * B (32 x N), B MN-major 128-byte swizzle at the descriptor.
-void EmuWgmmaSp(const Smem& s, uint64_t da, uint64_t db, const std::array<uint32_t, 128>& e, int n, std::vector<float>& d) {
-  static float a[64][32];
-  DecodeSparseA(s, da, e, a);
-  ASSERT_EQ(db >> 62, 1u) << "B: 128-byte swizzle";
-  std::vector<float> b(32 * n);
-  for (int k = 0; k < 32; ++k)
-    for (int c = 0; c < n; ++c)
-      b[k * n + c] = HalfAt(s, Swz128(Start(db) + (c / 64) * Lbo(db) + (k / 8) * Sbo(db) + (k % 8) * 128 + (2 * c) % 128));
-  for (int t = 0; t < 128; ++t)
-    for (int i = 0; i < n / 2; ++i) {
-      const int row = 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (t % 4) + i % 2;
-      double acc = 0;
-      for (int k = 0; k < 32; ++k) acc += double(a[row][k]) * b[k * n + col];
-      d[t * (n / 2) + i] += static_cast<float>(acc);
-    }
-}
-// What a warpgroup's threads hold as metadata for step s of a stage (the kernel's uint2 load).
-std::array<uint32_t, 128> ThreadMeta(const Smem& s, uint32_t record, int step) {
-  std::array<uint32_t, 128> e;
-  for (int t = 0; t < 128; ++t) std::memcpy(&e[t], s.data() + record + kAImageBytes + 4 * MetaThreadWord(t) + 4 * step, 4);
-  return e;
-}
+// The emulation's names as this file's tests use them (fp16 throughout).
+uint32_t Start(uint64_t d) { return sparseditto::seed_testing::DescStart(d); }
+uint32_t Lbo(uint64_t d) { return sparseditto::seed_testing::DescLbo(d); }
+uint32_t Sbo(uint64_t d) { return sparseditto::seed_testing::DescSbo(d); }
+using sparseditto::seed_testing::Swz64;
 
 TEST(Nm24WgmmaSpBuild, RecordsDecodeToTheCsrMatrix) {
   struct Case { int64_t rows, cols; };
@@ -118,7 +49,7 @@ TEST(Nm24WgmmaSpBuild, RecordsDecodeToTheCsrMatrix) {
           const std::array<uint32_t, 128> e = ThreadMeta(rec, 0, s);
           for (int t = 0; t < 128; t += 4) EXPECT_TRUE(e[t] == e[t + 2] && e[t + 1] == e[t + 3]) << "thread pairs share words";
           static float a[64][32];
-          DecodeSparseA(rec, ADesc(0, s), e, a);
+          sparseditto::seed_testing::DecodeSparseA<__half>(rec, ADesc(0, s), e, a);
           for (int r = 0; r < 64; ++r)
             for (int k = 0; k < 32; ++k) {
               const int64_t row = mb * 64 + r, col = kt * kBk + 32 * s + k;
@@ -207,121 +138,6 @@ TEST(Nm24WgmmaSpLayout, StagedStoreWritesWholeRows) {
   ExpectStagedStoreIsTheTile<BigTile>();
   ExpectStagedStoreIsTheTile<SmallTile>();
   ExpectStagedStoreIsTheTile<Tile<128, 3>>();
-}
-
-// Every CTA of Nm24WgmmaSpKernel<__half, TL, tma>: records copied into the stage (bulk copy or cp.async:
-// the same bytes), B as the tensor copy lands it (pieces past n not copied: NaN here) or as the threads
-// write it (BOffset, zeros outside), the two steps' descriptors and metadata, the accumulators' coordinates.
-// per < ktiles: split-K over clusters of ceil(ktiles / per) CTAs (SplitTiles): each rank's accumulators
-// parked at PartialUnit, then ClusterReduce's walk (rank r: units r * 256 + thread, step 256 * splits),
-// summed over the ranks in rank order, stored in pairs through StorePair's guards. Every C value must be
-// written exactly once.
-template <class TL>
-std::vector<float> Replay(const Nm24WgHost& h, const std::vector<float>& b, int64_t n, bool tma, int per = 0) {
-  const int64_t rows = h.rows, cols = h.cols;
-  const int ktiles = static_cast<int>(h.kp / kBk);
-  if (per <= 0) per = ktiles;
-  const int splits = (ktiles + per - 1) / per;
-  const Smem records = PackRecords<__half>(h);
-  std::vector<float> c(rows * n, std::numeric_limits<float>::quiet_NaN());
-  std::vector<int> writes(rows * n, 0);
-  auto store = [&](int64_t row, int64_t col, float x) {
-    if (row >= rows || col >= n) return;
-    c[row * n + col] = x;
-    ++writes[row * n + col];
-  };
-  for (int64_t bx = 0; bx < h.mp / kBm; ++bx)
-    for (int64_t n0 = 0; n0 < n; n0 += TL::kBn) {
-      std::vector<std::vector<float>> partial(splits);  // each rank's partial tile, float4 units as float x 4
-      std::vector<float> acc;
-      for (int rank = 0; rank < splits; ++rank) {
-        int kt0, count;
-        SplitTiles(rank, ktiles, per, &kt0, &count);
-        EXPECT_GE(count, 1) << "no empty split";
-        acc.assign(2 * 64 * TL::kBn, 0.0f);  // [wg][t][i]
-        const int pieces = static_cast<int>(std::min<int64_t>(TL::kPieces, (n - n0 + 63) / 64));
-        for (int64_t kt = kt0; kt < kt0 + count; ++kt) {
-          Smem s(TL::kStageBytes, 0xFF);  // 0xFFFF is an fp16 NaN: anything not written poisons what reads it
-          for (int r = 0; r < 2; ++r)
-            std::copy(records.begin() + ((2 * bx + r) * ktiles + kt) * kRecordBytes, records.begin() + ((2 * bx + r) * ktiles + kt + 1) * kRecordBytes,
-                      s.begin() + TL::kBBytes + r * kRecordBytes);
-          for (int k = 0; k < kBk; ++k)
-            for (int col = 0; col < TL::kBn; ++col) {
-              const int64_t gk = kt * kBk + k, gc = n0 + col;
-              const float v = gk < cols && gc < n ? b[gk * n + gc] : 0.0f;
-              if (tma) {
-                if (col / 64 < pieces) PutHalf(s, (col / 64) * kBPieceBytes + Swz128(k * 128 + (col % 64) * 2), v);
-              } else {
-                PutHalf(s, BOffset(k, col), v);
-              }
-            }
-          for (int wg = 0; wg < 2; ++wg) {
-            std::vector<float> d(acc.begin() + wg * 64 * TL::kBn, acc.begin() + (wg + 1) * 64 * TL::kBn);
-            const uint32_t record = TL::kBBytes + wg * kRecordBytes;
-            for (int step = 0; step < 2; ++step) EmuWgmmaSp(s, ADesc(record, step), BDesc(0, step), ThreadMeta(s, record, step), TL::kBn, d);
-            std::copy(d.begin(), d.end(), acc.begin() + wg * 64 * TL::kBn);
-          }
-        }
-        if (splits == 1) break;
-        std::vector<float>& mine = partial[rank];
-        mine.assign(TL::kPartialBytes / 4, std::numeric_limits<float>::quiet_NaN());
-        for (int wg = 0; wg < 2; ++wg)
-          for (int t = 0; t < 128; ++t)
-            for (int q = 0; q < TL::kBn / 8; ++q) {
-              const int u = PartialUnit(TL::kBn, wg, q, t);
-              EXPECT_TRUE(u >= 0 && 16 * (u + 1) <= TL::kPartialBytes && 16 * (u + 1) <= TL::kDataBytes);
-              EXPECT_TRUE(std::isnan(mine[4 * u])) << "unit " << u << " written twice";
-              for (int x = 0; x < 4; ++x) mine[4 * u + x] = acc[(wg * 128 + t) * (TL::kBn / 2) + 4 * q + x];
-            }
-      }
-      if (splits == 1) {
-        for (int wg = 0; wg < 2; ++wg)
-          for (int t = 0; t < 128; ++t)
-            for (int i = 0; i < TL::kBn / 2; ++i) {
-              int r, cc;
-              AccCoord(t, i, &r, &cc);
-              store(bx * kBm + 64 * wg + r, n0 + cc, acc[(wg * 128 + t) * (TL::kBn / 2) + i]);
-            }
-        continue;
-      }
-      constexpr int kUnits = 2 * (TL::kBn / 8) * 128;
-      for (int rank = 0; rank < splits; ++rank)
-        for (int thread = 0; thread < kConsumers; ++thread)
-          for (int u = rank * kConsumers + thread; u < kUnits; u += kConsumers * splits) {
-            float sum[4] = {0, 0, 0, 0};
-            for (int s = 0; s < splits; ++s)
-              for (int x = 0; x < 4; ++x) sum[x] += partial[s][4 * u + x];
-            int uw, uq, ut, r, cc;
-            PartialUnitCoord(TL::kBn, u, &uw, &uq, &ut);
-            AccCoord(ut, 4 * uq, &r, &cc);
-            const int64_t row = bx * kBm + 64 * uw + r, col = n0 + cc;
-            // StorePair: (row, col) and (row, col + 1), the latter only inside n.
-            store(row, col, sum[0]);
-            if (col + 1 < n) store(row, col + 1, sum[1]);
-            store(row + 8, col, sum[2]);
-            if (col + 1 < n) store(row + 8, col + 1, sum[3]);
-          }
-    }
-  for (size_t i = 0; i < writes.size(); ++i) EXPECT_EQ(writes[i], 1) << "C value " << i << " written " << writes[i] << " times";
-  return c;
-}
-
-template <class TL>
-void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, bool tma, int per = 0) {
-  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " tile " << TL::kBn << " n " << n << (tma ? " tma" : " threads")
-                                    << " K tiles a split " << per);
-  const Csr m = RandomNmCsr(rows, cols, static_cast<uint32_t>(rows + 17 * cols + n));
-  const Nm24WgHost h = Build(m);
-  std::mt19937 rng(static_cast<uint32_t>(n * 3 + 1));
-  std::vector<float> b(cols * n);
-  for (float& x : b) x = Eighths(rng);
-  const std::vector<float> c = Replay<TL>(h, b, n, tma, per), dense = Dense(m);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < cols; ++k) want += double(dense[r * cols + k]) * b[k * n + j];
-      ASSERT_EQ(c[r * n + j], static_cast<float>(want)) << "C[" << r << "][" << j << "]";
-    }
 }
 
 TEST(Nm24WgmmaSpReplay, SmallTile) {
