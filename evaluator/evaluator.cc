@@ -87,6 +87,8 @@ CompileOptions Evaluator::CompileOptionsFor(const v1::Task& task) const {
   if (task.dtype() != v1::DTYPE_UNSPECIFIED) {
     options.extra_flags.push_back(fmt::format("-DSPARSEDITTO_TASK_DTYPE={}", static_cast<int>(task.dtype())));
   }
+  // And only its layout (SPARSEDITTO_BUILDS_LAYOUT), for the same reason: every run is in the task's layout.
+  options.extra_flags.push_back(fmt::format("-DSPARSEDITTO_TASK_LAYOUT={}", static_cast<int>(task.layout())));
   return options;
 }
 

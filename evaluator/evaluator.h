@@ -72,7 +72,8 @@ class Evaluator {
   absl::Status Screen(const v1::Candidate& candidate, const v1::Task& task) const;
   // EvaluatorOptions::compile with the task's archs and, when the task names a dtype,
   // -DSPARSEDITTO_TASK_DTYPE=<its number> after the configured extra flags: the candidate is built for
-  // that dtype only (kernel_abi/sparseditto_kernel.h, SPARSEDITTO_BUILDS_DTYPE).
+  // that dtype only (kernel_abi/sparseditto_kernel.h, SPARSEDITTO_BUILDS_DTYPE); and always
+  // -DSPARSEDITTO_TASK_LAYOUT=<the task's layout> (SPARSEDITTO_BUILDS_LAYOUT).
   CompileOptions CompileOptionsFor(const v1::Task& task) const;
   const NvccCompiler& compiler() const { return *compiler_; }
 

@@ -135,4 +135,14 @@ SPARSEDITTO_EXPORT int sparseditto_abi_version(void) { return SPARSEDITTO_ABI_VE
 #define SPARSEDITTO_BUILDS_DTYPE(d) 1
 #endif
 
+/* One layout a build, the same way: the evaluator adds -DSPARSEDITTO_TASK_LAYOUT=<the task's sd_layout>, and
+ * SPARSEDITTO_BUILDS_LAYOUT(l) is true for that layout only (for every layout without the define). A kernel
+ * that guards its layouts keeps sparseditto_layouts() as its source's capability (a constant) and refuses
+ * in prepare a layout the build left out. */
+#ifdef SPARSEDITTO_TASK_LAYOUT
+#define SPARSEDITTO_BUILDS_LAYOUT(l) ((l) == SPARSEDITTO_TASK_LAYOUT)
+#else
+#define SPARSEDITTO_BUILDS_LAYOUT(l) 1
+#endif
+
 #endif /* SPARSEDITTO_KERNEL_H_ */

@@ -55,11 +55,12 @@ absl::StatusOr<std::vector<v1::Layout>> CompiledLayouts(const std::string& libra
   return layouts;  // the handle stays open: the seed's statics are not trusted to unload
 }
 
-// A task on `archs` in `dtype`, for Evaluator::CompileOptionsFor.
-v1::Task TaskOn(const std::vector<std::string>& archs, v1::Dtype dtype) {
+// A task on `archs` in `dtype` and `layout`, for Evaluator::CompileOptionsFor.
+v1::Task TaskOn(const std::vector<std::string>& archs, v1::Dtype dtype, v1::Layout layout = v1::LAYOUT_KN) {
   v1::Task task;
   for (const std::string& arch : archs) task.add_arch(arch);
   task.set_dtype(dtype);
+  task.set_layout(layout);
   return task;
 }
 
@@ -126,6 +127,7 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
   struct Build {
     const SeedKernel* seed;
     v1::Dtype dtype;
+    v1::Layout layout;
     std::future<absl::StatusOr<CompileResult>> result;
   };
   std::vector<Build> builds;
@@ -134,17 +136,26 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
     // A seed that does not guard its dtypes builds the same code whatever the task's dtype: once is enough.
     const size_t dtypes = GuardsItsDtypes(seed) ? seed.dtypes.size() : std::min<size_t>(1, seed.dtypes.size());
     for (const v1::Dtype dtype : std::vector<v1::Dtype>(seed.dtypes.begin(), seed.dtypes.begin() + dtypes)) {
-      builds.push_back({&seed, dtype, pool.Submit(seed.source, (*evaluator)->CompileOptionsFor(TaskOn(seed.archs, dtype)))});
+      builds.push_back({&seed, dtype, v1::LAYOUT_KN,
+                        pool.Submit(seed.source, (*evaluator)->CompileOptionsFor(TaskOn(seed.archs, dtype)))});
+    }
+    // A seed that takes NK is built as an NK task builds it too (SPARSEDITTO_BUILDS_LAYOUT: its NK code alone).
+    if (std::find(seed.layouts.begin(), seed.layouts.end(), v1::LAYOUT_NK) != seed.layouts.end() && !seed.dtypes.empty()) {
+      const v1::Dtype dtype = seed.dtypes.front();
+      builds.push_back({&seed, dtype, v1::LAYOUT_NK,
+                        pool.Submit(seed.source, (*evaluator)->CompileOptionsFor(TaskOn(seed.archs, dtype, v1::LAYOUT_NK)))});
     }
   }
 
   for (Build& build : builds) {
     const SeedKernel& seed = *build.seed;
     const v1::Dtype dtype = build.dtype;
+    const v1::Layout layout = build.layout;
     const std::string archs = fmt::format("{}", fmt::join(seed.archs, ", "));
     absl::StatusOr<CompileResult> result = build.result.get();
     if (!result.ok()) {
-      ADD_FAILURE() << "seed " << seed.name << " [" << archs << "] " << v1::Dtype_Name(dtype) << ": " << result.status();
+      ADD_FAILURE() << "seed " << seed.name << " [" << archs << "] " << v1::Dtype_Name(dtype) << " "
+                    << v1::Layout_Name(layout) << ": " << result.status();
       continue;
     }
     if (!result->ok) {
@@ -152,7 +163,7 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
       int failing_archs = 0;
       for (const std::string& arch : seed.archs) {
         absl::StatusOr<CompileResult> alone =
-            compiler.Compile(seed.source, (*evaluator)->CompileOptionsFor(TaskOn({arch}, dtype)));
+            compiler.Compile(seed.source, (*evaluator)->CompileOptionsFor(TaskOn({arch}, dtype, layout)));
         if (alone.ok() && alone->ok) continue;
         ++failing_archs;
         ADD_FAILURE() << "seed " << seed.name << " (" << seed.path << ") does not compile for " << arch << " in "
@@ -190,9 +201,9 @@ TEST(SeedsCompileTest, EverySeedCompilesForTheArchsItClaimsWithoutSpills) {
       EXPECT_EQ(*layouts, seed.layouts) << "seed " << seed.name << ": the compiled sparseditto_layouts() mask and the "
                                         << "layouts read from the source (kernels/seed_library.h) differ";
     }
-    std::cout << fmt::format("[ seed     ] {:<20} [{}] {:<10} compiled in {:.1f} s, {} kernel records, max {} "
+    std::cout << fmt::format("[ seed     ] {:<20} [{}] {:<10} {} compiled in {:.1f} s, {} kernel records, max {} "
                              "registers, {}, {} device kernels{}\n",
-                             seed.name, archs, v1::Dtype_Name(dtype), result->seconds, result->resources.size(),
+                             seed.name, archs, v1::Dtype_Name(dtype), v1::Layout_Name(layout), result->seconds, result->resources.size(),
                              max_registers, spilling == 0 ? "no spills" : fmt::format("{} SPILL", spilling),
                              foreign.kernels, guarded ? " (task's dtype only)" : "");
   }

@@ -24,6 +24,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 status=0
 # The judge's own tests first (a broken judge makes every later verdict meaningless), then every other
 # *_gpu_test the package holds (seed tests and the like), so a new GPU test needs no edit here.
+# TEST_TIMEOUT: seconds each test may take (default 420).
 first=(reference_candidate_gpu_test reference_gemm_gpu_test baselines_gpu_test evaluator_gpu_test
        device_output_check_gpu_test adversarial_corpus_gpu_test kernel_export_gpu_test)
 rest=()
@@ -34,7 +35,7 @@ done
 for t in "${first[@]}" "${rest[@]}"; do
   [[ -x "$here/build/bin/$t" ]] || continue
   echo "=== $t"
-  timeout 420 "$here/build/bin/$t" >"$logs/$t.log" 2>&1
+  timeout "${TEST_TIMEOUT:-420}" "$here/build/bin/$t" >"$logs/$t.log" 2>&1
   rc=$?
   grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED|Failure|^reference on|^corpus|expected .* got" "$logs/$t.log" | head -60
   echo "=== $t exit $rc"

@@ -734,7 +734,12 @@ template <typename T, bool kNk> cudaError_t FitAll(int optin, State* s) {
   if (e == cudaSuccess && SMALL_N_MAX > 0) e = FitTile<T, SmallTile, kNk>(optin, s->fit[kSmall]);
   return e;
 }
-template <typename T> cudaError_t FitLayout(int optin, State* s) { return s->nk ? FitAll<T, true>(optin, s) : FitAll<T, false>(optin, s); }
+// Only the layouts of this build are instantiated (SPARSEDITTO_BUILDS_LAYOUT); prepare refuses the others.
+template <typename T> cudaError_t FitLayout(int optin, State* s) {
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_NK)) if (s->nk) return FitAll<T, true>(optin, s);
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_KN)) if (!s->nk) return FitAll<T, false>(optin, s);
+  return cudaErrorInvalidValue;
+}
 template <typename T, class TL, bool kNk> cudaError_t LaunchTile(const State* s, Args a, bool tma, cudaStream_t stream) {
   const int64_t mblocks = s->mp / kBm, ntiles = (a.n + TL::kBn - 1) / TL::kBn;
   const Plan plan = MakePlan(mblocks * ntiles, a.ktiles, s->sms, s->fit[TileFor(a.n)][tma ? 1 : 0]);
@@ -756,7 +761,9 @@ template <typename T, bool kNk> cudaError_t LaunchLayout(const State* s, const A
   }
 }
 template <typename T> cudaError_t Launch(const State* s, const Args& a, bool tma, cudaStream_t stream) {
-  return s->nk ? LaunchLayout<T, true>(s, a, tma, stream) : LaunchLayout<T, false>(s, a, tma, stream);
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_NK)) if (s->nk) return LaunchLayout<T, true>(s, a, tma, stream);
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_KN)) if (!s->nk) return LaunchLayout<T, false>(s, a, tma, stream);
+  return cudaErrorInvalidValue;  // a layout left out of this build never gets past prepare
 }
 // What run's pointers and n allow (host-tested): the thread copy's 16-byte B chunks (vec), KN's 4-byte C
 // pairs (pair), and the copy-engine path (tma): the tensor map's row stride and the staged store's 16-byte
@@ -795,8 +802,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
           std::to_string(major) + "." + std::to_string(minor);
   } else if ((p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || !SPARSEDITTO_BUILDS_DTYPE(p->dtype)) {
     why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
-  } else if (p->layout != SD_LAYOUT_KN && p->layout != SD_LAYOUT_NK) {
-    why = "layout " + std::to_string(p->layout) + " unsupported (KN, NK only)";
+  } else if ((p->layout != SD_LAYOUT_KN && p->layout != SD_LAYOUT_NK) || !SPARSEDITTO_BUILDS_LAYOUT(p->layout)) {
+    why = "layout " + std::to_string(p->layout) + " unsupported (KN, NK only) or not in this build";
   } else {
     BuildNm24Wg(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
   }
