@@ -30,8 +30,9 @@ absl::Status RunRecords::EnsureRun(const std::string& project_revision, const st
   if (run.ok()) {
     // A run's provenance is written once, when it is made; what resumes it must score the same way, or
     // the run would hold measured and unmeasured results under one provenance.
+    // (A caller that passes no provenance only makes sure the record exists: nothing to compare.)
     const bool stored_fake = ScoredByFakeEvaluator(run->provenance_json());
-    if (stored_fake != ScoredByFakeEvaluator(provenance_json)) {
+    if (!provenance_json.empty() && stored_fake != ScoredByFakeEvaluator(provenance_json)) {
       return absl::FailedPreconditionError(fmt::format(
           "run {} was scored by {}; resuming it with {} would mix measured and unmeasured results: start a new run "
           "(--run NAME){}",

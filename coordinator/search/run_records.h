@@ -39,7 +39,8 @@ class RunRecords {
 
   const std::string& run_id() const { return run_id_; }
 
-  // Creates the run record when the run has none.
+  // Creates the run record when the run has none. When it has one and `provenance_json` is given, a
+  // FailedPrecondition if one of the two says the tests' fake evaluator scored it and the other does not.
   absl::Status EnsureRun(const std::string& project_revision = "", const std::string& provenance_json = "");
   // Stores every task, each checked against the stored one first.
   absl::Status PutTasks(const std::vector<v1::Task>& tasks);

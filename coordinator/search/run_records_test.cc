@@ -47,7 +47,8 @@ TEST_F(RunRecordsTest, ARunIsResumedOnlyByTheSameKindOfEvaluator) {
     bool ok;
   };
   for (const Case& c : {Case{kGpu, kGpu, true}, Case{kFake, kFake, true}, Case{kGpu, kFake, false},
-                        Case{kFake, kGpu, false}, Case{"", kGpu, true}, Case{"not json", kGpu, true}}) {
+                        Case{kFake, kGpu, false}, Case{"", kGpu, true}, Case{"not json", kGpu, true},
+                        Case{kFake, "", true}}) {
     SCOPED_TRACE(std::string(c.made_with) + " then " + c.resumed_with);
     auto store = OpenStore(std::to_string(std::hash<std::string>()(std::string(c.made_with) + c.resumed_with)));
     RunRecords run(*store, "run");

@@ -68,8 +68,12 @@ double RelOut(v1::Dtype d) { return d == v1::DTYPE_FP32 ? 0x1p-22 : d == v1::DTY
 double RelAcc(v1::Dtype d) { return d == v1::DTYPE_FP32 ? 2e-5 : 1e-4; }
 // cuSPARSE CSR with fp16/bf16 output rounds partial sums to the output type (measured on an H200;
 // baseline.h): allow one output ulp of sum |a*b|. A layout or indexing bug still errs by O(sum |a*b|).
-double RelAccFor(const std::string& baseline, v1::Dtype d) {
+// cuBLAS's transposed-A GEMM (the NK call, Y = X * A^T, as F.linear makes it) does the same at some
+// shapes with fp16/bf16 output (on an H100, 2026-12-06: 300x1000 at n = 8 and 129 erred by 1-2% of an
+// element, about 1e-4 of sum |a*b|, beyond RelAcc; KN's call on the same matrix stayed within it).
+double RelAccFor(const std::string& baseline, v1::Dtype d, v1::Layout layout) {
   if (baseline == "cusparse_csr" && d != v1::DTYPE_FP32) return RelOut(d);
+  if (baseline == "cublas_dense" && layout == v1::LAYOUT_NK && d != v1::DTYPE_FP32) return RelOut(d);
   return RelAcc(d);
 }
 
@@ -134,11 +138,11 @@ TEST_P(BaselinesLayoutGpuTest, EveryAvailableBaselineMatchesTheReference) {
           const testing::HostProduct host = testing::HostSpmmIn(layout, *a, b, n);
           const int64_t width = testing::OutputWidth(layout, c.rows, n);
           const testing::Comparison cmp = testing::Compare(*got, *want, host.abs, width, RelOut(dtype),
-                                                                RelAccFor(baseline->name(), dtype));
+                                                                RelAccFor(baseline->name(), dtype, layout));
           EXPECT_TRUE(cmp.ok) << cmp.first_failure;
           // Against the host's own product too: a layout bug shared by the GPU reference shows here.
           const testing::Comparison host_cmp = testing::Compare(*got, host.c, host.abs, width, RelOut(dtype),
-                                                                     RelAccFor(baseline->name(), dtype));
+                                                                     RelAccFor(baseline->name(), dtype, layout));
           EXPECT_TRUE(host_cmp.ok) << "against the host product: " << host_cmp.first_failure;
           worst_scaled = std::max(worst_scaled, cmp.max_scaled_error);
           auto b_after = testing::Download(b_dev->get(), c.cols * n, dtype);
