@@ -108,6 +108,20 @@ TEST(DeployFilesTest, TheCoordinatorsPortProbesServiceAndTheEvaluatorsAgree) {
   EXPECT_EQ(deployment["spec"]["strategy"]["type"].as<std::string>(), "Recreate") << "one writer of the store";
   const YAML::Node service = Find(coordinator_docs, "Service", "sparseditto-coordinator");
   EXPECT_EQ(service["spec"]["ports"][0]["targetPort"].as<int>(), port);
+  // The JSON/HTTP API: its --http-listen port is the container's "http" port and the service's.
+  const std::string http_listen = Flag(container, "--http-listen");
+  ASSERT_FALSE(http_listen.empty()) << "the coordinator serves the HTTP API too";
+  const int http_port = std::stoi(http_listen.substr(http_listen.rfind(':') + 1));
+  EXPECT_NE(http_port, port);
+  bool container_has = false, service_has = false;
+  for (const YAML::Node& p : container["ports"]) {
+    container_has |= p["name"].as<std::string>() == "http" && p["containerPort"].as<int>() == http_port;
+  }
+  for (const YAML::Node& p : service["spec"]["ports"]) {
+    service_has |= p["name"].as<std::string>() == "http" && p["targetPort"].as<int>() == http_port;
+  }
+  EXPECT_TRUE(container_has) << "no container port named http at " << http_port;
+  EXPECT_TRUE(service_has) << "no service port named http targeting " << http_port;
   const std::string reach = ServiceAddress(service);
   const YAML::Node mutators = Find(Documents("mutators.yaml"), "Deployment", "sparseditto-mutator");
   EXPECT_EQ(Flag(mutators["spec"]["template"]["spec"]["containers"][0], "--coordinator"), reach);
