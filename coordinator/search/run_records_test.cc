@@ -55,7 +55,9 @@ TEST_F(RunRecordsTest, ARunIsResumedOnlyByTheSameKindOfEvaluator) {
     ASSERT_TRUE(run.EnsureRun("rev", c.made_with).ok());
     const absl::Status again = run.EnsureRun("rev", c.resumed_with);
     EXPECT_EQ(again.ok(), c.ok) << again;
-    if (!c.ok) EXPECT_NE(again.message().find("mix measured and unmeasured"), std::string::npos) << again;
+    if (!c.ok) {
+      EXPECT_NE(again.message().find("mix measured and unmeasured"), std::string::npos) << again;
+    }
     absl::StatusOr<store::RunRecord> record = store->GetRun("run");
     ASSERT_TRUE(record.ok()) << record.status();
     EXPECT_EQ(record->provenance_json(), c.made_with) << "the stored provenance is kept";
