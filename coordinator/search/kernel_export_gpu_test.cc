@@ -14,6 +14,7 @@
 
 #include "coordinator/search/export_wrapper.h"
 #include "coordinator/search/kernel_export.h"
+#include "coordinator/testing/export_build.h"
 #include "evaluator/gpu/gpu_test_util.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -68,14 +69,7 @@ TEST(KernelExportGpuTest, ExportsBuildLoadComputeAndRefuseAWrongWeight) {
     std::ofstream(scratch.path() / (name + ".cu")) << *file;
     files.push_back({name + ".cu", ExportNvccFlags(task).value()});
   }
-  std::ofstream(scratch.path() / "build.sh") << BuildScript(files);
-  for (const char* header : {"sparseditto_kernel.h", "sparseditto_weight_check.h"}) {
-    std::filesystem::copy_file(std::string(SPARSEDITTO_SOURCE_DIR "/kernel_abi/") + header, scratch.path() / header);
-  }
-  const auto built = testing_support::RunShell(
-      fmt::format("cd '{}' && NVCC='{}' sh build.sh -o libexports.so >build.log 2>&1 || tail -30 build.log",
-                  scratch.path().string(), SPARSEDITTO_NVCC),
-      scratch.path());
+  const auto built = testing::BuildExports(scratch.path(), files, "libexports.so");
   void* library = dlopen((scratch.path() / "libexports.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(library, nullptr) << dlerror() << built.out;
 

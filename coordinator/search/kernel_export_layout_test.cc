@@ -10,6 +10,7 @@
 
 #include "coordinator/search/export_wrapper.h"
 #include "coordinator/search/kernel_export.h"
+#include "coordinator/testing/export_build.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -73,22 +74,12 @@ TEST(KernelExportLayout, TheLibraryExportsEachKernelsMaskAndPrepareRefusesOtherL
     std::ofstream(scratch.path() / (e.name + ".cu")) << *file;
     files.push_back({e.name + ".cu", ExportNvccFlags(task).value()});
   }
-  std::ofstream(scratch.path() / "build.sh") << BuildScript(files);
-  for (const char* header : {"sparseditto_kernel.h", "sparseditto_weight_check.h"}) {
-    std::filesystem::copy_file(std::string(SPARSEDITTO_SOURCE_DIR "/kernel_abi/") + header, scratch.path() / header);
-  }
-  const auto built = testing_support::RunShell(
-      fmt::format("cd '{}' && NVCC='{}' sh build.sh -o liblayouts.so >build.log 2>&1 || tail -30 build.log",
-                  scratch.path().string(), SPARSEDITTO_NVCC),
-      scratch.path());
+  const auto built = testing::BuildExports(scratch.path(), files, "liblayouts.so");
   ASSERT_TRUE(std::filesystem::exists(scratch.path() / "liblayouts.so")) << built.out << built.err;
   void* library = dlopen((scratch.path() / "liblayouts.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(library, nullptr) << dlerror();
 
-  const int32_t row_offsets[] = {0, 1, 2, 3, 4};
-  const int32_t columns[] = {0, 1, 2, 3};
-  const float values[] = {1, 1, 1, 1};
-  const int64_t n_values[] = {16};
+  const testing::IdentityWeight weight;  // a weight the check passes: 4 x 4 fp16 unstructured
   for (const Export& e : exports) {
     SCOPED_TRACE(e.name);
     auto layouts = reinterpret_cast<decltype(&sparseditto_layouts)>(dlsym(library, (e.name + "_layouts").c_str()));
@@ -96,17 +87,7 @@ TEST(KernelExportLayout, TheLibraryExportsEachKernelsMaskAndPrepareRefusesOtherL
     ASSERT_NE(layouts, nullptr);
     ASSERT_NE(prepare, nullptr);
     EXPECT_EQ(layouts(), e.mask);
-    sd_problem problem = {};  // a weight the check passes: 4 x 4 fp16 unstructured
-    problem.abi_version = SPARSEDITTO_ABI_VERSION;
-    problem.dtype = SD_DTYPE_FP16;
-    problem.rows = problem.cols = 4;
-    problem.nnz = 4;
-    problem.pattern.family = SD_PATTERN_UNSTRUCTURED;
-    problem.row_offsets = row_offsets;
-    problem.col_indices = columns;
-    problem.values = values;
-    problem.n_values = n_values;
-    problem.num_n_values = 1;
+    sd_problem problem = weight.Problem(SD_DTYPE_FP16);
     // A layout outside the mask (NK for the KN-only kernel; a number no layout has for both).
     for (int32_t layout : {e.mask == 1u ? int32_t{SD_LAYOUT_NK} : 7, -1, 40}) {
       problem.layout = layout;

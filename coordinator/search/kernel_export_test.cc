@@ -1,4 +1,5 @@
 #include "coordinator/search/kernel_export.h"
+#include "coordinator/testing/export_build.h"
 
 #include <dlfcn.h>
 
@@ -248,18 +249,16 @@ TEST(KernelExport, TwoPlansOfOneSeedBuildIntoOneLibrary) {
     std::ofstream(scratch.path() / (std::string(name) + ".cu")) << *file;
     files.push_back({std::string(name) + ".cu", ExportNvccFlags(task).value()});
   }
-  std::ofstream(scratch.path() / "build.sh") << BuildScript(files);
-  for (const char* header : {"sparseditto_kernel.h", "sparseditto_weight_check.h"}) {
-    std::filesystem::copy_file(std::string(SPARSEDITTO_SOURCE_DIR "/kernel_abi/") + header, scratch.path() / header);
-  }
-  const auto built = testing_support::RunShell(
-      fmt::format("cd '{}' && {{ NVCC='{}' sh build.sh -o libplans.so >build.log 2>&1 || tail -30 build.log; }} && "
-                  "nm -D --defined-only libplans.so | grep ' T ' | sed 's/.* T //' | grep -v '^_Z' | sort | tr '\\n' ' '",
-                  scratch.path().string(), SPARSEDITTO_NVCC),
+  const auto built = testing::BuildExports(scratch.path(), files, "libplans.so");
+  ASSERT_TRUE(std::filesystem::exists(scratch.path() / "libplans.so")) << built.out << built.err;
+  const auto symbols = testing_support::RunShell(
+      fmt::format("cd '{}' && nm -D --defined-only libplans.so | grep ' T ' | sed 's/.* T //' | grep -v '^_Z' | sort | "
+                  "tr '\\n' ' '",
+                  scratch.path().string()),
       scratch.path());
-  EXPECT_EQ(built.out,
+  EXPECT_EQ(symbols.out,
             "layer0_abi_version layer0_layouts layer0_prepare layer0_release layer0_run "
-            "layer1_abi_version layer1_layouts layer1_prepare layer1_release layer1_run ") << built.err;
+            "layer1_abi_version layer1_layouts layer1_prepare layer1_release layer1_run ") << symbols.err;
 }
 
 // An attack on the export's weight check: a hostile candidate defines sd_check_weight as a macro that
@@ -298,34 +297,14 @@ TEST(KernelExport, ACandidateCannotMacroAwayTheWeightCheck) {
     const std::filesystem::path dir = scratch.path() / name;
     std::filesystem::create_directories(dir);
     std::ofstream(dir / (name + ".cu")) << *file;
-    std::ofstream(dir / "build.sh") << BuildScript({{name + ".cu", ExportNvccFlags(task).value()}});
-    for (const char* header : {"sparseditto_kernel.h", "sparseditto_weight_check.h"}) {
-      std::filesystem::copy_file(std::string(SPARSEDITTO_SOURCE_DIR "/kernel_abi/") + header, dir / header);
-    }
-    const auto built = testing_support::RunShell(
-        fmt::format("cd '{}' && NVCC='{}' sh build.sh -o libattack.so >build.log 2>&1 || tail -30 build.log",
-                    dir.string(), SPARSEDITTO_NVCC),
-        dir);
+    const auto built = testing::BuildExports(dir, {{name + ".cu", ExportNvccFlags(task).value()}}, "libattack.so");
     ASSERT_TRUE(std::filesystem::exists(dir / "libattack.so")) << built.out << built.err;
     void* library = dlopen((dir / "libattack.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(library, nullptr) << dlerror();
     auto prepare = reinterpret_cast<decltype(&sparseditto_prepare)>(dlsym(library, (name + "_prepare").c_str()));
     ASSERT_NE(prepare, nullptr);
-    const int32_t row_offsets[] = {0, 1, 2, 3, 4};
-    const int32_t columns[] = {0, 1, 2, 3};
-    const float values[] = {1, 1, 1, 1};
-    const int64_t n_values[] = {16};
-    sd_problem problem = {};
-    problem.abi_version = SPARSEDITTO_ABI_VERSION;
-    problem.dtype = SD_DTYPE_FP32;  // the kernel was searched for fp16
-    problem.rows = problem.cols = 4;
-    problem.nnz = 4;
-    problem.pattern.family = SD_PATTERN_UNSTRUCTURED;
-    problem.row_offsets = row_offsets;
-    problem.col_indices = columns;
-    problem.values = values;
-    problem.n_values = n_values;
-    problem.num_n_values = 1;
+    const testing::IdentityWeight weight;
+    sd_problem problem = weight.Problem(SD_DTYPE_FP32);  // the kernel was searched for fp16
     void* state = nullptr;
     char error[256] = "";
     EXPECT_NE(prepare(&problem, &state, error, sizeof error), 0) << "the macro switched the weight check off";
