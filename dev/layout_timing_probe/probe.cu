@@ -7,7 +7,7 @@
 // whose kernel makes the following flush slower (dirty lines, a carve-out switch) or leaves a gap shows
 // here as "flush after" > "flush alone" or a gap.
 //   nvcc -O2 -std=c++17 -arch=sm_90a -I../../kernel_abi -o probe probe.cu -ldl -lcuda
-//   ./probe candidate.so M K N [trials]
+//   ./probe candidate.so M K N [trials] [density]   (density < 0.5: unstructured at that density, else 2:4)
 #define SPARSEDITTO_HARNESS
 #include "sparseditto_kernel.h"
 #include <cuda_fp16.h>
@@ -55,7 +55,7 @@ static Stats Batch(RunFn run, void* state, const std::vector<void*>& bs, const s
 }
 
 int main(int argc, char** argv) {
-  if (argc < 5) { std::fprintf(stderr, "usage: %s candidate.so M K N [trials]\n", argv[0]); return 2; }
+  if (argc < 5) { std::fprintf(stderr, "usage: %s candidate.so M K N [trials] [density]\n", argv[0]); return 2; }
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) { std::fprintf(stderr, "dlopen: %s\n", dlerror()); return 1; }
   auto prepare = reinterpret_cast<PrepareFn>(dlsym(lib, "sparseditto_prepare"));
@@ -63,12 +63,19 @@ int main(int argc, char** argv) {
   auto release = reinterpret_cast<ReleaseFn>(dlsym(lib, "sparseditto_release"));
   const int64_t m = std::atoll(argv[2]), k = std::atoll(argv[3]), n = std::atoll(argv[4]);
   const int trials = argc > 5 ? std::atoi(argv[5]) : 50;
-  // A random 2:4 matrix, values exact in fp16.
+  const double density = argc > 6 ? std::atof(argv[6]) : 0.5;
+  const bool nm24 = density >= 0.5;
+  // A random 2:4 matrix (or unstructured at `density`), values exact in fp16.
   std::mt19937 rng(7);
   std::vector<int32_t> offsets{0}, cols;
   std::vector<float> vals;
   for (int64_t r = 0; r < m; ++r) {
-    for (int64_t g = 0; g < k; g += 4) {
+    for (int64_t g = 0; !nm24 && g < k; ++g) {
+      if (std::uniform_real_distribution<double>(0, 1)(rng) >= density) continue;
+      cols.push_back(static_cast<int32_t>(g));
+      vals.push_back(static_cast<float>(static_cast<int>(rng() % 9) - 4) / 4);
+    }
+    for (int64_t g = 0; nm24 && g < k; g += 4) {
       int a = rng() % 4, b = (a + 1 + rng() % 3) % 4;
       if (a > b) std::swap(a, b);
       for (int p : {a, b}) { cols.push_back(static_cast<int32_t>(g + p)); vals.push_back(static_cast<float>(static_cast<int>(rng() % 9) - 4) / 4); }
@@ -98,7 +105,11 @@ int main(int argc, char** argv) {
     sd_problem p{};
     p.abi_version = SPARSEDITTO_ABI_VERSION, p.dtype = SD_DTYPE_FP16, p.rows = m, p.cols = k;
     p.nnz = static_cast<int64_t>(cols.size());
-    p.pattern.family = SD_PATTERN_N_M, p.pattern.n = 2, p.pattern.m = 4, p.pattern.sparsity = 0.5f;
+    if (nm24) {
+      p.pattern.family = SD_PATTERN_N_M, p.pattern.n = 2, p.pattern.m = 4, p.pattern.sparsity = 0.5f;
+    } else {
+      p.pattern.family = SD_PATTERN_UNSTRUCTURED, p.pattern.sparsity = static_cast<float>(1 - density);
+    }
     p.row_offsets = offsets.data(), p.col_indices = cols.data(), p.values = vals.data();
     p.n_values = n_values, p.num_n_values = 1, p.device = 0, p.layout = layout;
     void* state = nullptr;
