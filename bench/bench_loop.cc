@@ -25,8 +25,10 @@ void Say(std::ostream* to, const std::string& text) {
   if (to != nullptr) *to << text << std::flush;
 }
 
+// Appends the error of `s` to `errors`, once (a folder that cannot be written fails every write to it).
 void AddError(std::string* errors, const absl::Status& s) {
-  if (!s.ok()) *errors += (errors->empty() ? "" : "; ") + std::string(s.message());
+  if (s.ok() || errors->find(std::string(s.message())) != std::string::npos) return;
+  *errors += (errors->empty() ? "" : "; ") + std::string(s.message());
 }
 
 // One task's share of the bench: the seeds that apply, and what an interrupted bench kept of it.
@@ -42,6 +44,7 @@ v1::Candidate SeedCandidate(const v1::Task& task, const SeedKernel& seed) {
   c.set_task_name(task.name());
   c.set_source(seed.source);
   c.set_seed_name(seed.name);
+  c.set_operator_(v1::MUTATION_OPERATOR_SEED);
   return c;
 }
 
@@ -184,7 +187,7 @@ absl::StatusOr<BenchLoopOutcome> RunBenchLoop(const std::vector<v1::Task>& suite
   for (size_t t = 0; t < tasks.size() && !out.interrupted; ++t) {
     const v1::Task& task = tasks[t];
     TaskPlan& plan = plans[t];
-    for (; prefetched < tasks.size() && prefetched < t + o.compile_ahead_tasks; ++prefetched) {
+    for (; prefetched < tasks.size() && prefetched < t + static_cast<size_t>(o.compile_ahead_tasks); ++prefetched) {
       std::vector<v1::Candidate> ahead;
       for (const SeedKernel* seed : plans[prefetched].seeds) {
         if (!plans[prefetched].kept.contains(seed->name)) ahead.push_back(SeedCandidate(tasks[prefetched], *seed));
@@ -267,6 +270,7 @@ absl::StatusOr<BenchLoopOutcome> RunBenchLoop(const std::vector<v1::Task>& suite
     if (plan.partial_path.ok()) fs::remove(*plan.partial_path, error);  // its rows hold it now
     sink.Emit(RowsEvent(task.name(), rows));
   }
+  fs::remove(dir / "bench-partial", error);  // when empty: nothing of an unfinished task is kept
   out.summary = BenchSummary(out.rows);
   Say(o.table, "\n" + out.summary);
   WriteBenchFiles(dir, out.rows, out.summary, &out.file_errors);

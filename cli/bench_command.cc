@@ -6,10 +6,13 @@
 #include <atomic>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include "bench/bench_loop.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/fake_search_backend.h"
 #include "cli/install_paths.h"
 #include "cli/stop_signals.h"
 #include "coordinator/search/gpu_candidate_evaluator.h"
@@ -58,13 +61,26 @@ int RunBench(const BenchOptions& o, const std::function<bool()>& stop_requested)
     }
     return kExitSuccess;
   }
-  if (absl::Status s = RequireSandboxLayers("bench"); !s.ok()) return Fail("bench", s);
-  EvaluatorOptions options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, o.min_trials);
-  options.runner_options.set_correctness_trials(o.correctness_trials);
-  options.runner_options.set_measure_device_limits(true);
-  auto evaluator = Evaluator::Create(options);
-  if (!evaluator.ok()) return Fail("bench", evaluator.status());
-  GpuCandidateEvaluator gpu(evaluator->get());
+  absl::StatusOr<std::optional<int>> fake_ms = FakeEvaluatorDelayMs();
+  if (!fake_ms.ok()) return Fail("bench", fake_ms.status());
+  std::unique_ptr<Evaluator> evaluator;        // the GPU's cascade, unless the fake stands in
+  std::unique_ptr<CandidateEvaluator> scorer;  // the seam the loop evaluates through
+  if (fake_ms->has_value()) {
+    std::cerr << "sparseditto bench: SPARSEDITTO_FAKE_EVALUATOR_MS is set: the fake evaluator of the tests scores "
+                 "the seeds, nothing runs on a GPU\n";
+    absl::StatusOr<std::unique_ptr<CandidateEvaluator>> fake = MakeFakeBenchEvaluator(suite_order, **fake_ms);
+    if (!fake.ok()) return Fail("bench", fake.status());
+    scorer = *std::move(fake);
+  } else {
+    if (absl::Status s = RequireSandboxLayers("bench"); !s.ok()) return Fail("bench", s);
+    EvaluatorOptions options = InstalledEvaluatorOptions(o.cache_dir, o.stage_timeout, o.timing_seconds, o.min_trials);
+    options.runner_options.set_correctness_trials(o.correctness_trials);
+    options.runner_options.set_measure_device_limits(true);
+    absl::StatusOr<std::unique_ptr<Evaluator>> created = Evaluator::Create(options);
+    if (!created.ok()) return Fail("bench", created.status());
+    evaluator = *std::move(created);
+    scorer = std::make_unique<GpuCandidateEvaluator>(evaluator.get());
+  }
 
   BenchLoopOptions loop;
   loop.out_dir = o.out_dir.empty() ? "bench-" + std::filesystem::path(o.suite).stem().string() : o.out_dir;
@@ -74,7 +90,7 @@ int RunBench(const BenchOptions& o, const std::function<bool()>& stop_requested)
   loop.table = &std::cout;
   loop.log = &std::cerr;
   loop.stop_requested = stop_requested;
-  absl::StatusOr<BenchLoopOutcome> outcome = RunBenchLoop(suite_order, *tasks, *seeds, gpu, loop);
+  absl::StatusOr<BenchLoopOutcome> outcome = RunBenchLoop(suite_order, *tasks, *seeds, *scorer, loop);
   if (!outcome.ok()) return Fail(o.resume ? "bench --resume" : "bench", outcome.status());
   for (const std::string& error : {outcome->file_errors, outcome->events_error}) {
     if (!error.empty()) std::cerr << "sparseditto bench: " << error << "\n";
