@@ -41,8 +41,9 @@ std::vector<v1::Task> Suite(int count) {
 }
 
 // The fake behind the seam, with what a bench needs of a set-up (FakeSetupReply's baselines). Seeds of
-// `failing` fail with their category; tasks of `failing_setups` fail their set-up. Calls are counted by candidate id ("<seed>@<task>") across evaluator objects
-// through `calls` (a resumed bench is a new process with a new evaluator).
+// `failing` fail with their category; tasks of `failing_setups` fail their set-up. Calls are counted by
+// candidate id ("<seed>@<task>") across evaluator objects through `calls` (a resumed bench is a new
+// process with a new evaluator).
 class BenchFake : public testing::CountingEvaluator {
  public:
   BenchFake(testing::FakeLandscape landscape, std::map<std::string, int>* calls)

@@ -18,7 +18,8 @@ absl::Status Bad(const std::filesystem::path& path, const std::string& why) {
 
 }  // namespace
 
-absl::StatusOr<std::filesystem::path> PartialResultsPath(const std::filesystem::path& out_dir, const std::string& task) {
+absl::StatusOr<std::filesystem::path> PartialResultsPath(const std::filesystem::path& out_dir,
+                                                         const std::string& task) {
   return PathInside(out_dir, {"bench-partial", task + ".json"});
 }
 
@@ -69,12 +70,16 @@ absl::Status WritePartialResults(const std::filesystem::path& path, const std::s
     if (auto s = google::protobuf::util::MessageToJsonString(k.result, &result, print); !s.ok()) {
       return absl::InternalError(fmt::format("{}: {}: {}", path.string(), k.seed, std::string(s.message())));
     }
-    evaluations.push_back({{"seed", k.seed},
-                           {"source_hash", k.source_hash},
-                           {"result", nlohmann::ordered_json::parse(result)}});
+    // Not thrown on: a result whose text is not valid UTF-8 (a compiler's bytes) is an error here.
+    nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(result, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) {
+      return absl::InternalError(fmt::format("{}: {}: the result's JSON does not parse", path.string(), k.seed));
+    }
+    evaluations.push_back({{"seed", k.seed}, {"source_hash", k.source_hash}, {"result", std::move(parsed)}});
   }
   const nlohmann::ordered_json doc = {{"task", task}, {"evaluations", evaluations}};
-  return WriteFileAtomically(path.string(), doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  const std::string text = doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return WriteFileAtomically(path.string(), text);
 }
 
 }  // namespace sparseditto

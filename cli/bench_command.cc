@@ -56,7 +56,9 @@ int RunBench(const BenchOptions& o, const std::function<bool()>& stop_requested)
   if (o.list) {  // task, seed, seed file: one line a pair (scripts/seed_finalists.sh reads it)
     for (const v1::Task& task : *tasks) {
       const std::vector<const SeedKernel*> applicable = ApplicableSeeds(task, *seeds);
-      for (const SeedKernel* seed : applicable) std::cout << task.name() << "\t" << seed->name << "\t" << seed->path << "\n";
+      for (const SeedKernel* seed : applicable) {
+        std::cout << task.name() << "\t" << seed->name << "\t" << seed->path << "\n";
+      }
       if (applicable.empty()) std::cerr << fmt::format("{}: no seed applies\n", task.name());
     }
     return kExitSuccess;

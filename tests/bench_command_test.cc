@@ -47,7 +47,9 @@ class BenchCommandTest : public ::testing::Test {
   std::unique_ptr<ChildProcess> StartBench(int ms, const std::vector<std::string>& extra) {
     std::vector<std::string> argv = {SPARSEDITTO_BINARY, "bench", "--suite", (dir() / "suite.yaml").string(),
                                      "--cache", (dir() / "cache").string()};
-    if (std::find(extra.begin(), extra.end(), "--out") == extra.end()) argv.insert(argv.end(), {"--out", Out().string()});
+    if (std::find(extra.begin(), extra.end(), "--out") == extra.end()) {
+      argv.insert(argv.end(), {"--out", Out().string()});
+    }
     argv.insert(argv.end(), extra.begin(), extra.end());
     return testing_support::StartWithFakeEvaluator(std::move(argv), ms);
   }
