@@ -99,10 +99,11 @@ std::string BenchSummary(const std::vector<BenchRow>& rows);
 // log line say why) and the bench goes on; a failed evaluation is a row's typed failure ("seed:CRASH"),
 // not an error. The returned outcome says how much was done; a bench that could set up no task returns
 // it too (tasks_benched 0), for the caller to judge.
-// Errors (the output folder is left as it was): InvalidArgument for an empty out_dir or
+// Errors (nothing evaluated; bench.* are left as they were): InvalidArgument for an empty out_dir or
 // compile_ahead_tasks < 1, or (resume) a bench.json that is not a bench table, naming the file, the row
-// and the field; Unavailable when out_dir or its events file cannot be made or opened. Writes that fail
-// later do not stop the bench (file_errors, events_error say which).
+// and the field; Unavailable naming the path when out_dir cannot be made, bench-partial/ cannot be
+// cleared (a new bench) or the events file cannot be opened. Writes that fail later do not stop the
+// bench (file_errors, events_error say which).
 // Thread-safety: none; `evaluator` is used from the caller's thread only, and no other bench may write
 // the same out_dir at the same time. `evaluator`, `suite`, `tasks` and `seeds` are not owned and need
 // only outlive the call.
