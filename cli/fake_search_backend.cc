@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -21,6 +22,11 @@ class SlowFakeEvaluator final : public testing::CountingEvaluator {
  public:
   SlowFakeEvaluator(testing::FakeLandscape landscape, int delay_ms)
       : CountingEvaluator(std::move(landscape)), delay_ms_(delay_ms) {}
+  absl::Status SetUp(const v1::Task& task) override {
+    setup_ = testing::FakeSetupReply(task);
+    return absl::OkStatus();
+  }
+  v1::SetupTaskReply SetupReply() const override { return setup_; }
   v1::EvalResult Evaluate(const v1::Task& task, const v1::Candidate& candidate, uint64_t seed) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     return CountingEvaluator::Evaluate(task, candidate, seed);
@@ -28,6 +34,7 @@ class SlowFakeEvaluator final : public testing::CountingEvaluator {
 
  private:
   const int delay_ms_;
+  v1::SetupTaskReply setup_;
 };
 
 class FakeBackend final : public SearchBackend {
@@ -46,6 +53,15 @@ class FakeBackend final : public SearchBackend {
   LocalEvaluationPipeline pipeline_;  // after evaluator_: goes first, joining its taker
 };
 
+absl::StatusOr<testing::FakeLandscape> FakeLandscapeOf(const std::vector<v1::Task>& tasks) {
+  if (tasks.empty()) return absl::InvalidArgumentError("no task");
+  auto seeds = LoadSeedLibrary(SeedLibraryDir());
+  if (!seeds.ok()) return seeds.status();
+  testing::FakeLandscape landscape = testing::Landscape(tasks[0], *seeds);
+  landscape.finalist_failing_seeds = {"dense_cublas"};
+  return landscape;
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<int>> FakeEvaluatorDelayMs() {
@@ -59,12 +75,19 @@ absl::StatusOr<std::optional<int>> FakeEvaluatorDelayMs() {
 }
 
 absl::StatusOr<std::unique_ptr<SearchBackend>> MakeFakeSearchBackend(const std::vector<v1::Task>& tasks, int delay_ms) {
-  if (tasks.empty()) return absl::InvalidArgumentError("no task");
-  auto seeds = LoadSeedLibrary(SeedLibraryDir());
-  if (!seeds.ok()) return seeds.status();
-  testing::FakeLandscape landscape = testing::Landscape(tasks[0], *seeds);
-  landscape.finalist_failing_seeds = {"dense_cublas"};
-  return std::unique_ptr<SearchBackend>(std::make_unique<FakeBackend>(std::move(landscape), delay_ms));
+  absl::StatusOr<testing::FakeLandscape> landscape = FakeLandscapeOf(tasks);
+  if (!landscape.ok()) return landscape.status();
+  return std::unique_ptr<SearchBackend>(std::make_unique<FakeBackend>(*std::move(landscape), delay_ms));
+}
+
+absl::StatusOr<std::unique_ptr<CandidateEvaluator>> MakeFakeBenchEvaluator(const std::vector<v1::Task>& tasks,
+                                                                           int delay_ms) {
+  absl::StatusOr<testing::FakeLandscape> landscape = FakeLandscapeOf(tasks);
+  if (!landscape.ok()) return landscape.status();
+  std::set<int64_t> ns;
+  for (const v1::Task& task : tasks) ns.insert(task.n().begin(), task.n().end());
+  landscape->n_values.assign(ns.begin(), ns.end());
+  return std::unique_ptr<CandidateEvaluator>(std::make_unique<SlowFakeEvaluator>(*std::move(landscape), delay_ms));
 }
 
 }  // namespace sparseditto

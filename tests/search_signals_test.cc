@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/fake_evaluator_child.h"
 #include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
@@ -38,15 +39,11 @@ class SearchSignalsTest : public ::testing::Test {
 
   // `sparseditto search tiny.yaml` with the fake evaluator taking `ms` per evaluation, and `extra`.
   std::unique_ptr<ChildProcess> StartSearch(int ms, const std::vector<std::string>& extra) {
-    SpawnOptions spawn;
-    spawn.argv = {SPARSEDITTO_BINARY, "search", (dir() / "tiny.yaml").string(), "--runs-dir", (dir() / "runs").string(),
-                  "--cache", (dir() / "cache").string(), "--finalists", "1", "--confirm-rounds", "0"};
-    spawn.argv.insert(spawn.argv.end(), extra.begin(), extra.end());
-    spawn.inherit_variables = {"PATH", "HOME"};
-    spawn.environment["SPARSEDITTO_FAKE_EVALUATOR_MS"] = std::to_string(ms);
-    auto spawned = Spawn(spawn);
-    EXPECT_TRUE(spawned.ok()) << spawned.status();
-    return spawned.ok() ? *std::move(spawned) : nullptr;
+    std::vector<std::string> argv = {SPARSEDITTO_BINARY, "search", (dir() / "tiny.yaml").string(), "--runs-dir",
+                                     (dir() / "runs").string(), "--cache", (dir() / "cache").string(), "--finalists",
+                                     "1", "--confirm-rounds", "0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return testing_support::StartWithFakeEvaluator(std::move(argv), ms);
   }
 
   // Every line of the events file, parsed; one that does not parse fails the test.

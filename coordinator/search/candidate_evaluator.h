@@ -34,6 +34,10 @@ class CandidateEvaluator {
   // device-relative tunables resolve against (kernel_abi/tunable_values.h). The default knows none, so
   // such tunables stay at their current values.
   virtual DeviceFacts Device() const { return {}; }
+  // The reply of the last successful SetUp: the baselines' times at each n, the matrix's shape and
+  // nonzeros, the device and its measured limits (what `sparseditto bench`'s table is made of,
+  // bench/bench_loop.h). The default knows none: an empty reply (no baselines, no limits).
+  virtual v1::SetupTaskReply SetupReply() const { return {}; }
   // Told the candidates the loop will evaluate next, in order (SearchLoopOptions.compile_ahead > 1);
   // an implementation may prepare them (compile them together). It must not change any result.
   virtual void Prefetch(const v1::Task& task, const std::vector<v1::Candidate>& candidates) {

@@ -28,6 +28,7 @@ absl::Status GpuCandidateEvaluator::SetUpWith(const v1::Task& task, bool fresh_b
     device_ = DeviceFactsFromSetup(*reply);
     // Never time a population on a GPU of another arch (task/arch_populations.h).
     if (absl::Status s = CheckDeviceServesTask(task, reply->arch(), reply->gpu_name()); !s.ok()) return NonRetryable(s);
+    setup_ = *reply;
   }
   if (absl::IsFailedPrecondition(status) || absl::IsInvalidArgument(status)) return NonRetryable(status);
   return status;

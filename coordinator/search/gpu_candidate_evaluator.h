@@ -51,6 +51,8 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
                                   const v1::ScreenBar& bar) override;
   // From the last successful SetUp's reply (DeviceFactsFromSetup); none before.
   DeviceFacts Device() const override { return device_; }
+  // The last successful SetUp's (or RetimeBaselines') reply; empty before.
+  v1::SetupTaskReply SetupReply() const override { return setup_; }
   // Compiles again (the cache makes that cheap) and runs the cascade with the finalist checks.
   v1::EvalResult EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override {
     return evaluator_->Evaluate(task, candidate, /*finalist=*/true, check_seed);
@@ -67,6 +69,7 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   // pool_, so destroyed (waiting for the work) before it.
   std::map<std::string, std::shared_future<absl::StatusOr<CompileResult>>> pending_;
   DeviceFacts device_;
+  v1::SetupTaskReply setup_;
 };
 
 // The facts a runner's setup reply reports: arch from its arch string ("sm_90a" -> 90), the SM count

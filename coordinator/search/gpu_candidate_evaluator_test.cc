@@ -87,6 +87,8 @@ TEST(GpuCandidateEvaluatorTest, SetUpWithoutADriverFailsAtOnceAndIsNotRetryable)
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_TRUE(IsNonRetryable(s)) << s;
   EXPECT_NE(std::string(s.message()).find("no NVIDIA driver was found"), std::string::npos) << s;
+  EXPECT_EQ(gpu.SetupReply().baselines_size(), 0) << "no set-up succeeded: no reply to build a bench row on";
+  EXPECT_EQ(gpu.SetupReply().matrix_nnz(), 0);
 }
 
 TEST(GpuCandidateEvaluatorTest, DeviceFactsComeFromTheSetupReply) {

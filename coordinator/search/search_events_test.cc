@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "coordinator/search/search_loop.h"
+#include "coordinator/testing/events_file.h"
 #include "coordinator/testing/search_fixture.h"
 #include "coordinator/testing/store_test.h"
 #include "fmt/format.h"
@@ -25,24 +26,11 @@ namespace sparseditto {
 namespace {
 
 using nlohmann::json;
+using testing::CountByType;
 using testing::CountingEvaluator;
 using testing::Landscape;
+using testing::ReadEvents;
 using testing::SmallTask;
-
-// Every line of `path`, each parsed; a line that does not parse fails the test.
-std::vector<json> ReadEvents(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::vector<json> events;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    EXPECT_FALSE(event.is_discarded()) << path << ":" << number << " does not parse: " << line;
-    if (!event.is_discarded()) events.push_back(std::move(event));
-  }
-  return events;
-}
 
 // The fields every event of each type must have.
 void ExpectWellFormed(const std::vector<json>& events) {
@@ -65,12 +53,6 @@ void ExpectWellFormed(const std::vector<json>& events) {
     ASSERT_NE(fields, required.end()) << "unknown type: " << e;
     for (const std::string& f : fields->second) EXPECT_TRUE(e.contains(f)) << type << " lacks " << f << ": " << e;
   }
-}
-
-std::map<std::string, int> CountByType(const std::vector<json>& events) {
-  std::map<std::string, int> counts;
-  for (const json& e : events) ++counts[e.value("type", "")];
-  return counts;
 }
 
 class SearchEventsTest : public testing::StoreTest {

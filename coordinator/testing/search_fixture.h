@@ -76,6 +76,26 @@ inline SearchLoopOptions TestLoopOptions() {
   return o;
 }
 
+// A set-up reply for `task` as the fake's world has it (what `sparseditto bench`'s table is made of):
+// a 256 x 256 matrix with 6554 nonzeros, and at every n of the task the baselines cublas_dense (1 ms,
+// the fake's own baseline time) and cusparse_csr (2 ms); no device limits.
+inline v1::SetupTaskReply FakeSetupReply(const v1::Task& task) {
+  v1::SetupTaskReply reply;
+  reply.set_matrix_rows(256);
+  reply.set_matrix_cols(256);
+  reply.set_matrix_nnz(6554);
+  for (int64_t n : task.n()) {
+    v1::BaselineList& list = (*reply.mutable_baselines())[n];
+    for (const auto& [name, ms] : {std::pair<std::string, double>{"cublas_dense", 1.0}, {"cusparse_csr", 2.0}}) {
+      v1::BaselineTime* b = list.add_baselines();
+      b->set_name(name);
+      b->set_available(true);
+      b->mutable_timing()->set_median_ms(ms);
+    }
+  }
+  return reply;
+}
+
 // The seam over the fake: counts calls by candidate id (and by source hash, in the fake); tells
 // `on_call` before scoring, when set; records the batches it is told to prefetch.
 class CountingEvaluator : public CandidateEvaluator {
