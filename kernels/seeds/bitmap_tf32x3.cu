@@ -36,6 +36,7 @@
 #define STAGES 3    // sparseditto:tunable values=[2, 3, 4, 6]
 #define SPLIT_CTAS_PER_SM 1  // sparseditto:tunable values=[0, 1, 2, 4]
 #define A_PRESPLIT 0         // sparseditto:tunable values=[0, 1]
+#define SMALL_ACC 1          // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kThreads = WARPS_M * WARPS_K * 32;
@@ -43,6 +44,9 @@ constexpr int kGroupK = WARPS_K * TILE_K;        // columns of A (rows of B) per
 constexpr int kBitmapsPerTile = 2 * TILE_K / 8;  // 8x8 blocks of a 16 x TILE_K tile
 constexpr int kBitmapChunks = kBitmapsPerTile / 2;
 constexpr int kMaxWordsPerValue = 2;             // A_PRESPLIT: hi and lo
+// SMALL_ACC: the two correction products of a term go to accumulators of their own, added to the main ones after
+// the K loop: a chain of 2 dependent mma a k step instead of 3, for N_TILE / 2 more registers.
+constexpr int kSmallRows = SMALL_ACC ? N_TILE / 8 : 1;
 static_assert(TILE_K % 16 == 0 && N_TILE % 16 == 0, "whole 16-byte bitmap chunks; B rows padded conflict-free");
 static_assert(WARPS_K <= 8 && STAGES >= 2, "8 tile starts a header; a pipeline");
 static_assert(kThreads <= 512, "at most 16 warps: 128 registers a thread hold the widest n tile unspilled");
@@ -262,7 +266,8 @@ __device__ void LoadDenseTile(const Params& p, float* sb, int g, int buf, int n0
 // Role: this warp's tile of stage `buf`: decode A fragments, split B fragments, 3 mma a term.
 template <bool kPresplit>
 __device__ void ComputeStage(const Params& p, const uint4* sa, const float* sb, int buf, int wm, int wk, int lane,
-                             float (&acc)[N_TILE / 8][4]) {
+                             float (&acc)[N_TILE / 8][4], float (&small)[kSmallRows][4]) {
+  float(*corr)[4] = SMALL_ACC ? small : acc;  // where a_lo*b_hi and a_hi*b_lo go
   const uint32_t* region = reinterpret_cast<const uint32_t*>(sa + (buf * WARPS_M + wm) * p.region_chunks);
   const uint32_t* tile = region + TileStart(region, wk) * 4;
   const uint64_t* bitmaps = reinterpret_cast<const uint64_t*>(tile);
@@ -280,8 +285,8 @@ __device__ void ComputeStage(const Params& p, const uint4* sa, const float* sb, 
       uint32_t b_hi[2], b_lo[2];  // b0 (k = t, n = g), b1 (k = t + 4, n = g)
       SplitTf32(bs[kb * 8 * ldb + j * 8], &b_hi[0], &b_lo[0]);
       SplitTf32(bs[(kb * 8 + 4) * ldb + j * 8], &b_hi[1], &b_lo[1]);
-      MmaTf32(acc[j], a_lo, b_hi[0], b_hi[1]);
-      MmaTf32(acc[j], a_hi, b_lo[0], b_lo[1]);
+      MmaTf32(corr[j], a_lo, b_hi[0], b_hi[1]);
+      MmaTf32(corr[j], a_hi, b_lo[0], b_lo[1]);
       MmaTf32(acc[j], a_hi, b_hi[0], b_hi[1]);
     }
   }
@@ -361,7 +366,7 @@ __global__ void __launch_bounds__(kThreads) Bitmap3xTf32Spmm(Params p) {
     table[w * (p.groups + 1) + g] = p.goff[static_cast<size_t>(blockIdx.x * WARPS_M + w) * p.groups + g];
   }
   __syncthreads();
-  float acc[N_TILE / 8][4] = {};
+  float acc[N_TILE / 8][4] = {}, small[kSmallRows][4] = {};
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < count) LoadSparseTile(p, table, sa, g0 + s, s);
     CpAsyncCommit();
@@ -374,8 +379,9 @@ __global__ void __launch_bounds__(kThreads) Bitmap3xTf32Spmm(Params p) {
       LoadDenseTile(p, sb, g0 + i + STAGES - 1, (i + STAGES - 1) % STAGES, n0);
     }
     CpAsyncCommit();
-    ComputeStage<kPresplit>(p, sa, sb, i % STAGES, wm, wk, lane, acc);
+    ComputeStage<kPresplit>(p, sa, sb, i % STAGES, wm, wk, lane, acc, small);
   }
+  if (SMALL_ACC) ForEachAcc(p.ncols, [&](int j, int r) { acc[j][r] += small[SMALL_ACC ? j : 0][r]; });
   CpAsyncWait<0>();
   __syncthreads();  // shared memory is reused for the reduction
   ReduceAndStore(p, reinterpret_cast<float*>(smem), wm, wk, lane, acc);

@@ -232,9 +232,9 @@ TEST(BitmapTf32x3Split, HiPlusLoIsTheValueTo22Bits) {
 enum class Math { k3xTf32, k1xTf32 };
 
 // C as the kernel computes it: per split z (groups in order), per warp wk (its k-tile of each group), per k
-// step of 8, each mma adding 8 products of TF32 operands (fp32 sums); the 3xTF32 terms a_lo*b_hi, a_hi*b_lo,
-// a_hi*b_hi in that order (1xTF32: a_hi*b_hi only); then the warps' partials summed in order 0..WARPS_K-1,
-// the splits' in split order.
+// step of 8, each mma adding 8 products of TF32 operands (fp32 sums); the 3xTF32 terms a_lo*b_hi, a_hi*b_lo
+// (into their own accumulator under SMALL_ACC, added after the K loop), a_hi*b_hi in that order (1xTF32:
+// a_hi*b_hi only); then the warps' partials summed in order 0..WARPS_K-1, the splits' in split order.
 std::vector<float> Emulate(const BitmapFormat& f, int64_t rows, const std::vector<float>& b, int64_t n, int splits,
                            Math math) {
   std::vector<float> a_hi, a_lo;
@@ -257,14 +257,15 @@ std::vector<float> Emulate(const BitmapFormat& f, int64_t rows, const std::vecto
       for (int z = 0; z < splits; ++z) {
         float split_sum = 0.0f;
         for (int wk = 0; wk < WARPS_K; ++wk) {
-          float acc = 0.0f;
+          float acc = 0.0f, small = 0.0f;
+          float& corr = SMALL_ACC ? small : acc;
           for (int g = SplitBegin(z, splits, f.groups); g < SplitBegin(z + 1, splits, f.groups); ++g)
             for (int kb = 0; kb < TILE_K / 8; ++kb) {
               const int64_t k0 = int64_t{g} * kGroupK + wk * TILE_K + kb * 8;
-              if (math == Math::k3xTf32) acc += mma(a_lo, b_hi, r, col, k0), acc += mma(a_hi, b_lo, r, col, k0);
+              if (math == Math::k3xTf32) corr += mma(a_lo, b_hi, r, col, k0), corr += mma(a_hi, b_lo, r, col, k0);
               acc += mma(a_hi, b_hi, r, col, k0);
             }
-          split_sum += acc;
+          split_sum += SMALL_ACC ? acc + small : acc;
         }
         total += split_sum;
       }
