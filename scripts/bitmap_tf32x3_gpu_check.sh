@@ -7,7 +7,7 @@
 #  2. bench of this seed alone on the DLMC fp32 tasks of configs/suites/dlmc.yaml whose names match NAME_REGEX
 #     (default: all 36): its time at each n against cuBLAS dense and cuSPARSE CSR (issue 27's row "dlmc fp32,
 #     over cuSPARSE CSR");
-#  3. eval of one-tunable variants beside the default on two DLMC matrices at 90% (FFN conv1 2048 x 512, q
+#  3. eval of tunable variants beside the default on two DLMC matrices at 90% (FFN conv1 2048 x 512, q
 #     projection 512 x 512), so a fixed-cost change shows at each n.
 #   scripts/bitmap_tf32x3_gpu_check.sh SPARSEDITTO OUT_DIR [NAME_REGEX]
 # SPARSEDITTO: the sparseditto binary (e.g. build/bin/sparseditto). Writes OUT_DIR/finalist_<task>.txt,
@@ -43,15 +43,20 @@ done
   --cache "$out/cache" --resume > "$out/bench.log" 2>&1 || { echo "bench failed: see $out/bench.log"; status=1; }
 [[ -f "$out/bench/bench.txt" ]] && cat "$out/bench/bench.txt"
 
-# One tunable changed per variant (the default is the seed itself).
+# Variants: a name, then the tunables it changes and their values (the default is the seed itself).
 variants=("split0 SPLIT_CTAS_PER_SM 0" "split2 SPLIT_CTAS_PER_SM 2" "ntile32 N_TILE 32" "ntile128 N_TILE 128"
-          "wk2 WARPS_K 2" "wm2 WARPS_M 2" "tilek64 TILE_K 64" "stages4 STAGES 4" "presplit A_PRESPLIT 1")
+          "wm1 WARPS_M 1" "wm4 WARPS_M 4" "wm4_split0 WARPS_M 4 SPLIT_CTAS_PER_SM 0" "wk2 WARPS_K 2"
+          "tilek16 TILE_K 16" "tilek64 TILE_K 64" "stages4 STAGES 4" "presplit A_PRESPLIT 1" "one_acc SMALL_ACC 0")
 kernels=(--kernel "$seed")
 for v in "${variants[@]}"; do
-  read -r name tunable value <<< "$v"
+  read -r name changes <<< "$v"
   file="$out/variants/bitmap_tf32x3_$name.cu"
-  sed -E "s/^#define $tunable [0-9]+ /#define $tunable $value /" "$seed" > "$file"
-  cmp -s "$seed" "$file" && { echo "variant $name: $tunable not found in the seed" >&2; status=1; continue; }
+  cp "$seed" "$file" || exit 1
+  read -ra pairs <<< "$changes"
+  for ((i = 0; i + 1 < ${#pairs[@]}; i += 2)); do
+    sed -i -E "s/^#define ${pairs[i]} [0-9]+ /#define ${pairs[i]} ${pairs[i + 1]} /" "$file"
+  done
+  cmp -s "$seed" "$file" && { echo "variant $name changes nothing: a tunable not found in the seed" >&2; status=1; continue; }
   kernels+=(--kernel "$file")
 done
 for task in dlmc_encoder_ffn_conv1_s900000572205_fp32 dlmc_encoder_sa_q_s900001525879_fp32; do

@@ -31,7 +31,7 @@
 
 #define TILE_K 32   // sparseditto:tunable values=[16, 32, 64]
 #define N_TILE 64   // sparseditto:tunable values=[16, 32, 64, 128]
-#define WARPS_M 1   // sparseditto:tunable values=[1, 2, 4]
+#define WARPS_M 2   // sparseditto:tunable values=[1, 2, 4]
 #define WARPS_K 4   // sparseditto:tunable values=[1, 2, 4, 8]
 #define STAGES 3    // sparseditto:tunable values=[2, 3, 4, 6]
 #define SPLIT_CTAS_PER_SM 1  // sparseditto:tunable values=[0, 1, 2, 4]
