@@ -46,7 +46,8 @@ done
 # Variants: a name, then the tunables it changes and their values (the default is the seed itself).
 variants=("split0 SPLIT_CTAS_PER_SM 0" "split2 SPLIT_CTAS_PER_SM 2" "ntile32 N_TILE 32" "ntile128 N_TILE 128"
           "wm1 WARPS_M 1" "wm4 WARPS_M 4" "wm4_split0 WARPS_M 4 SPLIT_CTAS_PER_SM 0" "wk2 WARPS_K 2"
-          "tilek16 TILE_K 16" "tilek64 TILE_K 64" "stages4 STAGES 4" "presplit A_PRESPLIT 1" "one_acc SMALL_ACC 0")
+          "tilek16 TILE_K 16" "tilek64 TILE_K 64" "stages4 STAGES 4" "presplit A_PRESPLIT 1" "one_acc SMALL_ACC 0"
+          "offsets SLOT_EXTRA_KB 0")
 kernels=(--kernel "$seed")
 for v in "${variants[@]}"; do
   read -r name changes <<< "$v"

@@ -194,6 +194,28 @@ TEST(BitmapTf32x3Format, BitOrderPutsALanesTwoElementsSideBySide) {
   EXPECT_EQ(two[1][1], 4u);
 }
 
+// Fixed slots hold the same records: read through slot offsets (i * max_group_chunks), the format expands to the
+// same matrix; the padding is zeros; padding beyond the byte limit (or a limit of 0) keeps the compact layout.
+TEST(BitmapTf32x3Format, FixedSlotsHoldTheRecordsOrAreRefused) {
+  for (const Csr& m : {RandomCsr(100, 700, 0.1, 13, {}, {5, 6}), RandomCsr(33, 200, 0.5, 14, {0})}) {
+    const BitmapFormat f = Build(m, false);
+    const size_t extra = ((f.goff.size() - 1) * f.max_group_chunks - f.goff.back()) * 16;
+    std::vector<uint32_t> slots = {7};
+    ASSERT_GT(extra, 0u);
+    EXPECT_FALSE(PadRecordsToSlots(f, extra - 1, &slots));
+    EXPECT_FALSE(PadRecordsToSlots(f, 0, &slots));
+    EXPECT_EQ(slots, std::vector<uint32_t>{7}) << "nothing written when refused";
+    ASSERT_TRUE(PadRecordsToSlots(f, extra, &slots));
+    BitmapFormat fixed = f;
+    fixed.data = slots;
+    for (size_t i = 0; i < fixed.goff.size(); ++i) fixed.goff[i] = static_cast<uint32_t>(i * f.max_group_chunks);
+    EXPECT_TRUE(ExpandByBlock(fixed, 0) == ExpandByBlock(f, 0));
+    for (size_t i = 0; i + 1 < f.goff.size(); ++i)
+      for (size_t w = (f.goff[i + 1] - f.goff[i]) * 4; w < f.max_group_chunks * 4; ++w)
+        ASSERT_EQ(slots[i * f.max_group_chunks * 4 + w], 0u) << "record " << i;
+  }
+}
+
 // ---- TF32 rounding and the 3xTF32 split -------------------------------------------------------------
 
 TEST(BitmapTf32x3Split, RoundsToNearestTiesAwayLikeCvtRna) {
