@@ -10,11 +10,13 @@
 #include <set>
 
 #include "gtest/gtest.h"
+#include "kernels/seeds/testing/grouped_records_checks.h"
 #include "kernels/seeds/testing/random_csr16.h"
 
 namespace {
 
 using Csr = sparseditto::seed_testing::Csr16;
+using sparseditto::seed_testing::CheckGroupedRecords;
 using sparseditto::seed_testing::RandomCsr16;
 
 std::vector<uint16_t> Dense(const Csr& m, int64_t rows, int64_t cols) {
@@ -98,27 +100,8 @@ std::vector<uint16_t> ExpandByLane(const BitmapFormat& f) {
 void CheckRoundTrip(const Csr& m) {
   SCOPED_TRACE(testing::Message() << m.rows << "x" << m.cols << " nnz " << m.bits.size());
   const BitmapFormat f = Build(m);
-  ASSERT_EQ(f.row_tiles % WARPS_M, 0);
-  ASSERT_GE(int64_t{f.row_tiles} * 16, m.rows);
-  ASSERT_LT(int64_t{f.row_tiles} * 16, m.rows + 16 * WARPS_M);
-  ASSERT_GE(int64_t{f.groups} * kGroupK, m.cols);
-  ASSERT_LT(int64_t{f.groups} * kGroupK, m.cols + kGroupK);
-  ASSERT_EQ(f.goff.size(), static_cast<size_t>(f.row_tiles) * f.groups + 1);
-  ASSERT_EQ(f.data.size() % 8, 0u);
-  ASSERT_EQ(f.goff.back() * size_t{8}, f.data.size());
-  uint32_t longest = 0;
-  for (size_t i = 0; i + 1 < f.goff.size(); ++i) {
-    ASSERT_LT(f.goff[i], f.goff[i + 1]);
-    longest = std::max(longest, f.goff[i + 1] - f.goff[i]);
-    // Header: tiles in order, the first right after the header, each inside the record.
-    const size_t first = size_t{f.goff[i]} * 8;
-    EXPECT_EQ(f.data[first], 1);
-    for (int w = 0; w < WARPS_K; ++w) {
-      EXPECT_LT(f.data[first + w] + kBitmapChunks - 1, f.goff[i + 1] - f.goff[i]);
-      if (w > 0) EXPECT_GE(f.data[first + w], f.data[first + w - 1] + kBitmapChunks);
-    }
-  }
-  EXPECT_EQ(longest, f.max_group_chunks);
+  ASSERT_NO_FATAL_FAILURE(CheckGroupedRecords(f, m.rows, m.cols, {WARPS_M, WARPS_K, kGroupK, kBitmapChunks}, 8,
+                                              [&](size_t record, int w) { return uint32_t{f.data[record + w]}; }));
   const std::vector<uint16_t> want = Dense(m, int64_t{f.row_tiles} * 16, int64_t{f.groups} * kGroupK);
   EXPECT_TRUE(ExpandBySubBlock(f) == want);
   EXPECT_TRUE(ExpandByLane(f) == want);
