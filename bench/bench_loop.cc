@@ -220,7 +220,8 @@ absl::StatusOr<BenchLoopOutcome> RunBenchLoop(const std::vector<v1::Task>& suite
       }
     }
     if (!done.empty()) {
-      Say(o.log, fmt::format("{}: {} evaluations kept from the bench that was cut short\n", task.name(), done.size()));
+      Say(o.log, fmt::format("{}: {} evaluation{} kept from the bench that was cut short\n", task.name(), done.size(),
+                             done.size() == 1 ? "" : "s"));
     }
     for (const SeedKernel* seed : plan.seeds) {
       if (plan.kept.contains(seed->name)) continue;

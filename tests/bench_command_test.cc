@@ -136,7 +136,7 @@ TEST_F(BenchCommandTest, ABenchStoppedOrKilledResumesEvaluatingNothingTwice) {
 
     std::string err;
     ASSERT_EQ(RunBench({"--resume"}, nullptr, &err), 0) << err;
-    EXPECT_THAT(err, HasSubstr("evaluations kept from the bench that was cut short"));
+    EXPECT_THAT(err, HasSubstr("kept from the bench that was cut short"));
     std::set<std::string> candidates;
     for (const json& e : testing::ReadEvents(Out() / "events.jsonl")) {
       if (e.value("type", "") != "evaluation") continue;
