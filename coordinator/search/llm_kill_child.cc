@@ -9,7 +9,6 @@
 // just before the N-th store write of that operation. Stopping prints "STOPPED\n" and waits forever.
 // At the end it prints "task NAME ok EVALUATIONS" and exits 0 (1 when the search failed, 2 for bad
 // arguments or a store that does not open).
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,23 +27,10 @@ namespace sparseditto {
 namespace {
 
 int Main(int argc, char** argv) {
-  if (argc < 4 || argc > 5) {
-    std::fprintf(stderr, "usage: %s STORE CALLS_LOG SERVER_URL [evaluate:N | write:OPERATION:N]\n", argv[0]);
-    return 2;
-  }
-  testing::KillPoint kill;
-  if (argc == 5 && !kill.Parse(argv[4])) {
-    std::fprintf(stderr, "bad stop point '%s'\n", argv[4]);
-    return 2;
-  }
-  const int log = open(argv[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log < 0) return 2;
-  PopulationStoreOptions store_options = kill.StoreOptions();
-  auto store = PopulationStore::Open(argv[1], store_options);
-  if (!store.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
-    return 2;
-  }
+  testing::KillChild child;
+  if (!child.SetUp(argc, argv, 3, "STORE CALLS_LOG SERVER_URL [evaluate:N | write:OPERATION:N]", 1, 2)) return 2;
+  testing::KillPoint& kill = child.kill;
+  const int log = child.log;
   v1::MutatorSpec model = testing::OpenAiModel("coder", argv[3]);
   model.set_concurrency(3);
   const v1::Task task = testing::LlmTask({model}, 14, 0);
@@ -65,7 +51,7 @@ int Main(int argc, char** argv) {
   options.mutators = {mutator->get()};
   options.max_finalists = 0;
   options.plan_stage = false;
-  absl::StatusOr<SearchSummary> summary = RunTaskSearch(**store, "run", task, seeds, evaluator, options);
+  absl::StatusOr<SearchSummary> summary = RunTaskSearch(*child.store, "run", task, seeds, evaluator, options);
   if (!summary.ok()) {
     std::fprintf(stderr, "%s\n", std::string(summary.status().message()).c_str());
     return 1;

@@ -10,7 +10,6 @@
 // write of that operation. Stopping prints "STOPPED\n" on stdout and waits forever.
 // At the end it prints "task NAME ok EVALUATIONS BEST_ID FITNESS" per task and exits 0 (1 when a
 // task failed, 2 for bad arguments or a store that does not open).
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -39,23 +38,10 @@ std::vector<v1::Task> Batch() {
 }
 
 int Main(int argc, char** argv) {
-  if (argc < 4 || argc > 5) {
-    std::fprintf(stderr, "usage: %s STORE RUN_DIR CALLS_LOG [evaluate:N | write:OPERATION:N]\n", argv[0]);
-    return 2;
-  }
-  testing::KillPoint kill;
-  if (argc == 5 && !kill.Parse(argv[4])) {
-    std::fprintf(stderr, "bad stop point '%s'\n", argv[4]);
-    return 2;
-  }
-  const int log = open(argv[3], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log < 0) return 2;
-  PopulationStoreOptions store_options = kill.StoreOptions();
-  auto store = PopulationStore::Open(argv[1], store_options);
-  if (!store.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
-    return 2;
-  }
+  testing::KillChild child;
+  if (!child.SetUp(argc, argv, 3, "STORE RUN_DIR CALLS_LOG [evaluate:N | write:OPERATION:N]", 1, 3)) return 2;
+  testing::KillPoint& kill = child.kill;
+  const int log = child.log;
   auto seeds = LoadSeedLibrary(std::string(SPARSEDITTO_SOURCE_DIR) + "/kernels/seeds");
   if (!seeds.ok()) return 2;
   const std::vector<v1::Task> tasks = Batch();
@@ -73,7 +59,7 @@ int Main(int argc, char** argv) {
   options.loop = testing::TestLoopOptions();
   options.run_dir = argv[2];
   options.provenance_json = R"({"gpu": "fake", "mutator_models": []})";
-  auto outcome = RunBatchSearch(**store, "run", tasks, *seeds, evaluator, options);
+  auto outcome = RunBatchSearch(*child.store, "run", tasks, *seeds, evaluator, options);
   if (!outcome.ok()) {
     std::fprintf(stderr, "%s\n", std::string(outcome.status().message()).c_str());
     return 1;

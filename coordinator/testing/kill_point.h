@@ -5,10 +5,12 @@
 // Stopping prints "STOPPED\n" on stdout and waits forever, for the test's SIGKILL.
 #pragma once
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -53,6 +55,38 @@ class KillPoint {
   long at_ = 0;
   long writes_ = 0;
   long evaluations_ = 0;
+};
+
+// What every kill child opens first, in this order: the stop point (the last argument, when it follows the `args`
+// positional ones),
+// the calls log (appended to), and the store at `store_path` with the stop point's write hook. Holds the
+// KillPoint the store's hook points at: keep it where it is (not copied or moved) while the store lives.
+struct KillChild {
+  KillPoint kill;
+  int log = -1;
+  std::unique_ptr<PopulationStore> store;
+
+  // `args`: the positional arguments the usage names before the optional stop point. False after saying
+  // why on stderr: a wrong count, a bad stop point, a log or store that does not open (exit 2 then).
+  bool SetUp(int argc, char** argv, int args, const char* usage, int store_arg, int log_arg) {
+    if (argc < args + 1 || argc > args + 2) {
+      std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+      return false;
+    }
+    if (argc == args + 2 && !kill.Parse(argv[args + 1])) {
+      std::fprintf(stderr, "bad stop point '%s'\n", argv[args + 1]);
+      return false;
+    }
+    log = open(argv[log_arg], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log < 0) return false;
+    auto opened = PopulationStore::Open(argv[store_arg], kill.StoreOptions());
+    if (!opened.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(opened.status().message()).c_str());
+      return false;
+    }
+    store = *std::move(opened);
+    return true;
+  }
 };
 
 }  // namespace sparseditto::testing
