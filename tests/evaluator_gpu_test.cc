@@ -4,12 +4,11 @@
 #include <cuda_runtime_api.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "evaluator/evaluator.h"
 #include "evaluator/report.h"
 #include "gtest/gtest.h"
+#include "tests/testing/shell_command.h"
 #include "tests/testing/temp_folder.h"
 #include "task/task_loader.h"
 
@@ -17,13 +16,7 @@ namespace sparseditto {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing_support::Slurp;
 
 bool HaveGpu() {
   int devices = 0;

@@ -7,27 +7,20 @@
 #include <cuda_runtime_api.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "evaluator/evaluator.h"
 #include "evaluator/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/shell_command.h"
 #include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
 namespace {
 
 namespace fs = std::filesystem;
+using testing_support::Slurp;
 using ::testing::HasSubstr;
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool HaveGpu() {
   int devices = 0;
