@@ -1,0 +1,429 @@
+// LAB VARIANT (dev/stream_push_reduce): the cluster reduce pushes partials to the owner over DSMEM with an mbarrier.
+// 2:4 SpMM for small n on Hopper: the compressed A streams from DRAM straight into mma.sp registers.
+// Strategy: at n <= 16 a 2:4 product is a stream of A (1.125 bytes an element) and the time is how fast
+// that stream flows. Every warp owns one 16-row tile and one K range and keeps two batches of UNROLL
+// K tiles of A loads in flight (two 16-byte loads and one 8-byte metadata load a lane per 64 columns,
+// each warp-coalesced, no shared-memory staging): it computes one batch while the next one lands; the CTA's WARPS row tiles share one B slab (its
+// K range x 16 columns, cp.async, XOR-swizzled, read with ldmatrix.trans). K is split over the CTAs of a
+// thread-block cluster (at most 8): each CTA parks its fp32 partial tiles in shared memory and the
+// cluster sums them in rank order over distributed shared memory (deterministic; no global workspace,
+// fence or atomic). The grid is S K-splits x row groups x n tiles of 16: a larger n re-streams A once per
+// 16 columns, so this seed serves small n and leaves large n to nm24_mma_sp.
+// prepare builds the layout nm24_mma_sp builds: per 16 x 32 tile the compressed 16 x 16 values lane by
+// lane (a lane's a0..a3 = 16 contiguous bytes), per two tiles a 128-byte metadata record (lane (g, t<2)
+// finds a uint2 of its selector-0 words); M padded to 128, K to 64 (zero values, valid metadata).
+// Edges: B rows >= K, columns >= n zero-filled in shared memory; n % 8 != 0 or unaligned B: guarded scalar
+// path; C stores guarded at M and n. Needs thread-block clusters (sm_90); K is limited by the slab
+// (8 splits x SLAB_KB/2 K tiles of 64: 24576 at 96 KB), beyond which prepare refuses.
+// sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90]
+// sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
+#include "sparseditto_kernel.h"
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <type_traits>
+#include <vector>
+#define WARPS 8         // sparseditto:tunable values=[4, 8]
+#define UNROLL 4        // sparseditto:tunable values=[2, 4, 6]
+#define CTAS_PER_SM 1   // sparseditto:tunable values=[1, 2, 3]
+#define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
+
+namespace {
+namespace cg = cooperative_groups;
+constexpr int kMPad = 128;      // rows padded to this
+constexpr int kBk = 64;         // K tile: two m16n8k32 steps, one metadata record
+constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
+constexpr int kMaxSplits = 8;   // portable cluster size
+constexpr int kThreads = 32 * WARPS;
+constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;   // slots (rank, owned tile) of 16 x 16 fp32 partials
+constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
+constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
+static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");
+static_assert(UNROLL >= 1 && kMaxSlabTiles >= 1, "tiling");
+// ---- layouts shared by prepare and the kernel (host + device) ----------------------------------
+// Compressed values: tile (mt, kc) = rows 16mt.., logical columns 32kc..; 256 values, lane-major.
+__host__ __device__ __forceinline__ int64_t ValTile(int64_t mt, int64_t kc, int64_t kchunks) { return (mt * kchunks + kc) * 256; }
+// In a tile lane 4g+t holds a0 = (row g, cc 2t..2t+1), a1 = (row g+8, same cc), a2 = (row g, cc 2t+8..),
+// a3 = (row g+8, cc 2t+8..); cc = compressed column 0..15 = group cc/2 of the tile, kept value cc%2.
+__host__ __device__ __forceinline__ int ValInTile(int r16, int cc) {
+  const int g = r16 & 7, lane = 4 * g + ((cc & 7) >> 1), reg = (r16 >> 3) + 2 * (cc >> 3);
+  return lane * 8 + reg * 2 + (cc & 1);
+}
+// Metadata: record (mt, kc/2) of 32 words; word ((g*2 + sel)*2 + kc%2) is lane (g, t=sel)'s operand for
+// tile kc: bits 0-15 row g, bits 16-31 row g+8, logical columns 16*sel..16*sel+15 of the tile, 4 bits a
+// group (low 2 bits: index of the first kept value, next 2: the second).
+__host__ __device__ __forceinline__ int64_t MetaRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * 32; }
+__host__ __device__ __forceinline__ int MetaLaneWord(int lane) { return ((lane >> 2) * 2 + (lane & 1)) * 2; }
+// Swizzled 16-byte chunk c (0, 1) of slab row r: eight consecutive rows at one chunk land in eight
+// different 16-byte bank groups (conflict-free ldmatrix).
+__host__ __device__ __forceinline__ int SlabChunk(int r, int c) {
+  const int lin = r * 2 + c;
+  return lin ^ ((lin >> 3) & 7);
+}
+// Slab offset (elements) lane `lane` hands ldmatrix.x4.trans for K tile j, k32 step q, n8 tile ni: row
+// 64j + 32q + lane, so matrix i = k rows 8i..8i+7 of the step = register b_i of mma.sp.
+__host__ __device__ __forceinline__ int BFragOffset(int j, int q, int ni, int lane) {
+  return SlabChunk(j * kBk + q * 32 + lane, ni) * 8;
+}
+// ---- device primitives --------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void CpAsync16(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ uint4 LdStream16(const void* p) {  // read once: no L1 allocation
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint2 LdStream8(const void* p) {
+  uint2 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];\n" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
+}
+__device__ __forceinline__ uint32_t MapRank(uint32_t local, int rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(local), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void StoreRemote4(uint32_t addr, const float (&v)[4]) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]) : "memory");
+}
+__device__ __forceinline__ void WaitParity0(uint32_t bar) {
+  uint32_t done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }\n"
+                 : "=r"(done) : "r"(bar) : "memory");
+}
+// D += A(16x32, 2:4 compressed to 16x16) * B(32x8); b_j holds k = 8j + 2t + {0,1}, n = g; selector 0.
+#define SD_MMA_SP_ASM(TY, d, a, b, e)                                                                   \
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32." TY "." TY ".f32 "              \
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;\n"                     \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                           \
+               : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e))
+template <typename T>
+__device__ __forceinline__ void MmaSp(float (&d)[4], const uint4& a, const uint32_t (&b)[4], uint32_t e) {
+  if constexpr (std::is_same<T, __half>::value) SD_MMA_SP_ASM("f16", d, a, b, e);
+  else SD_MMA_SP_ASM("bf16", d, a, b, e);
+}
+template <typename T> __device__ __forceinline__ T FromF(float x);
+template <> __device__ __forceinline__ __half FromF<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 FromF<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ uint32_t Bits(__half x) { return __half_as_ushort(x); }
+__device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
+struct StreamArgs {
+  const void* vals; const uint32_t* meta; const void* b; void* c;
+  int64_t m, k, n, kchunks;
+  int ktiles, kt_per_split, pair_store /* n even, C 4-byte aligned */, vec /* n % 8 == 0, B 16-byte aligned */;
+};
+// ---- roles --------------------------------------------------------------------------------------
+// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n.
+template <typename T>
+__device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int count, int64_t n0) {
+  const T* b = static_cast<const T*>(p.b);
+  for (int i = threadIdx.x; i < count * kBk * 2; i += kThreads) {
+    const int r = i >> 1, c = i & 1;
+    const int64_t k = static_cast<int64_t>(kt0) * kBk + r, col = n0 + c * 8;
+    T* d = sb + SlabChunk(r, c) * 8;
+    const bool in = k < p.k && col < p.n;
+    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
+      CpAsync16(d, in ? b + k * p.n + col : b, in ? 16 : 0);
+      continue;
+    }
+    const uint16_t* row = reinterpret_cast<const uint16_t*>(b) + (k < p.k ? k : 0) * p.n;
+    alignas(16) uint16_t w[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) w[e] = (k < p.k && col + e < p.n) ? __ldg(row + col + e) : uint16_t(0);
+    *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(w);
+  }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// A operands of K tiles j0 .. j0+UNROLL-1 of a warp's row tile (those < count): two 16-byte value loads
+// and one 8-byte metadata load a lane per tile, all issued before any is used.
+struct Batch {
+  uint4 a[UNROLL][2];
+  uint2 e[UNROLL];
+};
+template <typename T>
+__device__ __forceinline__ void LoadBatch(const T* vals, const uint32_t* meta, int j0, int count, Batch& x) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    if (j0 + u >= count) break;
+    x.a[u][0] = LdStream16(vals + static_cast<int64_t>(j0 + u) * 512);
+    x.a[u][1] = LdStream16(vals + static_cast<int64_t>(j0 + u) * 512 + 256);
+    x.e[u] = LdStream8(meta + static_cast<int64_t>(j0 + u) * 32);
+  }
+}
+template <typename T>
+__device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, int j0, int count, float (&acc)[2][4]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    if (j0 + u >= count) break;
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      uint32_t b0[4], b1[4];
+      LdmX4T(b0, sb + BFragOffset(j0 + u, q, 0, lane));
+      LdmX4T(b1, sb + BFragOffset(j0 + u, q, 1, lane));
+      MmaSp<T>(acc[0], x.a[u][q], b0, q ? x.e[u].y : x.e[u].x);
+      MmaSp<T>(acc[1], x.a[u][q], b1, q ? x.e[u].y : x.e[u].x);
+    }
+  }
+}
+
+// Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2.
+template <typename T>
+__device__ __forceinline__ void StoreTile(const StreamArgs& p, int64_t mt, int64_t n0, const float (&acc)[2][4]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int ni = 0; ni < 2; ++ni)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t row = mt * 16 + (lane >> 2) + 8 * h, col = n0 + ni * 8 + 2 * (lane & 3);
+      if (row >= p.m || col >= p.n) continue;
+      T* out = static_cast<T*>(p.c) + row * p.n + col;
+      const float x = acc[ni][2 * h], y = acc[ni][2 * h + 1];
+      if (p.pair_store) { *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16); continue; }
+      out[0] = FromF<T>(x);
+      if (col + 1 < p.n) out[1] = FromF<T>(y);
+    }
+}
+
+// Grid (splits, row groups, n tiles), cluster (splits, 1, 1): block x = K split = cluster rank.
+template <typename T>
+__global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(StreamArgs p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char smem[];
+  float* red = reinterpret_cast<float*>(smem);
+  T* sb = reinterpret_cast<T*>(smem + kRedBytes);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
+  const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
+  const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
+  __shared__ __align__(8) uint64_t bar;  // the owner's: every (rank, owned tile) lane arrives once
+  if (splits > 1) {
+    const int owned = split < WARPS ? (WARPS - split + splits - 1) / splits : 0;
+    if (threadIdx.x == 0 && owned > 0) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SmemAddr(&bar)), "r"(owned * splits * 32) : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  }
+  LoadBSlab<T>(sb, p, kt0, count, n0);
+  const T* vals = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), p.kchunks) + lane * 8;
+  const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kchunks / 2) + MetaLaneWord(lane);
+  float acc[2][4] = {};
+  Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
+  LoadBatch<T>(vals, meta, 0, count, x);
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  __syncthreads();  // the B slab landed (the first batch's loads were issued before the wait)
+  for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
+    LoadBatch<T>(vals, meta, j0 + UNROLL, count, y);
+    ComputeBatch<T>(x, sb, j0, count, acc);
+    LoadBatch<T>(vals, meta, j0 + 2 * UNROLL, count, x);
+    ComputeBatch<T>(y, sb, j0 + UNROLL, count, acc);
+  }
+  if (splits == 1) return StoreTile<T>(p, mt, n0, acc);
+  // Push, not pull: each rank stores its partial of row tile `warp` into the owner's slot (rank, tile) over
+  // DSMEM and arrives on the owner's mbarrier; only owners wait, and no rank waits for another's reads.
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every rank's mbarrier is initialised
+  const int owner = warp % splits, slot = (warp / splits) * splits + split;
+  const uint32_t dst = MapRank(SmemAddr(red + (slot * 32 + lane) * 8), owner);
+  StoreRemote4(dst, acc[0]), StoreRemote4(dst + 16, acc[1]);
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(MapRank(SmemAddr(&bar), owner)) : "memory");
+  if (owner != split) return;
+  WaitParity0(SmemAddr(&bar));
+  float sum[2][4] = {};
+  for (int s = 0; s < splits; ++s) {  // rank order: deterministic
+    const float4* theirs = reinterpret_cast<const float4*>(red + (((warp / splits) * splits + s) * 32 + lane) * 8);
+    const float4 x = theirs[0], y = theirs[1];
+    sum[0][0] += x.x, sum[0][1] += x.y, sum[0][2] += x.z, sum[0][3] += x.w;
+    sum[1][0] += y.x, sum[1][1] += y.y, sum[1][2] += y.z, sum[1][3] += y.w;
+  }
+  StoreTile<T>(p, mt, n0, sum);
+#endif
+}
+
+// ---- host: compression + metadata (unit tested) ------------------------------------------------
+struct Nm24Host {
+  int64_t rows = 0, cols = 0, mp = 0, kp = 0;  // mp % 128 == 0, kp % 64 == 0
+  std::vector<float> vals;                     // (mp/16) * (kp/32) tiles of 256, see ValTile/ValInTile
+  std::vector<uint32_t> meta;                  // (mp/16) * (kp/64) records of 32 words, see MetaRecord
+};
+// Compresses canonical CSR; entries with value 0 are dropped. False when a group of four has more than
+// two nonzeros or the input is malformed.
+bool BuildNm24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, Nm24Host* out,
+               std::string* why) {
+  if (rows <= 0 || cols <= 0) return (*why = "bad shape", false);
+  out->rows = rows, out->cols = cols;
+  out->mp = (rows + kMPad - 1) / kMPad * kMPad, out->kp = (cols + kBk - 1) / kBk * kBk;
+  const int64_t kchunks = out->kp / 32, groups = out->kp / 4;  // every group defaults to indices (0, 1):
+  out->vals.assign(out->mp / 16 * kchunks * 256, 0.0f);
+  out->meta.assign(out->mp / 16 * (kchunks / 2) * 32, 0x44444444u);
+  std::vector<int8_t> idx(groups * 2);  // per group of the current row: kept positions and values
+  std::vector<float> kept(groups * 2);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::fill(idx.begin(), idx.end(), -1);
+    std::fill(kept.begin(), kept.end(), 0.0f);
+    if (ro[r] > ro[r + 1]) return (*why = "row offsets decrease", false);
+    for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
+      if (ci[e] < 0 || ci[e] >= cols) return (*why = "column index out of range", false);
+      if (v[e] == 0.0f) continue;
+      const int64_t gi = ci[e] / 4;
+      const int slot = idx[2 * gi] < 0 ? 0 : idx[2 * gi + 1] < 0 ? 1 : 2;
+      if (slot == 2) return (*why = "more than 2 nonzeros in a group of 4 in row " + std::to_string(r), false);
+      idx[2 * gi + slot] = static_cast<int8_t>(ci[e] % 4);  // CSR columns increase: idx0 < idx1
+      kept[2 * gi + slot] = v[e];
+    }
+    const int64_t mt = r / 16;
+    const int r16 = static_cast<int>(r % 16), g = r16 % 8, half = r16 / 8;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      int i0 = idx[2 * gi], i1 = idx[2 * gi + 1];
+      if (i0 < 0) { i0 = 0; i1 = 1; }          // empty group: indices (0, 1), zeros
+      else if (i1 < 0 && i0 < 3) { i1 = 3; }   // one nonzero: pair it with an explicit zero at 3
+      else if (i1 < 0) { i0 = 2; i1 = 3; std::swap(kept[2 * gi], kept[2 * gi + 1]); }  // nonzero at 3: zero at 2
+      const int64_t kc = gi / 8;
+      const int j = static_cast<int>(gi % 8), sel = j / 4;
+      out->vals[ValTile(mt, kc, kchunks) + ValInTile(r16, 2 * j)] = kept[2 * gi];
+      out->vals[ValTile(mt, kc, kchunks) + ValInTile(r16, 2 * j + 1)] = kept[2 * gi + 1];
+      uint32_t& word = out->meta[MetaRecord(mt, kc / 2, kchunks / 2) + MetaLaneWord(4 * g + sel) + kc % 2];
+      const int shift = half * 16 + (j % 4) * 4;
+      word = (word & ~(0xFu << shift)) | (static_cast<uint32_t>(i0 | (i1 << 2)) << shift);
+    }
+  }
+  return true;
+}
+// How a run is cut: K splits (the cluster size) so that about CTAS_PER_SM CTAs per SM run, at most
+// max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
+// more than 8 slabs. prepare lowers max_splits until the clusters fit the device in one wave.
+struct Plan { int splits = 0, kt_per_split = 0; size_t smem = 0; int64_t clusters = 0; };
+Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
+  Plan plan;
+  const int64_t ktiles = kp / kBk;
+  plan.clusters = (mp / (16 * WARPS)) * ((n + kNt - 1) / kNt);
+  int64_t s = (static_cast<int64_t>(CTAS_PER_SM) * sms + plan.clusters - 1) / plan.clusters;
+  s = std::max<int64_t>({1, std::min<int64_t>({s, max_splits, kMaxSplits, ktiles}), (ktiles + kMaxSlabTiles - 1) / kMaxSlabTiles});
+  const int64_t per = (ktiles + s - 1) / s;
+  if (s > kMaxSplits || per > kMaxSlabTiles) return plan;
+  plan.kt_per_split = static_cast<int>(per);
+  plan.splits = static_cast<int>((ktiles + per - 1) / per);
+  plan.smem = kRedBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  return plan;
+}
+struct State {
+  int dtype = 0, sms = 1;
+  int64_t m = 0, k = 0, mp = 0, kp = 0;
+  void* vals = nullptr; uint32_t* meta = nullptr;
+  std::vector<std::pair<int64_t, Plan>> plans;  // per prepared n
+};
+cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cudaStream_t stream, cudaLaunchAttribute* cluster) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(plan.splits, static_cast<unsigned>(s->mp / (16 * WARPS)), static_cast<unsigned>((n + kNt - 1) / kNt));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = plan.smem;
+  config.stream = stream;
+  cluster->id = cudaLaunchAttributeClusterDimension;
+  cluster->val.clusterDim.x = plan.splits, cluster->val.clusterDim.y = 1, cluster->val.clusterDim.z = 1;
+  config.attrs = cluster, config.numAttrs = 1;
+  return config;
+}
+// The plan for n: fewer splits while the clusters would not all be resident at once (a second wave of
+// clusters costs more than the K parallelism it buys: measured on the H200, 8-CTA clusters at 2 CTAs/SM).
+template <typename T> Plan FittedPlan(const State* s, int64_t n) {
+  Plan plan = MakePlan(s->mp, s->kp, n, s->sms);
+  for (int cap = plan.splits - 1; cap >= 1; --cap) {
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, nullptr, &cluster);
+    int active = 0;
+    if (cudaOccupancyMaxActiveClusters(&active, Nm24StreamKernel<T>, &config) != cudaSuccess || active >= plan.clusters) break;
+    const Plan fewer = MakePlan(s->mp, s->kp, n, s->sms, cap);
+    if (fewer.splits >= plan.splits) break;  // the slab needs these splits
+    plan = fewer;
+  }
+  return plan;
+}
+template <typename T> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  StreamArgs a{s->vals, s->meta, b, c, s->m, s->k, n, s->kp / 32, static_cast<int>(s->kp / kBk), plan.kt_per_split,
+               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
+               (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0};
+  cudaLaunchAttribute cluster;
+  const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, stream, &cluster);
+  cudaLaunchKernelEx(&config, Nm24StreamKernel<T>, a);
+}
+template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
+  cudaError_t e = cudaMalloc(d, sizeof(T) * h.size());
+  return e == cudaSuccess ? cudaMemcpy(*d, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice) : e;
+}
+template <typename T> cudaError_t UploadValues(const std::vector<float>& v, void** d) {
+  std::vector<T> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = T(v[i]);  // round to nearest; exact for the harness's values
+  return Upload(h, d);
+}
+template <typename T> cudaError_t Configure() {  // room for the largest slab a plan can ask for
+  return cudaFuncSetAttribute(reinterpret_cast<const void*>(&Nm24StreamKernel<T>), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              kRedBytes + kMaxSlabTiles * kBk * kSlabRowBytes);
+}
+template <typename T> void PlanAll(State* s, const sd_problem* p) {
+  for (int i = 0; i < p->num_n_values; ++i) s->plans.emplace_back(p->n_values[i], FittedPlan<T>(s, p->n_values[i]));
+}
+
+}  // namespace
+
+SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
+  State* s = static_cast<State*>(state);
+  if (s == nullptr) return;
+  cudaFree(s->vals), cudaFree(s->meta);
+  delete s;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
+  Nm24Host h;
+  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
+  int major = 0, sms = 1;
+  cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+  if (e == cudaSuccess && major < 9) why = "needs thread-block clusters (sm_90 or newer), device is sm_" + std::to_string(major) + "x";
+  bool ok = e == cudaSuccess && major >= 9 && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) &&
+            BuildNm24(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
+  for (int i = 0; ok && i < p->num_n_values; ++i) {
+    if (MakePlan(h.mp, h.kp, p->n_values[i], sms).splits > 0) continue;
+    why = "K = " + std::to_string(p->cols) + " needs more than 8 B slabs of " + std::to_string(SLAB_KB) + " KB", ok = false;
+  }
+  if (!ok) {
+    snprintf(error, cap, "nm24_stream_sp: %s", e != cudaSuccess ? cudaGetErrorString(e) : why.c_str());
+    return 1;
+  }
+  State* s = new State{p->dtype, sms, p->rows, p->cols, h.mp, h.kp};
+  const bool fp16 = p->dtype == SD_DTYPE_FP16;
+  e = fp16 ? UploadValues<__half>(h.vals, &s->vals) : UploadValues<__nv_bfloat16>(h.vals, &s->vals);
+  if (e == cudaSuccess) e = Upload(h.meta, reinterpret_cast<void**>(&s->meta));
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = Configure<__half>();
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = Configure<__nv_bfloat16>();
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) PlanAll<__half>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) PlanAll<__nv_bfloat16>(s, p);
+  if (e != cudaSuccess) {
+    snprintf(error, cap, "nm24_stream_sp prepare: %s", cudaGetErrorString(e));
+    sparseditto_release(s);
+    return 1;
+  }
+  *state = s;
+  return 0;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  const State* s = static_cast<const State*>(state);
+  auto it = std::find_if(s->plans.begin(), s->plans.end(), [n](const std::pair<int64_t, Plan>& x) { return x.first == n; });
+  if (it == s->plans.end()) return 1;  // not an n prepare planned for
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, it->second, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) Launch<__nv_bfloat16>(s, it->second, b, c, n, stream);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
