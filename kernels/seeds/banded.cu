@@ -185,7 +185,8 @@ int Launch(const State* s, const void* b, void* c, int64_t n, cudaStream_t strea
 }  // namespace
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
-  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || p->rows < 1 ||
+  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) ||
+      !SPARSEDITTO_BUILDS_DTYPE(p->dtype) || p->rows < 1 ||
       p->cols < 1 || p->rows > (1 << 30) || p->cols > (1 << 30)) {
     snprintf(error, cap, "banded: unsupported dtype %d or size %lld x %lld", p->dtype,
              static_cast<long long>(p->rows), static_cast<long long>(p->cols));
@@ -197,9 +198,11 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     return 1;
   }
   State* s = new State{p->dtype, static_cast<int>(p->rows), static_cast<int>(p->cols), static_cast<int>(band.width)};
-  cudaError_t err = p->dtype == SD_DTYPE_FP32   ? UploadBand<float>(band, &s->band)
-                    : p->dtype == SD_DTYPE_FP16 ? UploadBand<__half>(band, &s->band)
-                                                : UploadBand<__nv_bfloat16>(band, &s->band);
+  // Only the task's dtype is instantiated (SPARSEDITTO_BUILDS_DTYPE); prepare refused the others above.
+  cudaError_t err = cudaErrorInvalidValue;
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) if (p->dtype == SD_DTYPE_FP32) err = UploadBand<float>(band, &s->band);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (p->dtype == SD_DTYPE_FP16) err = UploadBand<__half>(band, &s->band);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (p->dtype == SD_DTYPE_BF16) err = UploadBand<__nv_bfloat16>(band, &s->band);
   if (err == cudaSuccess) err = Upload(&s->start, band.start.data(), band.start.size());
   if (err == cudaSuccess) err = Upload(&s->lo, band.lo.data(), band.lo.size());
   if (err == cudaSuccess) err = Upload(&s->hi, band.hi.data(), band.hi.size());
@@ -215,11 +218,10 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
 SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
   const State* s = static_cast<const State*>(state);
   if (n < 1 || n > (int64_t{1} << 30)) return 1;
-  switch (s->dtype) {
-    case SD_DTYPE_FP32: return Launch<float>(s, b, c, n, stream);
-    case SD_DTYPE_FP16: return Launch<__half>(s, b, c, n, stream);
-    default: return Launch<__nv_bfloat16>(s, b, c, n, stream);
-  }
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) if (s->dtype == SD_DTYPE_FP32) return Launch<float>(s, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) return Launch<__half>(s, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) return Launch<__nv_bfloat16>(s, b, c, n, stream);
+  return 1;
 }
 
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {

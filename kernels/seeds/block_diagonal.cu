@@ -340,7 +340,8 @@ int Launch(const State* s, const void* b, void* c, int64_t n, cudaStream_t strea
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
   const int64_t blocks = p->pattern.num_blocks;
-  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || p->rows < 1 ||
+  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) ||
+      !SPARSEDITTO_BUILDS_DTYPE(p->dtype) || p->rows < 1 ||
       p->cols < 1 || p->rows > (1 << 30) || p->cols > (1 << 30) || blocks < 1 || blocks > std::min(p->rows, p->cols)) {
     snprintf(error, cap, "block_diagonal: unsupported dtype %d, size %lld x %lld or num_blocks %lld", p->dtype,
              static_cast<long long>(p->rows), static_cast<long long>(p->cols), static_cast<long long>(blocks));
@@ -356,9 +357,10 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   cudaError_t err = cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, p->device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&s->max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
   if (err == cudaSuccess) {
-    err = p->dtype == SD_DTYPE_FP32   ? PrepareTyped<float>(host, s)
-          : p->dtype == SD_DTYPE_FP16 ? PrepareTyped<__half>(host, s)
-                                      : PrepareTyped<__nv_bfloat16>(host, s);
+    // Only the task's dtype is instantiated (SPARSEDITTO_BUILDS_DTYPE); prepare refused the others above.
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) if (p->dtype == SD_DTYPE_FP32) err = PrepareTyped<float>(host, s);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (p->dtype == SD_DTYPE_FP16) err = PrepareTyped<__half>(host, s);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (p->dtype == SD_DTYPE_BF16) err = PrepareTyped<__nv_bfloat16>(host, s);
   }
   if (err == cudaSuccess) err = Upload(&s->tiles, host.tiles.data(), host.tiles.size());
   for (int32_t i = 0; i < p->num_n_values; ++i) {  // workspace for the largest split any listed n asks for
@@ -383,11 +385,10 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
 SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
   const State* s = static_cast<const State*>(state);
   if (n < 1 || n > (int64_t{1} << 30)) return 1;
-  switch (s->dtype) {
-    case SD_DTYPE_FP32: return Launch<float>(s, b, c, n, stream);
-    case SD_DTYPE_FP16: return Launch<__half>(s, b, c, n, stream);
-    default: return Launch<__nv_bfloat16>(s, b, c, n, stream);
-  }
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) if (s->dtype == SD_DTYPE_FP32) return Launch<float>(s, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) return Launch<__half>(s, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) return Launch<__nv_bfloat16>(s, b, c, n, stream);
+  return 1;
 }
 
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {

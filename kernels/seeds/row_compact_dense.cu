@@ -339,7 +339,8 @@ int Launch(const State* s, const void* b, void* c, int64_t n, cudaStream_t strea
 }  // namespace
 
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
-  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) || p->rows < 1 ||
+  if ((p->dtype != SD_DTYPE_FP32 && p->dtype != SD_DTYPE_FP16 && p->dtype != SD_DTYPE_BF16) ||
+      !SPARSEDITTO_BUILDS_DTYPE(p->dtype) || p->rows < 1 ||
       p->cols < 1 || p->rows > (1 << 30) || p->cols > (1 << 30)) {
     snprintf(error, cap, "row_compact_dense: unsupported dtype %d or size %lld x %lld", p->dtype,
              static_cast<long long>(p->rows), static_cast<long long>(p->cols));
@@ -352,9 +353,10 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   cudaError_t err = cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, p->device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&s->max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
   if (err == cudaSuccess) {
-    err = p->dtype == SD_DTYPE_FP32   ? PrepareTyped<float>(c, s)
-          : p->dtype == SD_DTYPE_FP16 ? PrepareTyped<__half>(c, s)
-                                      : PrepareTyped<__nv_bfloat16>(c, s);
+    // Only the task's dtype is instantiated (SPARSEDITTO_BUILDS_DTYPE); prepare refused the others above.
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) if (p->dtype == SD_DTYPE_FP32) err = PrepareTyped<float>(c, s);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (p->dtype == SD_DTYPE_FP16) err = PrepareTyped<__half>(c, s);
+    if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (p->dtype == SD_DTYPE_BF16) err = PrepareTyped<__nv_bfloat16>(c, s);
   }
   if (err == cudaSuccess) err = Upload(&s->row_map, c.row_map.data(), c.row_map.size());
   if (err == cudaSuccess && !c.identity_cols) err = Upload(&s->col_map, c.col_map.data(), c.col_map.size());
@@ -381,11 +383,10 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
 SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
   const State* s = static_cast<const State*>(state);
   if (n < 1 || n > (int64_t{1} << 30)) return 1;
-  switch (s->dtype) {
-    case SD_DTYPE_FP32: return Launch<float>(s, b, c, n, stream);
-    case SD_DTYPE_FP16: return Launch<__half>(s, b, c, n, stream);
-    default: return Launch<__nv_bfloat16>(s, b, c, n, stream);
-  }
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP32)) if (s->dtype == SD_DTYPE_FP32) return Launch<float>(s, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) return Launch<__half>(s, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) return Launch<__nv_bfloat16>(s, b, c, n, stream);
+  return 1;
 }
 
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
