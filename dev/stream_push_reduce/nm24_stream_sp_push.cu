@@ -1,4 +1,4 @@
-// LAB VARIANT (dev/stream_push_reduce): the cluster reduce pushes partials to the owner over DSMEM with an mbarrier.
+// LAB VARIANT (dev/stream_push_reduce/make_push.py): the cluster reduce pushes partials to the owner.
 // 2:4 SpMM for small n on Hopper: the compressed A streams from DRAM straight into mma.sp registers.
 // Strategy: at n <= 16 a 2:4 product is a stream of A (1.125 bytes an element) and the time is how fast
 // that stream flows. Every warp owns one 16-row tile and one K range and keeps two batches of UNROLL
@@ -40,7 +40,7 @@ constexpr int kBk = 64;         // K tile: two m16n8k32 steps, one metadata reco
 constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
 constexpr int kMaxSplits = 8;   // portable cluster size
 constexpr int kThreads = 32 * WARPS;
-constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;   // slots (rank, owned tile) of 16 x 16 fp32 partials
+constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // push slots (rank, owned tile);   // a warp's 16 x 16 fp32 partial, lane by lane
 constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
 constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
 static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");

@@ -1,0 +1,619 @@
+// LAB VARIANT (dev/stream_push_reduce/make_push.py): the cluster reduce pushes partials to the owner.
+// Unstructured sparsity at 75-95% (and 1:4, 1:8) for small n on Hopper: A stored "1:4" (one value per aligned
+// group of four columns) and expanded in the lane into the operand of the 2:4 sparse tensor cores.
+// Strategy: at n <= 16 the product is a stream of A, so bytes per element decide. 1:4 keeps the first nonzero
+// of each group of four (0.5 bytes an element of values, plus mma.sp's 4-bit metadata a group: 0.625 bytes an
+// element, against 2 dense and 1.125 for 2:4); a lane loads its four values of a k32 step as 8 bytes and
+// builds each 32-bit mma.sp register as the value and a zero, the value in the high half when it sits at
+// position 3 of its group (metadata (0, 3); positions 0-2 use (p, p+1) and the low half), which it reads off the
+// metadata nibble (one shuffle gets the word of the lane pair that holds it). Groups with two or more nonzeros
+// (5% at 90% sparsity): a record (16 rows x 64 columns) carries the second value of up to kSeconds of them
+// (value and slot, 4 bytes, loaded by lanes 0-15 with the record and spread to their lanes through a 512-byte
+// scratch in shared memory; the nibble then holds both positions and the register both values). Third and
+// later values, and seconds beyond kSeconds, go to a residual: one list per (row tile, row % 8), ordered by K
+// tile, of 4-byte entries (value, row / 8, column), the warp's slices copied into shared memory by cp.async
+// while the B slab lands and walked by the row pair's four lanes after the main loop. The rest is
+// nm24_stream_sp's: every warp owns one 16-row tile and one K range and keeps two batches of UNROLL K tiles of
+// loads in flight straight into registers; the CTA's WARPS row tiles share one B slab; K is split over a
+// thread-block cluster (at most 8) whose partials are summed in rank order over distributed shared memory;
+// prepare lowers the split count until the clusters fit one wave. A larger n re-streams A once per 16 columns:
+// a small-n seed.
+// prepare builds: per (row tile, K tile of 64) a 512-byte value record (lane l's 16 bytes = its four values
+// of each k32 step), the 128-byte metadata record nm24_stream_sp uses, a 64-byte second-value record, the
+// residual entries and, per (row tile, K tile boundary, row % 8), where each list's slice starts. M padded to
+// 128, K to 64 (K <= 32768: a residual column has 15 bits). Edges as nm24_stream_sp's.
+// sparseditto:seed families=[unstructured, file, n_m] nm=[1:4, 1:8] dtypes=[fp16, bf16] archs=[sm_90]
+// sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
+#include "sparseditto_kernel.h"
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <type_traits>
+#include <vector>
+#define WARPS 8         // sparseditto:tunable values=[4, 8]
+#define UNROLL 4        // sparseditto:tunable values=[2, 4, 6]
+#define CTAS_PER_SM 2   // sparseditto:tunable values=[1, 2, 3]
+#define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
+
+namespace {
+namespace cg = cooperative_groups;
+constexpr int kMPad = 128;      // rows padded to this
+constexpr int kBk = 64;         // K tile: two m16n8k32 steps, one metadata record
+constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
+constexpr int kMaxSplits = 8;   // portable cluster size
+constexpr int kThreads = 32 * WARPS;
+constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // push slots (rank, owned tile);   // a warp's 16 x 16 fp32 partial, lane by lane
+constexpr int kSeconds = 16;                    // second values a record carries (groups with two nonzeros)
+constexpr int kScratchBytes = WARPS * 256 * 2;  // a warp's record of second values, one 16-bit slot a value
+constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
+constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
+static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");
+static_assert(UNROLL >= 1 && kMaxSlabTiles >= 1, "tiling");
+// ---- layouts shared by prepare and the kernel (host + device) ----------------------------------
+// Value record (mt, kpair) = rows 16mt.., logical columns 64 kpair..: 256 values, lane-major; lane 4g+t holds
+// 8: for k32 step q (q = 0, 1) at 4q + {0: row g group t, 1: row g+8 group t, 2: row g group t+4, 3: row g+8
+// group t+4} (groups of four columns within the step), registers a0..a3 of mma.sp before expansion.
+__host__ __device__ __forceinline__ int64_t ValRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * 256; }
+__host__ __device__ __forceinline__ int ValInRecord(int r16, int q, int group) {
+  const int g = r16 & 7, lane = 4 * g + (group & 3), reg = (r16 >> 3) + 2 * (group >> 2);
+  return lane * 8 + q * 4 + reg;
+}
+// Metadata: record (mt, kpair) of 32 words, nm24_stream_sp's layout: word ((g*2 + sel)*2 + q) is lane (g,
+// t=sel)'s operand for step q: bits 0-15 row g, bits 16-31 row g+8, groups 4 sel .. 4 sel + 3, 4 bits a group.
+__host__ __device__ __forceinline__ int64_t MetaRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * 32; }
+__host__ __device__ __forceinline__ int MetaLaneWord(int lane) { return ((lane >> 2) * 2 + (lane & 1)) * 2; }
+// A group's metadata nibble for a value at position p (or none): (p, p + 1) for p < 3, value in the low half;
+// (0, 3) for p = 3, value in the high half; an empty group (0, 1).
+constexpr uint32_t kHighNibble = 0xCu;
+__host__ __device__ __forceinline__ uint32_t NibbleFor(int p) { return p < 0 ? 0x4u : p == 3 ? kHighNibble : uint32_t(p | ((p + 1) << 2)); }
+// mma.sp register from a group's first value, its second (0: none; then the nibble is (p1, p2) and the
+// values sit in order) and its nibble.
+__host__ __device__ __forceinline__ uint32_t Expand(uint32_t value16, uint32_t second16, uint32_t nibble) {
+  return second16 ? value16 | (second16 << 16) : nibble == kHighNibble ? value16 << 16 : value16;
+}
+// Lane 4g+t's four registers of step q from its 8 first values and 8 second values (as 4 words each, two
+// values a word) and the metadata words w0 (lane (g, 0): groups 0-3) and w1 (lane (g, 1): groups 4-7).
+__host__ __device__ __forceinline__ void ExpandStep(uint32_t lo, uint32_t hi, uint32_t slo, uint32_t shi, uint32_t w0, uint32_t w1, int t,
+                                                    uint32_t (&a)[4]) {
+  a[0] = Expand(lo & 0xFFFFu, slo & 0xFFFFu, (w0 >> (4 * t)) & 0xFu);
+  a[1] = Expand(lo >> 16, slo >> 16, (w0 >> (16 + 4 * t)) & 0xFu);
+  a[2] = Expand(hi & 0xFFFFu, shi & 0xFFFFu, (w1 >> (4 * t)) & 0xFu);
+  a[3] = Expand(hi >> 16, shi >> 16, (w1 >> (16 + 4 * t)) & 0xFu);
+}
+// Second values: record (mt, kpair) of kSeconds words, value bits | slot << 16 (slot = ValInRecord's index of
+// the group's first value), in slot order, unused words 0.
+__host__ __device__ __forceinline__ int64_t SecondRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * kSeconds; }
+// Residual: the entries of rows 16mt + g and 16mt + g + 8 form list (mt, g), ordered by K tile; entry = value
+// bits | (row in the tile / 8) << 16 | column << 17. ResidualStart(mt, kt, g, ktiles): index into the
+// (row tile, K tile boundary 0..ktiles, g) table of where list (mt, g)'s entries of K tiles >= kt begin.
+constexpr int64_t kMaxResidualCols = int64_t(1) << 15;
+__host__ __device__ __forceinline__ uint32_t ResidualWord(uint32_t bits, int r16, uint32_t col) { return bits | (uint32_t(r16 >> 3) << 16) | (col << 17); }
+__host__ __device__ __forceinline__ int64_t ResidualStart(int64_t mt, int64_t kt, int g, int64_t ktiles) { return (mt * (ktiles + 1) + kt) * 8 + g; }
+// Swizzled 16-byte chunk c (0, 1) of slab row r: eight consecutive rows at one chunk land in eight
+// different 16-byte bank groups (conflict-free ldmatrix).
+__host__ __device__ __forceinline__ int SlabChunk(int r, int c) {
+  const int lin = r * 2 + c;
+  return lin ^ ((lin >> 3) & 7);
+}
+// Slab offset (elements) lane `lane` hands ldmatrix.x4.trans for K tile j, k32 step q, n8 tile ni: row
+// 64j + 32q + lane, so matrix i = k rows 8i..8i+7 of the step = register b_i of mma.sp.
+__host__ __device__ __forceinline__ int BFragOffset(int j, int q, int ni, int lane) {
+  return SlabChunk(j * kBk + q * 32 + lane, ni) * 8;
+}
+// ---- device primitives --------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void CpAsync16(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ uint4 LdStream16(const void* p) {  // read once: no L1 allocation
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ float FromBits(__half, uint32_t b) { return __half2float(__ushort_as_half(static_cast<unsigned short>(b))); }
+__device__ __forceinline__ float FromBits(__nv_bfloat16, uint32_t b) { return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(b))); }
+__device__ __forceinline__ uint32_t LdStream4(const void* p) {
+  uint32_t r;
+  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(r) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint2 LdStream8(const void* p) {
+  uint2 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];\n" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
+}
+__device__ __forceinline__ uint32_t MapRank(uint32_t local, int rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(local), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void StoreRemote4(uint32_t addr, const float (&v)[4]) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]) : "memory");
+}
+__device__ __forceinline__ void WaitParity0(uint32_t bar) {
+  uint32_t done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }\n"
+                 : "=r"(done) : "r"(bar) : "memory");
+}
+// D += A(16x32, 2:4 compressed to 16x16) * B(32x8); b_j holds k = 8j + 2t + {0,1}, n = g; selector 0.
+#define SD_MMA_SP_ASM(TY, d, a, b, e)                                                                   \
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32." TY "." TY ".f32 "              \
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;\n"                     \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                           \
+               : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e))
+template <typename T>
+__device__ __forceinline__ void MmaSp(float (&d)[4], const uint32_t (&a4)[4], const uint32_t (&b)[4], uint32_t e) {
+  const uint4 a = make_uint4(a4[0], a4[1], a4[2], a4[3]);
+  if constexpr (std::is_same<T, __half>::value) SD_MMA_SP_ASM("f16", d, a, b, e);
+  else SD_MMA_SP_ASM("bf16", d, a, b, e);
+}
+template <typename T> __device__ __forceinline__ T FromF(float x);
+template <> __device__ __forceinline__ __half FromF<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 FromF<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ uint32_t Bits(__half x) { return __half_as_ushort(x); }
+__device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
+struct StreamArgs {
+  const void* vals; const uint32_t* meta; const uint32_t* seconds; const uint32_t* residual; const uint32_t* rstart; const void* b; void* c;
+  int64_t m, k, n, kpairs;
+  int ktiles, kt_per_split, pair_store /* n even, C 4-byte aligned */, vec /* n % 8 == 0, B 16-byte aligned */;
+  int slab_bytes, res_cap;  // the slab's shared bytes; entries of one list a warp stages in shared memory
+};
+// ---- roles --------------------------------------------------------------------------------------
+// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n.
+template <typename T>
+__device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int count, int64_t n0) {
+  const T* b = static_cast<const T*>(p.b);
+  for (int i = threadIdx.x; i < count * kBk * 2; i += kThreads) {
+    const int r = i >> 1, c = i & 1;
+    const int64_t k = static_cast<int64_t>(kt0) * kBk + r, col = n0 + c * 8;
+    T* d = sb + SlabChunk(r, c) * 8;
+    const bool in = k < p.k && col < p.n;
+    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
+      CpAsync16(d, in ? b + k * p.n + col : b, in ? 16 : 0);
+      continue;
+    }
+    const uint16_t* row = reinterpret_cast<const uint16_t*>(b) + (k < p.k ? k : 0) * p.n;
+    alignas(16) uint16_t w[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) w[e] = (k < p.k && col + e < p.n) ? __ldg(row + col + e) : uint16_t(0);
+    *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(w);
+  }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Operands of K tiles j0 .. j0+UNROLL-1 of a warp's row tile (those < count): a 16-byte value load, an 8-byte
+// metadata load and (lanes < kSeconds) a 4-byte second-value load a lane per tile, all issued before any is used.
+struct Batch {
+  uint4 a[UNROLL];
+  uint2 e[UNROLL];
+  uint32_t s[UNROLL];
+};
+template <typename T>
+__device__ __forceinline__ void LoadBatch(const T* vals, const uint32_t* meta, const uint32_t* secs, int j0, int count, Batch& x) {
+  const bool carries = (threadIdx.x & 31) < kSeconds;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    if (j0 + u >= count) break;
+    x.a[u] = LdStream16(vals + static_cast<int64_t>(j0 + u) * 256);
+    x.e[u] = LdStream8(meta + static_cast<int64_t>(j0 + u) * 32);
+    x.s[u] = carries ? LdStream4(secs + static_cast<int64_t>(j0 + u) * kSeconds) : 0u;
+  }
+}
+// The lane's 8 second values of a record: each carrying lane writes its entry into the warp's zeroed scratch
+// record, every lane takes its 16 bytes and zeroes them for the next record.
+__device__ __forceinline__ uint4 SpreadSeconds(uint32_t entry, uint16_t* scratch) {
+  const int lane = threadIdx.x & 31;
+  if (entry & 0xFFFFu) scratch[entry >> 16] = static_cast<uint16_t>(entry & 0xFFFFu);
+  __syncwarp();
+  uint4* mine = reinterpret_cast<uint4*>(scratch) + lane;
+  const uint4 s = *mine;
+  *mine = make_uint4(0, 0, 0, 0);
+  __syncwarp();
+  return s;
+}
+template <typename T>
+__device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, uint16_t* scratch, int j0, int count, float (&acc)[2][4]) {
+  const int lane = threadIdx.x & 31, t = lane & 3;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    if (j0 + u >= count) break;
+    const uint32_t ox = __shfl_xor_sync(0xffffffffu, x.e[u].x, 1), oy = __shfl_xor_sync(0xffffffffu, x.e[u].y, 1);
+    const uint4 sv = SpreadSeconds(x.s[u], scratch);
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const uint32_t mine = q ? x.e[u].y : x.e[u].x, other = q ? oy : ox;  // lane (g, t&1)'s word, (g, t&1 ^ 1)'s
+      uint32_t a[4], b0[4], b1[4];
+      ExpandStep(q ? x.a[u].z : x.a[u].x, q ? x.a[u].w : x.a[u].y, q ? sv.z : sv.x, q ? sv.w : sv.y, (t & 1) ? other : mine,
+                 (t & 1) ? mine : other, t, a);
+      LdmX4T(b0, sb + BFragOffset(j0 + u, q, 0, lane));
+      LdmX4T(b1, sb + BFragOffset(j0 + u, q, 1, lane));
+      MmaSp<T>(acc[0], a, b0, mine);
+      MmaSp<T>(acc[1], a, b1, mine);
+    }
+  }
+}
+
+// The slices of the warp's eight residual lists for K tiles kt0 .. kt0+count-1: [begin, end) of list g (the
+// lane's row pair), and its first res_cap entries copied to rs[g * res_cap ..] (cp.async, 4 bytes an entry;
+// committed with the caller's next group).
+struct ResidualSlice { uint32_t begin, end; };
+__device__ __forceinline__ ResidualSlice FindResidual(const StreamArgs& p, int64_t mt, int kt0, int count) {
+  const int g = (threadIdx.x & 31) >> 2;
+  return {__ldg(p.rstart + ResidualStart(mt, kt0, g, p.ktiles)), __ldg(p.rstart + ResidualStart(mt, kt0 + count, g, p.ktiles))};
+}
+__device__ __forceinline__ void StageResidual(const StreamArgs& p, const ResidualSlice& r, uint32_t* rs) {
+  const int lane = threadIdx.x & 31, g = lane >> 2;
+  const uint32_t have = min(r.end - r.begin, static_cast<uint32_t>(p.res_cap));
+  for (uint32_t i = lane & 3; i < have; i += 4)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(SmemAddr(rs + g * p.res_cap + i)), "l"(p.residual + r.begin + i) : "memory");
+}
+// Entry w against the slab: value * B[column][the lane's columns] into the accumulators of its row.
+template <typename T>
+__device__ __forceinline__ void AddResidual(uint32_t w, const T* sb, int kt0, float (&acc)[2][4]) {
+  const int t = threadIdx.x & 3, row = static_cast<int>(w >> 17) - kt0 * kBk;
+  const float v = FromBits(T(), w & 0xFFFFu);
+  const bool high = (w >> 16) & 1u;
+#pragma unroll
+  for (int ni = 0; ni < 2; ++ni) {
+    const uint32_t pair = *reinterpret_cast<const uint32_t*>(sb + SlabChunk(row, ni) * 8 + 2 * t);
+    const float x = v * FromBits(T(), pair & 0xFFFFu), y = v * FromBits(T(), pair >> 16);
+    acc[ni][0] += high ? 0.0f : x, acc[ni][1] += high ? 0.0f : y;  // constant indices: acc stays in registers
+    acc[ni][2] += high ? x : 0.0f, acc[ni][3] += high ? y : 0.0f;
+  }
+}
+// Lanes 4g .. 4g+3 walk list g in order (staged entries from shared memory, any beyond res_cap from global).
+template <typename T>
+__device__ __forceinline__ void ApplyResidual(const StreamArgs& p, const ResidualSlice& r, const uint32_t* rs, const T* sb, int kt0,
+                                              float (&acc)[2][4]) {
+  const int g = (threadIdx.x & 31) >> 2;
+  const uint32_t have = r.end - r.begin, most = __reduce_max_sync(0xffffffffu, have);
+  const uint32_t* mine = rs + g * p.res_cap;
+#pragma unroll 4
+  for (uint32_t i = 0; i < most; ++i) {
+    if (i >= have) continue;
+    AddResidual<T>(i < static_cast<uint32_t>(p.res_cap) ? mine[i] : __ldg(p.residual + r.begin + i), sb, kt0, acc);
+  }
+}
+
+// Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2.
+template <typename T>
+__device__ __forceinline__ void StoreTile(const StreamArgs& p, int64_t mt, int64_t n0, const float (&acc)[2][4]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int ni = 0; ni < 2; ++ni)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t row = mt * 16 + (lane >> 2) + 8 * h, col = n0 + ni * 8 + 2 * (lane & 3);
+      if (row >= p.m || col >= p.n) continue;
+      T* out = static_cast<T*>(p.c) + row * p.n + col;
+      const float x = acc[ni][2 * h], y = acc[ni][2 * h + 1];
+      if (p.pair_store) { *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16); continue; }
+      out[0] = FromF<T>(x);
+      if (col + 1 < p.n) out[1] = FromF<T>(y);
+    }
+}
+
+// Grid (splits, row groups, n tiles), cluster (splits, 1, 1): block x = K split = cluster rank.
+template <typename T>
+__global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamArgs p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char smem[];
+  float* red = reinterpret_cast<float*>(smem);
+  T* sb = reinterpret_cast<T*>(smem + kRedBytes + kScratchBytes);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
+  uint16_t* scratch = reinterpret_cast<uint16_t*>(smem + kRedBytes) + warp * 256;
+  uint32_t* rs = reinterpret_cast<uint32_t*>(smem + kRedBytes + kScratchBytes + p.slab_bytes) + warp * 8 * p.res_cap;
+  reinterpret_cast<uint4*>(scratch)[lane] = make_uint4(0, 0, 0, 0);  // SpreadSeconds keeps it zero between records
+  const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
+  const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
+  __shared__ __align__(8) uint64_t bar;  // the owner's: every (rank, owned tile) lane arrives once
+  if (splits > 1) {
+    const int owned = split < WARPS ? (WARPS - split + splits - 1) / splits : 0;
+    if (threadIdx.x == 0 && owned > 0) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SmemAddr(&bar)), "r"(owned * splits * 32) : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  }
+  LoadBSlab<T>(sb, p, kt0, count, n0);
+  const T* vals = static_cast<const T*>(p.vals) + ValRecord(mt, kt0, p.kpairs) + lane * 8;
+  const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kpairs) + MetaLaneWord(lane);
+  const uint32_t* secs = p.seconds + SecondRecord(mt, kt0, p.kpairs) + lane;
+  const ResidualSlice res = FindResidual(p, mt, kt0, count);
+  float acc[2][4] = {};
+  Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
+  LoadBatch<T>(vals, meta, secs, 0, count, x);
+  StageResidual(p, res, rs);
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncthreads();  // the B slab and the residual landed (the first batch's loads were issued before the wait)
+  for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
+    LoadBatch<T>(vals, meta, secs, j0 + UNROLL, count, y);
+    ComputeBatch<T>(x, sb, scratch, j0, count, acc);
+    LoadBatch<T>(vals, meta, secs, j0 + 2 * UNROLL, count, x);
+    ComputeBatch<T>(y, sb, scratch, j0 + UNROLL, count, acc);
+  }
+  ApplyResidual<T>(p, res, rs, sb, kt0, acc);
+  if (splits == 1) return StoreTile<T>(p, mt, n0, acc);
+  // Push, not pull: each rank stores its partial of row tile `warp` into the owner's slot (rank, tile) over
+  // DSMEM and arrives on the owner's mbarrier; only owners wait, and no rank waits for another's reads.
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every rank's mbarrier is initialised
+  const int owner = warp % splits, slot = (warp / splits) * splits + split;
+  const uint32_t dst = MapRank(SmemAddr(red + (slot * 32 + lane) * 8), owner);
+  StoreRemote4(dst, acc[0]), StoreRemote4(dst + 16, acc[1]);
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(MapRank(SmemAddr(&bar), owner)) : "memory");
+  if (owner != split) return;
+  WaitParity0(SmemAddr(&bar));
+  float sum[2][4] = {};
+  for (int s = 0; s < splits; ++s) {  // rank order: deterministic
+    const float4* theirs = reinterpret_cast<const float4*>(red + (((warp / splits) * splits + s) * 32 + lane) * 8);
+    const float4 x = theirs[0], y = theirs[1];
+    sum[0][0] += x.x, sum[0][1] += x.y, sum[0][2] += x.z, sum[0][3] += x.w;
+    sum[1][0] += y.x, sum[1][1] += y.y, sum[1][2] += y.z, sum[1][3] += y.w;
+  }
+  StoreTile<T>(p, mt, n0, sum);
+#endif
+}
+
+// ---- host: the 1:4 format with its residual (unit tested) ---------------------------------------
+struct U14Host {
+  int64_t rows = 0, cols = 0, mp = 0, kp = 0;  // mp % 128 == 0, kp % 64 == 0
+  std::vector<float> vals;                     // (mp/16) * (kp/64) records of 256, see ValRecord/ValInRecord
+  std::vector<float> seconds;                  // as vals: the second value of the group whose first is there (0: none)
+  std::vector<uint32_t> meta;                  // (mp/16) * (kp/64) records of 32 words, see MetaRecord
+  std::vector<uint32_t> residual_row, residual_col;  // row in the tile (0-15), column; lists (mt, g) in order
+  std::vector<float> residual_val;
+  std::vector<uint32_t> rstart;                // (mp/16) * (kp/64 + 1) * 8, see ResidualStart
+};
+// Keeps the first nonzero of every group of four in the 1:4 layer, the second of the record's first kSeconds
+// groups with two or more (in row, then column order) as their second values, and lists the others in the
+// residual; entries with value 0 are dropped. False on malformed input.
+bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, U14Host* out, std::string* why) {
+  if (rows <= 0 || cols <= 0) return (*why = "bad shape", false);
+  if (cols > kMaxResidualCols) return (*why = "K = " + std::to_string(cols) + " above " + std::to_string(kMaxResidualCols) + " (15-bit residual columns)", false);
+  out->rows = rows, out->cols = cols;
+  out->mp = (rows + kMPad - 1) / kMPad * kMPad, out->kp = (cols + kBk - 1) / kBk * kBk;
+  const int64_t kpairs = out->kp / kBk, row_tiles = out->mp / 16;
+  out->vals.assign(row_tiles * kpairs * 256, 0.0f);
+  out->seconds.assign(row_tiles * kpairs * 256, 0.0f);
+  std::vector<int> seconds_used(row_tiles * kpairs, 0);
+  out->meta.assign(row_tiles * kpairs * 32, 0x44444444u);  // every group empty: (0, 1)
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> extra(row_tiles * 8);  // (K tile, CSR entry) per list
+  for (int64_t r = 0; r < rows; ++r) {
+    if (ro[r] > ro[r + 1]) return (*why = "row offsets decrease", false);
+    const int64_t mt = r / 16;
+    const int r16 = static_cast<int>(r % 16), g = r16 % 8, half = r16 / 8;
+    int64_t last_group = -1;
+    int in_group = 0, first_p = 0;
+    for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
+      if (ci[e] < 0 || ci[e] >= cols || (e > ro[r] && ci[e] <= ci[e - 1])) return (*why = "column indices out of range or not increasing", false);
+      if (v[e] == 0.0f) continue;
+      const int64_t group = ci[e] / 4, kt = ci[e] / kBk, rec = mt * kpairs + kt;
+      const int q = static_cast<int>(ci[e] % kBk) / 32, grp = static_cast<int>(ci[e] % 32) / 4, p = static_cast<int>(ci[e] % 4);
+      const int64_t slot = ValRecord(mt, kt, kpairs) + ValInRecord(r16, q, grp);
+      uint32_t& word = out->meta[MetaRecord(mt, kt, kpairs) + MetaLaneWord(4 * g + grp / 4) + q];
+      const int shift = half * 16 + (grp % 4) * 4;
+      in_group = group == last_group ? in_group + 1 : 1;
+      if (in_group == 1) {
+        last_group = group, first_p = p;
+        out->vals[slot] = v[e];
+        word = (word & ~(0xFu << shift)) | (NibbleFor(p) << shift);
+      } else if (in_group == 2 && seconds_used[rec] < kSeconds) {
+        ++seconds_used[rec];
+        out->seconds[slot] = v[e];
+        word = (word & ~(0xFu << shift)) | (uint32_t(first_p | (p << 2)) << shift);
+      } else {
+        extra[mt * 8 + g].emplace_back(kt, e);
+      }
+    }
+  }
+  out->residual_row.clear(), out->residual_col.clear(), out->residual_val.clear();
+  out->rstart.assign(row_tiles * (kpairs + 1) * 8, 0);
+  for (int64_t mt = 0; mt < row_tiles; ++mt)
+    for (int g = 0; g < 8; ++g) {
+      std::vector<std::pair<int64_t, int64_t>>& list = extra[mt * 8 + g];
+      std::stable_sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      size_t i = 0;
+      for (int64_t kt = 0; kt <= kpairs; ++kt) {
+        out->rstart[ResidualStart(mt, kt, g, kpairs)] = static_cast<uint32_t>(out->residual_val.size());
+        for (; i < list.size() && list[i].first == kt; ++i) {
+          const int64_t e = list[i].second, r = std::upper_bound(ro, ro + rows + 1, static_cast<int32_t>(e)) - ro - 1;
+          out->residual_row.push_back(static_cast<uint32_t>(r % 16));
+          out->residual_col.push_back(static_cast<uint32_t>(ci[e]));
+          out->residual_val.push_back(v[e]);
+        }
+      }
+      if (out->residual_val.size() > 0x7FFFFFFFu) return (*why = "residual too large", false);
+    }
+  return true;
+}
+// How a run is cut: K splits (the cluster size) so that about CTAS_PER_SM CTAs per SM run, at most
+// max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
+// more than 8 slabs. prepare lowers max_splits until the clusters fit the device in one wave.
+struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0; size_t smem = 0; int64_t clusters = 0; };
+Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
+  Plan plan;
+  const int64_t ktiles = kp / kBk;
+  plan.clusters = (mp / (16 * WARPS)) * ((n + kNt - 1) / kNt);
+  int64_t s = (static_cast<int64_t>(CTAS_PER_SM) * sms + plan.clusters - 1) / plan.clusters;
+  s = std::max<int64_t>({1, std::min<int64_t>({s, max_splits, kMaxSplits, ktiles}), (ktiles + kMaxSlabTiles - 1) / kMaxSlabTiles});
+  const int64_t per = (ktiles + s - 1) / s;
+  if (s > kMaxSplits || per > kMaxSlabTiles) return plan;
+  plan.kt_per_split = static_cast<int>(per);
+  plan.splits = static_cast<int>((ktiles + per - 1) / per);
+  plan.smem = kRedBytes + kScratchBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  return plan;
+}
+// Shared memory a CTA may take: the CTAS_PER_SM share of the SM's, but at least the reduction and the largest
+// slab (then fewer CTAs fit), at most the opt-in limit.
+size_t SmemBudget(int optin_per_block, int per_sm) {
+  const size_t share = static_cast<size_t>(per_sm) / CTAS_PER_SM - 1024, least = kRedBytes + kScratchBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes;
+  return std::min<size_t>(optin_per_block, std::max(share, least));
+}
+// The plan with its residual staging: res_cap = the longest slice of any list over the plan's K ranges, as
+// far as the shared memory left after the slab holds (8 lists a warp); longer slices read the rest from global.
+Plan WithResidual(Plan plan, const std::vector<uint32_t>& rstart, int64_t mp, int64_t kp, size_t budget) {
+  if (plan.splits == 0) return plan;
+  const int64_t ktiles = kp / kBk;
+  uint32_t longest = 0;
+  for (int64_t mt = 0; mt < mp / 16; ++mt)
+    for (int g = 0; g < 8; ++g)
+      for (int64_t kt0 = 0; kt0 < ktiles; kt0 += plan.kt_per_split) {
+        const int64_t end = std::min<int64_t>(kt0 + plan.kt_per_split, ktiles);
+        longest = std::max(longest, rstart[ResidualStart(mt, end, g, ktiles)] - rstart[ResidualStart(mt, kt0, g, ktiles)]);
+      }
+  const size_t per_entry = size_t(WARPS) * 8 * 4, room = budget > plan.smem ? (budget - plan.smem) / per_entry : 0;
+  plan.res_cap = static_cast<int>(std::min<size_t>(longest, room));
+  plan.smem += plan.res_cap * per_entry;
+  return plan;
+}
+struct State {
+  int dtype = 0, sms = 1;
+  int64_t m = 0, k = 0, mp = 0, kp = 0;
+  size_t smem_budget = 0;
+  std::vector<uint32_t> rstart;  // host copy, to size each plan's residual staging
+  void* vals = nullptr; uint32_t* meta = nullptr; uint32_t* seconds = nullptr; uint32_t* residual = nullptr; uint32_t* rstart_d = nullptr;
+  std::vector<std::pair<int64_t, Plan>> plans;  // per prepared n
+};
+cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cudaStream_t stream, cudaLaunchAttribute* cluster) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(plan.splits, static_cast<unsigned>(s->mp / (16 * WARPS)), static_cast<unsigned>((n + kNt - 1) / kNt));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = plan.smem;
+  config.stream = stream;
+  cluster->id = cudaLaunchAttributeClusterDimension;
+  cluster->val.clusterDim.x = plan.splits, cluster->val.clusterDim.y = 1, cluster->val.clusterDim.z = 1;
+  config.attrs = cluster, config.numAttrs = 1;
+  return config;
+}
+// The plan for n: fewer splits while the clusters would not all be resident at once (a second wave of
+// clusters costs more than the K parallelism it buys: measured on the H200, 8-CTA clusters at 2 CTAs/SM).
+template <typename T> Plan FittedPlan(const State* s, int64_t n) {
+  auto make = [s, n](int cap) { return WithResidual(MakePlan(s->mp, s->kp, n, s->sms, cap), s->rstart, s->mp, s->kp, s->smem_budget); };
+  Plan plan = make(kMaxSplits);
+  for (int cap = plan.splits - 1; cap >= 1; --cap) {
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, nullptr, &cluster);
+    int active = 0;
+    if (cudaOccupancyMaxActiveClusters(&active, U14StreamKernel<T>, &config) != cudaSuccess || active >= plan.clusters) break;
+    const Plan fewer = make(cap);
+    if (fewer.splits >= plan.splits) break;  // the slab needs these splits
+    plan = fewer;
+  }
+  return plan;
+}
+template <typename T> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  StreamArgs a{s->vals, s->meta, s->seconds, s->residual, s->rstart_d, b, c, s->m, s->k, n, s->kp / kBk, static_cast<int>(s->kp / kBk), plan.kt_per_split,
+               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
+               (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
+               plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap};
+  cudaLaunchAttribute cluster;
+  const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, stream, &cluster);
+  cudaLaunchKernelEx(&config, U14StreamKernel<T>, a);
+}
+template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
+  cudaError_t e = cudaMalloc(d, sizeof(T) * h.size());
+  return e == cudaSuccess ? cudaMemcpy(*d, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice) : e;
+}
+template <typename T> cudaError_t UploadValues(const std::vector<float>& v, void** d) {
+  std::vector<T> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = T(v[i]);  // round to nearest; exact for the harness's values
+  return Upload(h, d);
+}
+template <typename T> uint32_t Bits16(float v) {
+  const T x(v);  // round to nearest; exact for the harness's values
+  uint16_t bits;
+  memcpy(&bits, &x, 2);
+  return bits;
+}
+// The second-value records (see SecondRecord) as the kernel reads them.
+template <typename T> std::vector<uint32_t> SecondWords(const U14Host& h) {
+  std::vector<uint32_t> words(h.seconds.size() / 256 * kSeconds, 0);
+  for (size_t rec = 0; rec < h.seconds.size() / 256; ++rec)
+    for (int slot = 0, used = 0; slot < 256; ++slot)
+      if (h.seconds[rec * 256 + slot] != 0.0f) {
+        const uint32_t bits = Bits16<T>(h.seconds[rec * 256 + slot]);  // one that rounds to +0 is sent as -0: present
+        words[rec * kSeconds + used++] = (bits ? bits : 0x8000u) | (uint32_t(slot) << 16);
+      }
+  return words;
+}
+template <typename T> cudaError_t UploadResidual(const U14Host& h, uint32_t** d) {  // see ResidualWord
+  std::vector<uint32_t> entries(std::max<size_t>(h.residual_val.size(), 1), 0);
+  for (size_t i = 0; i < h.residual_val.size(); ++i)
+    entries[i] = ResidualWord(Bits16<T>(h.residual_val[i]), static_cast<int>(h.residual_row[i]), h.residual_col[i]);
+  return Upload(entries, reinterpret_cast<void**>(d));
+}
+template <typename T> cudaError_t Configure(size_t budget) {  // room for the largest plan
+  return cudaFuncSetAttribute(reinterpret_cast<const void*>(&U14StreamKernel<T>), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(budget));
+}
+template <typename T> void PlanAll(State* s, const sd_problem* p) {
+  for (int i = 0; i < p->num_n_values; ++i) s->plans.emplace_back(p->n_values[i], FittedPlan<T>(s, p->n_values[i]));
+}
+
+}  // namespace
+
+SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
+  State* s = static_cast<State*>(state);
+  if (s == nullptr) return;
+  cudaFree(s->vals), cudaFree(s->meta), cudaFree(s->seconds), cudaFree(s->residual), cudaFree(s->rstart_d);
+  delete s;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
+  U14Host h;
+  std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
+  int major = 0, sms = 1, optin = 0, per_sm = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, p->device);
+  if (e == cudaSuccess && major < 9) why = "needs thread-block clusters (sm_90 or newer), device is sm_" + std::to_string(major) + "x";
+  bool ok = e == cudaSuccess && major >= 9 && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) &&
+            BuildU14(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
+  for (int i = 0; ok && i < p->num_n_values; ++i) {
+    if (MakePlan(h.mp, h.kp, p->n_values[i], sms).splits > 0) continue;
+    why = "K = " + std::to_string(p->cols) + " needs more than 8 B slabs of " + std::to_string(SLAB_KB) + " KB", ok = false;
+  }
+  if (!ok) {
+    snprintf(error, cap, "u14_stream_sp: %s", e != cudaSuccess ? cudaGetErrorString(e) : why.c_str());
+    return 1;
+  }
+  State* s = new State{p->dtype, sms, p->rows, p->cols, h.mp, h.kp, SmemBudget(optin, per_sm), h.rstart};
+  const bool fp16 = p->dtype == SD_DTYPE_FP16;
+  e = fp16 ? UploadValues<__half>(h.vals, &s->vals) : UploadValues<__nv_bfloat16>(h.vals, &s->vals);
+  if (e == cudaSuccess) e = Upload(h.meta, reinterpret_cast<void**>(&s->meta));
+  if (e == cudaSuccess) e = Upload(fp16 ? SecondWords<__half>(h) : SecondWords<__nv_bfloat16>(h), reinterpret_cast<void**>(&s->seconds));
+  if (e == cudaSuccess) e = fp16 ? UploadResidual<__half>(h, &s->residual) : UploadResidual<__nv_bfloat16>(h, &s->residual);
+  if (e == cudaSuccess) e = Upload(h.rstart, reinterpret_cast<void**>(&s->rstart_d));
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = Configure<__half>(s->smem_budget);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = Configure<__nv_bfloat16>(s->smem_budget);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) PlanAll<__half>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) PlanAll<__nv_bfloat16>(s, p);
+  if (e != cudaSuccess) {
+    snprintf(error, cap, "u14_stream_sp prepare: %s", cudaGetErrorString(e));
+    sparseditto_release(s);
+    return 1;
+  }
+  *state = s;
+  return 0;
+}
+
+SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  const State* s = static_cast<const State*>(state);
+  auto it = std::find_if(s->plans.begin(), s->plans.end(), [n](const std::pair<int64_t, Plan>& x) { return x.first == n; });
+  if (it == s->plans.end()) return 1;  // not an n prepare planned for
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, it->second, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) Launch<__nv_bfloat16>(s, it->second, b, c, n, stream);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
