@@ -59,5 +59,5 @@ __device__ __forceinline__ void WaitParity0(uint32_t bar) {
 red = 'constexpr int kRedBytes = WARPS * 32 * 8 * 4;'
 assert s.count(red) == 1
 s = s.replace(red, 'constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // push slots (rank, owned tile);')
-s = '// LAB VARIANT (dev/stream_push_reduce/make_push.py): the cluster reduce pushes partials to the owner.\n' + s
+s = '// LAB VARIANT (dev/stream_n16/make_push.py): the cluster reduce pushes partials to the owner.\n' + s
 open(dst, 'w').write(s)

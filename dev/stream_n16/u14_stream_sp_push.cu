@@ -1,4 +1,4 @@
-// LAB VARIANT (dev/stream_push_reduce/make_push.py): the cluster reduce pushes partials to the owner.
+// LAB VARIANT (dev/stream_n16/make_push.py): the cluster reduce pushes partials to the owner.
 // Unstructured sparsity at 75-95% (and 1:4, 1:8) for small n on Hopper: A stored "1:4" (one value per aligned
 // group of four columns) and expanded in the lane into the operand of the 2:4 sparse tensor cores.
 // Strategy: at n <= 16 the product is a stream of A, so bytes per element decide. 1:4 keeps the first nonzero

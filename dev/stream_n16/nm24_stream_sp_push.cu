@@ -1,4 +1,4 @@
-// LAB VARIANT (dev/stream_push_reduce/make_push.py): the cluster reduce pushes partials to the owner.
+// LAB VARIANT (dev/stream_n16/make_push.py): the cluster reduce pushes partials to the owner.
 // 2:4 SpMM for small n on Hopper: the compressed A streams from DRAM straight into mma.sp registers.
 // Strategy: at n <= 16 a 2:4 product is a stream of A (1.125 bytes an element) and the time is how fast
 // that stream flows. Every warp owns one 16-row tile and one K range and keeps two batches of UNROLL
