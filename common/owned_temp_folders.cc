@@ -1,5 +1,6 @@
 #include "common/owned_temp_folders.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,8 +37,18 @@ std::time_t BootTime() {
 // When process `pid` started, seconds since the epoch (field 22 of /proc/<pid>/stat); nullopt when
 // unknown.
 std::optional<std::time_t> ProcessStart(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Read with read(2), not an istreambuf_iterator: the process may exit between open and read, and then
+  // read fails with ESRCH, which libstdc++'s filebuf throws as an exception (seen under ctest -j).
+  std::string text;
+  const int fd = open(fmt::format("/proc/{}/stat", pid).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buffer[1024];
+  for (ssize_t got; (got = read(fd, buffer, sizeof buffer)) != 0;) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) { text.clear(); break; }  // gone: the parse below says unknown
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  close(fd);
   const size_t after_name = text.rfind(')');  // the command name may hold spaces and ')'
   if (after_name == std::string::npos) return std::nullopt;
   std::istringstream fields(text.substr(after_name + 1));
