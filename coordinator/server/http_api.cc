@@ -1,6 +1,8 @@
 #include "coordinator/server/http_api.h"
 
+#include <atomic>
 #include <charconv>
+#include <memory>
 #include <optional>
 
 #include "absl/strings/str_split.h"
@@ -23,6 +25,23 @@ std::string CodeName(absl::StatusCode code) {
   for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return name;
 }
+
+// One place among the open event streams: taken by its maker (the caller counted it in), given back once,
+// by GiveBack or at destruction, whichever comes first. Thread-safe.
+class StreamPlace {
+ public:
+  explicit StreamPlace(std::shared_ptr<std::atomic<int>> count) : count_(std::move(count)) {}
+  StreamPlace(const StreamPlace&) = delete;
+  StreamPlace& operator=(const StreamPlace&) = delete;
+  ~StreamPlace() { GiveBack(); }
+  void GiveBack() {
+    if (!given_back_.exchange(true)) count_->fetch_sub(1);
+  }
+
+ private:
+  std::shared_ptr<std::atomic<int>> count_;
+  std::atomic<bool> given_back_{false};
+};
 
 // The protobuf JSON mapping of `message` with the proto's field names and every field written.
 std::string ProtoJson(const google::protobuf::Message& message) {
@@ -296,13 +315,16 @@ HttpReply HttpApi::Events(const HttpRequest& request, const std::string& run, co
                                                           options_.max_streams)),
                  where);
   }
-  std::shared_ptr<void> place(nullptr, [count = open_streams_](void*) { count->fetch_sub(1); });
+  // Given back when the stream's last line is written (before the server ends the reply, so a client that has
+  // read the end may open another stream at once), or when the reply is dropped unstreamed.
+  auto place = std::make_shared<StreamPlace>(open_streams_);
   HttpReply reply;
   reply.content_type = "application/x-ndjson";
   reply.stream = [this, run, after, where, place](const HttpWrite& write, const std::function<bool()>& gone) {
     const absl::Status ended = runs_->Watch(
         run, after, [&write](const v1::RunEvent& event) { return write(ProtoJson(event)); }, gone);
     if (!ended.ok() && !absl::IsCancelled(ended)) (void)write(Error(ended, where).body);
+    place->GiveBack();
   };
   return reply;
 }
