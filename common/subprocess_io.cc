@@ -85,12 +85,13 @@ absl::Status ChildProcess::WaitReadableWithin(int child_fd, Deadline deadline, i
     SD_ASSIGN_OR_RETURN(const PumpEvent event,
                         Pump(std::min(deadline, DeadlineAfter(poll_seconds)), std::span<pollfd>(&watch, 1)));
     if (event == PumpEvent::kWatchReady || event == PumpEvent::kExited) return absl::OkStatus();
-    if (Clock::now() >= deadline) return absl::DeadlineExceededError("no output in time");
+    // Memory before the deadline: a child over its limit when time runs out is reported for its memory.
     absl::StatusOr<int64_t> resident = ResidentBytes();
     if (resident.ok() && *resident > max_resident_bytes) {
       return absl::ResourceExhaustedError(fmt::format("used {} MiB of host memory (limit {} MiB)", *resident >> 20,
                                                       max_resident_bytes >> 20));
     }
+    if (Clock::now() >= deadline) return absl::DeadlineExceededError("no output in time");
   }
 }
 
