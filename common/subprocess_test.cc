@@ -346,17 +346,21 @@ TEST(Subprocess, WaitReadableWithinSeesOutputExitTheDeadlineAndTheMemoryLimit) {
     std::string script;
     int64_t max_resident_bytes;
     absl::StatusCode expected;
+    double poll_seconds = 0.05;
   };
   const Case cases[] = {
       {"echo reply >&4; sleep 30", int64_t{1} << 40, absl::StatusCode::kOk},   // output waiting
       {"exit 0", int64_t{1} << 40, absl::StatusCode::kOk},                      // exited: a read says what is left
       {"sleep 30", int64_t{1} << 40, absl::StatusCode::kDeadlineExceeded},
       {"sleep 30", 1, absl::StatusCode::kResourceExhausted},                    // any resident memory is over 1 byte
+      // A silent child over its limit whose only look at memory comes when the deadline has passed (the poll
+      // is longer than the wait): reported for its memory, not as a timeout.
+      {"sleep 30", 1, absl::StatusCode::kResourceExhausted, 10},
   };
   for (const Case& c : cases) {
     absl::StatusOr<std::unique_ptr<ChildProcess>> child = Spawn(WithProtocolPipes(c.script));
     ASSERT_TRUE(child.ok()) << child.status();
-    const absl::Status s = (*child)->WaitReadableWithin(4, DeadlineAfter(0.6), c.max_resident_bytes, 0.05);
+    const absl::Status s = (*child)->WaitReadableWithin(4, DeadlineAfter(0.6), c.max_resident_bytes, c.poll_seconds);
     EXPECT_EQ(s.code(), c.expected) << c.script << ": " << s;
     if (absl::IsResourceExhausted(s)) {
       EXPECT_NE(s.message().find("of host memory (limit 0 MiB)"), std::string::npos) << s;
