@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "evaluator/gpu/nvidia_driver.h"
 #include "evaluator/sandbox/sandbox_probe.h"
 #include "fmt/format.h"
 
@@ -85,6 +86,7 @@ EvaluatorOptions InstalledEvaluatorOptions(const std::string& cache_dir, double 
   options.runner.stage_timeout_seconds = stage_timeout_seconds;
   options.runner_options.set_max_timing_seconds(timing_seconds_per_n);
   options.runner_options.set_min_trials(min_trials);
+  options.missing_driver = [] { return gpu::MissingNvidiaDriver(); };
   return options;
 }
 

@@ -51,6 +51,12 @@ absl::StatusOr<v1::SetupTaskReply> Evaluator::SetupTask(const v1::Task& task, bo
   *request.mutable_task() = task;
   *request.mutable_options() = options_.runner_options;
   if (fresh_baselines) request.mutable_options()->clear_baseline_cache_dir();
+  if (options_.missing_driver) {
+    if (std::optional<std::string> missing = options_.missing_driver()) {
+      gpu_unavailable_ = *missing;
+      return absl::UnavailableError(*missing);
+    }
+  }
   auto reply = baseline_runner_.SetupTask(request);
   gpu_unavailable_ = absl::IsUnavailable(reply.status()) ? std::string(reply.status().message()) : "";
   if (reply.ok()) {

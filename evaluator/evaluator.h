@@ -8,8 +8,10 @@
 // called from any thread concurrently (it only uses the compile cache, which is safe for that).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -40,6 +42,11 @@ struct EvaluatorOptions {
   // milliseconds of a fast kernel's work per n instead of the wait for a stable spread. Every check
   // (smoke, full correctness, the timed trials' outputs, the recheck, the bracket) runs as in full.
   double screen_timing_seconds = 0.001;
+  // Asked by SetupTask before it starts a runner: a sentence when this machine has no NVIDIA driver
+  // (gpu::MissingNvidiaDriver), else nullopt. Unset (the default): no look, the runner's own failure
+  // says why (tests that run a fake runner on machines with no driver). The command line sets it, so a
+  // user without a GPU reads what is missing instead of the runner's dying words.
+  std::function<std::optional<std::string>()> missing_driver;
 };
 
 // How much timing an evaluation gets: in full (runner_options), or a short screen
@@ -56,7 +63,8 @@ class Evaluator {
   void set_static_screen(bool on) { options_.static_screen = on; }
 
   // Materialises the task in the runner and times the baselines (cached for later Evaluate calls).
-  // Errors: the runner's (Unavailable: no GPU or the child died; FailedPrecondition: bad task).
+  // Errors: the runner's (Unavailable: no GPU or the child died; FailedPrecondition: bad task);
+  // Unavailable with options.missing_driver's sentence, before any runner starts, when it gives one.
   // After Unavailable, Evaluate still runs the CPU stages and ends at INTERNAL ("GPU stages not run").
   // `fresh_baselines`: the baselines are timed again with no cache (the runner that times them is a
   // new process each time: the confirmation stage's rounds).

@@ -80,5 +80,33 @@ TEST_F(EvaluatorTextTest, WhatOnlyThePreprocessedUnitShowsIsRejected) {
   EXPECT_TRUE(absl::IsPermissionDenied(evaluator_->Screen(candidate, task_)));  // remembered: same verdict
 }
 
+// A machine without the NVIDIA driver (EvaluatorOptions::missing_driver, as the command line sets it):
+// set-up says so before any runner starts, and an evaluation still screens and compiles, then ends
+// INTERNAL with the same sentence rather than the runner's dying words.
+TEST_F(EvaluatorTextTest, WithoutADriverSetUpSaysSoAndTheEvaluationStopsAfterTheCompile) {
+  EvaluatorOptions options;
+  options.compiler.cache_directory = (folder_.path() / "compile").string();
+  options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+  options.runner.runner_path = SPARSEDITTO_FAKE_RUNNER;
+  int asked = 0;
+  options.missing_driver = [&asked] {
+    ++asked;
+    return std::optional<std::string>("no NVIDIA driver was found on this machine (no /dev/nvidiactl)");
+  };
+  auto evaluator = Evaluator::Create(options);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  const auto setup = (*evaluator)->SetupTask(task_);
+  EXPECT_TRUE(absl::IsUnavailable(setup.status())) << setup.status();
+  EXPECT_THAT(std::string(setup.status().message()), HasSubstr("no NVIDIA driver was found"));
+  EXPECT_EQ(asked, 1);
+  v1::Candidate candidate;
+  candidate.set_id("reference");
+  candidate.set_source(Reference());
+  const v1::EvalResult result = (*evaluator)->Evaluate(task_, candidate, false, 1);
+  EXPECT_EQ(result.failure(), v1::FAILURE_CATEGORY_INTERNAL) << result.failure_detail();
+  EXPECT_EQ(result.stage_reached(), v1::EVAL_STAGE_COMPILE);
+  EXPECT_THAT(result.failure_detail(), HasSubstr("GPU stages not run: no NVIDIA driver was found"));
+}
+
 }  // namespace
 }  // namespace sparseditto
