@@ -102,6 +102,19 @@ class Host {
 
   v1::HostReply Open(const v1::HostOpen& open) {
     if (stream_ != nullptr) return Error("already open");
+    // The host's own clock around each step, in kHostOpenSteps' order (the runner's trace only).
+    std::vector<double> steps;
+    auto step_began = std::chrono::steady_clock::now();
+    auto step_done = [&] {
+      const auto now = std::chrono::steady_clock::now();
+      steps.push_back(std::chrono::duration<double, std::milli>(now - step_began).count());
+      step_began = now;
+    };
+    auto ok_with_steps = [&] {
+      v1::HostReply reply = Ok();
+      for (double ms : steps) reply.add_open_step_ms(ms);
+      return reply;
+    };
     cudaIpcEventHandle_t start, done;
     if (open.start_event().size() != sizeof start || open.done_event().size() != sizeof done) return Error("bad event handle");
     std::memcpy(&start, open.start_event().data(), sizeof start);
@@ -110,11 +123,13 @@ class Host {
     if (e == cudaSuccess) e = cudaIpcOpenEventHandle(&done_, done);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
     if (e != cudaSuccess) return Error("IPC events or stream: " + CudaText(e));
+    step_done();
     std::string error;
     flush_ = Map(open.flush(), &error);
     flush_base_ = mapped_.empty() ? nullptr : mapped_.begin()->second;
     flush_bytes_ = open.flush().bytes();
     if (flush_ == nullptr) return Error(error);
+    step_done();
     if (open.has_matrix()) {  // mapped before the lockdown, then its fd closed
       auto layout = SharedMatrixLayout::For(open.matrix().rows(), open.matrix().cols(), open.matrix().nnz());
       if (!layout.ok()) return Error(std::string(layout.status().message()));
@@ -123,17 +138,20 @@ class Host {
       shared_matrix_ = *std::move(mapped);
       close(kSharedMatrixFd);
     }
+    step_done();
     // The last step before the candidate's code exists in this process (its constructors run at load).
     if (absl::Status s = LockDownBeforeLoad(open.library_path(), InProcessLayers()); !s.ok()) return Error(std::string(s.message()));
+    step_done();
     if (open.library_path().empty()) {  // the judge's calibration host: runs that do nothing
       library_.run = [](void*, const void*, void*, int64_t, cudaStream_t) { return 0; };
       prepared_ = true;
-      return Ok();
+      return ok_with_steps();
     }
     auto library = LoadCandidateLibrary(open.library_path());
     if (!library.ok()) return Error(std::string(library.status().message()));
     library_ = *library;
-    return Ok();
+    step_done();
+    return ok_with_steps();
   }
 
   v1::HostReply Chunk(const v1::HostMatrixChunk& chunk) {

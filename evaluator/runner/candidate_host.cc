@@ -1,7 +1,9 @@
 #include "evaluator/runner/candidate_host.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <iterator>
 #include <string_view>
 
 #include "absl/strings/str_join.h"
@@ -127,7 +129,17 @@ absl::Status CandidateHost::Open(const std::string& library_path, void* flush, s
   auto reply = Call(request);
   if (!reply.ok()) return reply.status();
   if (!reply->ok()) return absl::FailedPreconditionError(reply->error());
+  TraceHostOpenSteps(*reply);
   return absl::OkStatus();
+}
+
+void TraceHostOpenSteps(const v1::HostReply& reply) {
+  if (!StepTraceOn()) return;
+  const int steps = std::min<int>(reply.open_step_ms_size(), std::size(kHostOpenSteps));
+  for (int i = 0; i < steps; ++i) {
+    const double ms = reply.open_step_ms(i);
+    if (std::isfinite(ms) && ms >= 0 && ms < 1e7) AddStepTime(kHostOpenSteps[i], ms / 1000);
+  }
 }
 
 bool CandidateHost::StillRunning() {

@@ -55,6 +55,18 @@ struct CandidateHostOptions {
   bool operator==(const CandidateHostOptions&) const = default;
 };
 
+// The steps of a host's Open, in the order of HostReply.open_step_ms: with SPARSEDITTO_RUNNER_TRACE,
+// Open adds the host's own times to the runner's step trace under these labels (measurement only).
+inline constexpr const char* kHostOpenSteps[] = {
+    "host open (host clock): IPC events and stream", "host open (host clock): map the flush buffer",
+    "host open (host clock): map the task matrix", "host open (host clock): lockdown",
+    "host open (host clock): load the library"};
+
+// Adds an Open reply's open_step_ms to the step trace under kHostOpenSteps (no-op with the trace off).
+// The host's numbers are claims: entries beyond the known steps, negative, non-finite or absurd
+// (over 10^7 ms) are dropped.
+void TraceHostOpenSteps(const v1::HostReply& reply);
+
 // Whether a host with these options can be spawned before the library it will load is known
 // (CandidateHost::Spawn, then Open): every layer applied at spawn is then the same for any library.
 // False with the spawn-time Landlock layer ("spawn-landlock"), whose rules name the library's folder.

@@ -1,16 +1,51 @@
 // CPU tests of the judge's side of the trust boundary that need no GPU: the candidate host's layer
-// list and the bracket's arithmetic. (The host protocol itself runs on the GPU: evaluator_gpu_test and
+// list, the bracket's arithmetic and what reaches the step trace of the host's Open. (The host protocol itself runs on the GPU: evaluator_gpu_test and
 // the adversarial corpus.)
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "evaluator/runner/step_trace.h"
 
 #include "gtest/gtest.h"
 
 namespace sparseditto {
 namespace {
+
+// The step trace reads SPARSEDITTO_RUNNER_TRACE once, at its first use: set before any test runs, to
+// a file in a folder of this process's own.
+const std::string kTraceFile = [] {
+  char folder[] = "/tmp/candidate_host_test-XXXXXX";
+  const std::string file = mkdtemp(folder) != nullptr ? std::string(folder) + "/trace" : "";
+  if (!file.empty()) setenv("SPARSEDITTO_RUNNER_TRACE", file.c_str(), 1);
+  return file;
+}();
+
+TEST(HostOpenStepsTest, OnlyKnownStepsWithSaneTimesReachTheTrace) {
+  ASSERT_FALSE(kTraceFile.empty());
+  ASSERT_TRUE(StepTraceOn());
+  v1::HostReply reply;
+  for (double ms : {2.0, std::nan(""), -1.0, 1e9, 40.0, 7.0}) reply.add_open_step_ms(ms);  // the 6th: no such step
+  TraceHostOpenSteps(reply);
+  FlushStepTrace("c1");
+  std::ifstream in(kTraceFile);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), std::string("c1 ") + kHostOpenSteps[0] + " 1 0.0020\n" + "c1 " + kHostOpenSteps[4] +
+                            " 1 0.0400\n")
+      << "NaN, negative and absurd times and a 6th step are dropped";
+  std::remove(kTraceFile.c_str());
+  rmdir(kTraceFile.substr(0, kTraceFile.rfind('/')).c_str());
+}
 
 TEST(HostSandboxLayersTest, Table) {
   struct Case {
