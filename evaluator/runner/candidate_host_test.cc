@@ -4,10 +4,8 @@
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -17,17 +15,16 @@
 #include "evaluator/runner/step_trace.h"
 
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
 namespace {
 
 // The step trace reads SPARSEDITTO_RUNNER_TRACE once, at its first use: set before any test runs, to
-// a file in a folder of this process's own.
+// a file in this process's own folder.
 const std::string kTraceFile = [] {
-  char folder[] = "/tmp/candidate_host_test-XXXXXX";
-  const std::string file = mkdtemp(folder) != nullptr ? std::string(folder) + "/trace" : "";
-  if (!file.empty()) setenv("SPARSEDITTO_RUNNER_TRACE", file.c_str(), 1);
-  return file;
+  const std::string file = testing_support::ProcessTempDir() + "step_trace";
+  return setenv("SPARSEDITTO_RUNNER_TRACE", file.c_str(), 1) == 0 ? file : "";
 }();
 
 TEST(HostOpenStepsTest, OnlyKnownStepsWithSaneTimesReachTheTrace) {
@@ -43,8 +40,6 @@ TEST(HostOpenStepsTest, OnlyKnownStepsWithSaneTimesReachTheTrace) {
   EXPECT_EQ(text.str(), std::string("c1 ") + kHostOpenSteps[0] + " 1 0.0020\n" + "c1 " + kHostOpenSteps[4] +
                             " 1 0.0400\n")
       << "NaN, negative and absurd times and a 6th step are dropped";
-  std::remove(kTraceFile.c_str());
-  rmdir(kTraceFile.substr(0, kTraceFile.rfind('/')).c_str());
 }
 
 TEST(HostSandboxLayersTest, Table) {
