@@ -63,15 +63,20 @@ v1::EvalResult GpuCandidateEvaluator::EvaluateScreened(const v1::Task& task, con
   return EvaluateAt(task, candidate, check_seed, TimingDepth::kScreen, &bar);
 }
 
+v1::EvalResult GpuCandidateEvaluator::EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate,
+                                                       uint64_t check_seed) {
+  return EvaluateAt(task, candidate, check_seed, TimingDepth::kFull, nullptr, /*finalist=*/true);
+}
+
 v1::EvalResult GpuCandidateEvaluator::EvaluateAt(const v1::Task& task, const v1::Candidate& candidate,
                                                  uint64_t check_seed, TimingDepth depth,
-                                                 const v1::ScreenBar* bar) {
+                                                 const v1::ScreenBar* bar, bool finalist) {
   auto it = pending_.find(candidate.id());
-  if (it == pending_.end()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, nullptr, depth, bar);
+  if (it == pending_.end()) return evaluator_->Evaluate(task, candidate, finalist, check_seed, nullptr, depth, bar);
   const absl::StatusOr<CompileResult> compiled = it->second.get();  // waits for this candidate only
   pending_.erase(it);
-  if (!compiled.ok()) return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, nullptr, depth, bar);
-  return evaluator_->Evaluate(task, candidate, /*finalist=*/false, check_seed, &*compiled, depth, bar);
+  if (!compiled.ok()) return evaluator_->Evaluate(task, candidate, finalist, check_seed, nullptr, depth, bar);
+  return evaluator_->Evaluate(task, candidate, finalist, check_seed, &*compiled, depth, bar);
 }
 
 }  // namespace sparseditto

@@ -53,15 +53,15 @@ class GpuCandidateEvaluator final : public CandidateEvaluator {
   DeviceFacts Device() const override { return device_; }
   // The last successful SetUp's (or RetimeBaselines') reply; empty before.
   v1::SetupTaskReply SetupReply() const override { return setup_; }
-  // Compiles again (the cache makes that cheap) and runs the cascade with the finalist checks.
-  v1::EvalResult EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override {
-    return evaluator_->Evaluate(task, candidate, /*finalist=*/true, check_seed);
-  }
+  // The cascade with the finalist checks, on the prefetched compile like Evaluate (which it then lets
+  // go of: `bench --finalist` prefetches every seed); not prefetched, it compiles (the cache makes a
+  // compile seen before cheap).
+  v1::EvalResult EvaluateFinalist(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed) override;
 
  private:
   absl::Status SetUpWith(const v1::Task& task, bool fresh_baselines);
   v1::EvalResult EvaluateAt(const v1::Task& task, const v1::Candidate& candidate, uint64_t check_seed,
-                            TimingDepth depth, const v1::ScreenBar* bar = nullptr);
+                            TimingDepth depth, const v1::ScreenBar* bar = nullptr, bool finalist = false);
   Evaluator* evaluator_;              // not owned; outlives this object
   std::function<std::optional<std::string>()> missing_driver_;
   std::unique_ptr<CompilePool> pool_;  // made by the first Prefetch

@@ -24,32 +24,50 @@ int64_t CacheEntries(const fs::path& cache) {
   return n;
 }
 
-TEST(GpuCandidateEvaluatorTest, PrefetchCompilesTheBatchOnceAndNeverWhatTheScreenRefuses) {
-  testing_support::TempFolder folder("gpu_candidate_evaluator_test");
-  ASSERT_TRUE(folder.ok());
-  const fs::path& dir = folder.path();
+// An evaluator over the real compiler and runner with its caches in `dir`, a small fp16 task, and the
+// reference candidate ("good").
+std::unique_ptr<Evaluator> MakeEvaluator(const fs::path& dir) {
   EvaluatorOptions options;
   options.compiler.cache_directory = (dir / "compile").string();
   options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
   options.runner.runner_path = SPARSEDITTO_RUNNER;
   options.baseline_cache_dir = (dir / "baselines").string();
   auto evaluator = Evaluator::Create(options);
-  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  EXPECT_TRUE(evaluator.ok()) << evaluator.status();
+  return evaluator.ok() ? *std::move(evaluator) : nullptr;
+}
 
+v1::Task SmallTask() {
   v1::Task task;
   task.set_name("t");
   task.set_dtype(v1::DTYPE_FP16);
   task.add_arch("sm_80");
   task.add_n(16);
-  v1::Candidate good, hostile;
+  return task;
+}
+
+v1::Candidate Reference() {
+  v1::Candidate good;
   good.set_id("good");
   std::ifstream reference(SPARSEDITTO_SOURCE_DIR "/kernels/reference/csr_reference.cu", std::ios::binary);
   good.set_source(std::string(std::istreambuf_iterator<char>(reference), {}));
+  return good;
+}
+
+TEST(GpuCandidateEvaluatorTest, PrefetchCompilesTheBatchOnceAndNeverWhatTheScreenRefuses) {
+  testing_support::TempFolder folder("gpu_candidate_evaluator_test");
+  ASSERT_TRUE(folder.ok());
+  const fs::path& dir = folder.path();
+  std::unique_ptr<Evaluator> evaluator = MakeEvaluator(dir);
+  ASSERT_NE(evaluator, nullptr);
+  const v1::Task task = SmallTask();
+  const v1::Candidate good = Reference();
   ASSERT_FALSE(good.source().empty());
+  v1::Candidate hostile;
   hostile.set_id("hostile");
   hostile.set_source(good.source() + "\n#include <sys/socket.h>\n");
 
-  GpuCandidateEvaluator gpu(evaluator->get());
+  GpuCandidateEvaluator gpu(evaluator.get());
   gpu.Prefetch(task, {good, hostile});
   gpu.Prefetch(task, {good});  // pending already: not submitted twice
 
@@ -64,6 +82,26 @@ TEST(GpuCandidateEvaluatorTest, PrefetchCompilesTheBatchOnceAndNeverWhatTheScree
 
   const v1::EvalResult again = gpu.Evaluate(task, good, 1);  // no longer prefetched: an ordinary cache hit
   EXPECT_EQ(again.compile_seconds(), 0);
+}
+
+// `bench --finalist` prefetches every seed and evaluates each as a finalist: the finalist evaluation
+// takes the prefetched compile and lets it go, so nothing stays held (and the next evaluation of the
+// same candidate is an ordinary cache hit, not a second prefetched result).
+TEST(GpuCandidateEvaluatorTest, AFinalistEvaluationTakesThePrefetchedCompile) {
+  testing_support::TempFolder folder("gpu_candidate_evaluator_finalist");
+  ASSERT_TRUE(folder.ok());
+  std::unique_ptr<Evaluator> evaluator = MakeEvaluator(folder.path());
+  ASSERT_NE(evaluator, nullptr);
+  const v1::Task task = SmallTask();
+  const v1::Candidate good = Reference();
+
+  GpuCandidateEvaluator gpu(evaluator.get());
+  gpu.Prefetch(task, {good});
+  const v1::EvalResult finalist = gpu.EvaluateFinalist(task, good, 1);
+  EXPECT_GT(finalist.compile_seconds(), 0) << "the prefetched compile's own time, not a cache hit's 0";
+  EXPECT_NE(finalist.failure(), v1::FAILURE_CATEGORY_COMPILE) << finalist.failure_detail();
+  const v1::EvalResult after = gpu.Evaluate(task, good, 2);
+  EXPECT_EQ(after.compile_seconds(), 0) << "the prefetched result was let go by the finalist evaluation";
 }
 
 // A machine without the NVIDIA driver cannot set up any task, however often it tries: SetUp says so
