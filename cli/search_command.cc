@@ -111,8 +111,8 @@ void RegisterSearchCommand(CLI::App& app, int* exit_code) {
                   "each timing (and each baseline timing) has the GPU to itself, under a lock the runners of one "
                   "GPU share. Above 1, another evaluator's candidate process is alive while one times, and the "
                   "lock binds only the judges: a candidate's own threads could still launch GPU work that slows a "
-                  "rival's timing (the corpus' thread_left_running launches one every 5 ms; not yet measured beside a rival). Keep 1 where candidates may be "
-                  "hostile")
+                  "rival's timing (the corpus' thread_left_running launches one every 5 ms; not yet measured "
+                  "beside a rival). Keep 1 where candidates may be hostile")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
   cmd->callback([o, exit_code] {
