@@ -5,10 +5,12 @@ import sys
 
 src, dst = sys.argv[1], sys.argv[2]
 s = open(src).read()
-tail_start = s.index('  if (splits == 1) return StoreTile<T>(p, mt, n0, acc);')
+# A seed with layouts instantiates its roles per layout (<T, kNk>); one without, per type (<T>).
+targs = 'T, kNk' if 'StoreTile<T, kNk>' in s else 'T'
+tail_start = s.index('  if (splits == 1) return StoreTile<%s>(p, mt, n0, acc);' % targs)
 tail_end = s.index('  cluster.sync();  // no rank leaves while another may still read its shared memory\n') + len(
     '  cluster.sync();  // no rank leaves while another may still read its shared memory\n')
-s = s[:tail_start] + r'''  if (splits == 1) return StoreTile<T>(p, mt, n0, acc);
+s = s[:tail_start] + (r'''  if (splits == 1) return StoreTile<T>(p, mt, n0, acc);
   // Push, not pull: each rank stores its partial of row tile `warp` into the owner's slot (rank, tile) over
   // DSMEM and arrives on the owner's mbarrier; only owners wait, and no rank waits for another's reads.
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every rank's mbarrier is initialised
@@ -26,8 +28,8 @@ s = s[:tail_start] + r'''  if (splits == 1) return StoreTile<T>(p, mt, n0, acc);
     sum[1][0] += y.x, sum[1][1] += y.y, sum[1][2] += y.z, sum[1][3] += y.w;
   }
   StoreTile<T>(p, mt, n0, sum);
-''' + s[tail_end:]
-start = '  LoadBSlab<T>(sb, p, kt0, count, n0);\n'
+''').replace('<T>', '<%s>' % targs) + s[tail_end:]
+start = '  LoadBSlab<%s>(sb, p, kt0, count, n0);\n' % targs
 assert s.count(start) == 1
 s = s.replace(start, r'''  __shared__ __align__(8) uint64_t bar;  // the owner's: every (rank, owned tile) lane arrives once
   if (splits > 1) {

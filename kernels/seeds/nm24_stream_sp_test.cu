@@ -1,7 +1,8 @@
 // CPU tests of the small-n 2:4 seed (no GPU, no CUDA runtime calls): the compressed layout it shares with
 // nm24_mma_sp (re-expanded through the PTX definition of mma.sp), its plan (cluster splits, B slab bound),
-// and a replay of every CTA's data flow (its pointer walk over A, the B slab's swizzle, ldmatrix.trans and
-// mma.sp emulated, the cluster's rank-order sum, the store coordinates) against a plain product.
+// and a replay of every CTA's data flow in both layouts (its pointer walk over A, the B slab's swizzle,
+// ldmatrix(.trans) and mma.sp emulated, the cluster's rank-order sum, the store coordinates) against a plain
+// product.
 #include "kernels/seeds/nm24_stream_sp.cu"
 #include "kernels/seeds/testing/cluster_stream_checks.h"
 #include "kernels/seeds/testing/nm24_layout_checks.h"
@@ -22,10 +23,11 @@ TEST(Nm24StreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {
                           {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
 }
 
-// Nm24StreamKernel<T> for every CTA of the plan (grid splits x row groups x n tiles): its pointer walk
-// over A, its B slab (LoadBSlab's swizzle, zero fill), ldmatrix.trans at BFragOffset, mma.sp, and the
-// cluster's sum of the ranks' partials in rank order, stored at StoreTile's coordinates.
-std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan) {
+// Nm24StreamKernel<T, kNk> for every CTA of the plan (grid splits x row groups x n tiles): its pointer walk
+// over A, its B slab (LoadBSlab's swizzle and zero fill: KN's rows of B or NK's rows of X), ldmatrix(.trans) at
+// (Nk)BFragOffset, mma.sp, and the cluster's sum of the ranks' partials in rank order, stored at StoreTile's
+// coordinates (OutIndex: C, or Y = C^T in NK). Returns C (rows x n) either way.
+std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk) {
   const int64_t kchunks = h.kp / 32, kpairs = kchunks / 2;
   auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc) {
     for (int j = 0; j < count; ++j)
@@ -40,32 +42,50 @@ std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_
         }
         for (int ni = 0; ni < 2; ++ni) {
           std::array<int, 32> addr;
-          for (int l = 0; l < 32; ++l) addr[l] = BFragOffset(j, q, ni, l);
-          EmuMmaSp(a, e, EmuLdmTrans(sb, addr), &(*acc)[ni * 128]);
+          for (int l = 0; l < 32; ++l) addr[l] = nk ? NkBFragOffset(j, q, ni, l) : BFragOffset(j, q, ni, l);
+          EmuMmaSp(a, e, nk ? EmuLdm(sb, addr) : EmuLdmTrans(sb, addr), &(*acc)[ni * 128]);
         }
       }
   };
-  return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
+  if (!nk) return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
+  const std::vector<float> x = Transposed(b, h.cols, n);
+  const std::vector<float> c = ReplayClusterStreamWith(
+      h.rows, h.mp, h.kp, n, plan.splits, plan.kt_per_split, WARPS,
+      [&](int kt0, int count, int64_t n0) { return FillNkSlab(x, h.cols, n, kt0, count, n0, &NkSlabOffset); }, warp_product);
+  std::vector<float> y(c.size()), back(c.size());  // stored as Y at OutIndex, read back as C
+  for (int64_t r = 0; r < h.rows; ++r)
+    for (int64_t j = 0; j < n; ++j) y[OutIndex(true, r, j, h.rows, n)] = c[r * n + j];
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t r = 0; r < h.rows; ++r) back[r * n + j] = y[j * h.rows + r];
+  return back;
 }
 
-void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, int max_splits) {
+void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, int max_splits, bool nk) {
   const Csr m = RandomNmCsr(rows, cols, static_cast<uint32_t>(rows + 17 * cols + n));
   const Nm24Host h = Build(m);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
-  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " n " << n << " splits " << plan.splits);
+  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " n " << n << " splits " << plan.splits << (nk ? " NK" : " KN"));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
-  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan));
+  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk));
 }
 
-TEST(Nm24StreamReplay, AwkwardShapesSplitsAndN) {
-  for (int64_t n : {1, 7, 16, 20}) {
-    ExpectReplayMatches(7, 96, n, 8);
-    ExpectReplayMatches(65, 36, n, 8);
-    ExpectReplayMatches(33, 200, n, 8);  // 4 K tiles over 4 ranks
-    ExpectReplayMatches(33, 200, n, 3);  // 2 ranks of 2 tiles
-    ExpectReplayMatches(130, 600, n, 8);  // 10 K tiles: 8 would leave a rank empty, so 5 ranks of 2
-    ExpectReplayMatches(130, 600, n, 1);
-  }
+TEST(Nm24StreamReplay, AwkwardShapesSplitsAndNInBothLayouts) {
+  for (bool nk : {false, true})
+    for (int64_t n : {1, 7, 16, 20}) {
+      ExpectReplayMatches(7, 96, n, 8, nk);
+      ExpectReplayMatches(65, 36, n, 8, nk);
+      ExpectReplayMatches(33, 200, n, 8, nk);  // 4 K tiles over 4 ranks
+      ExpectReplayMatches(33, 200, n, 3, nk);  // 2 ranks of 2 tiles
+      ExpectReplayMatches(130, 600, n, 8, nk);  // 10 K tiles: 8 would leave a rank empty, so 5 ranks of 2
+      ExpectReplayMatches(130, 600, n, 1, nk);
+    }
+}
+
+TEST(Nm24StreamLayouts, ExportsKnAndNk) {
+  EXPECT_EQ(sparseditto_layouts(), SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK));
+  // The store index: C[row][col] in KN, Y[col][row] in NK.
+  EXPECT_EQ(OutIndex(false, 3, 5, 10, 7), 3 * 7 + 5);
+  EXPECT_EQ(OutIndex(true, 3, 5, 10, 7), 5 * 10 + 3);
 }
 
 }  // namespace

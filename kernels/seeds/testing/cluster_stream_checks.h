@@ -60,9 +60,10 @@ void ExpectClusterStreamPlan(MakePlanFn make_plan, const ClusterStreamShape& s) 
 // out (FillSlab with the seed's `chunk` swizzle), each warp's accumulators from
 // warp_product(mt, kt0, count, slab, &acc) (acc[ni * 128 + lane * 4 + i], zeroed before), and the cluster's sum
 // of the ranks' partials in rank order, stored at StoreTile's coordinates. C is rows x n; NaN where nothing stored.
-template <typename WarpProduct>
-std::vector<float> ReplayClusterStream(int64_t rows, int64_t cols, int64_t mp, int64_t kp, const std::vector<float>& b, int64_t n,
-                                       int splits, int kt_per_split, int warps, int (*chunk)(int, int), WarpProduct&& warp_product) {
+// ReplayClusterStreamWith takes the slab from fill_slab(kt0, count, n0) instead (another layout's slab).
+template <typename FillSlabFn, typename WarpProduct>
+std::vector<float> ReplayClusterStreamWith(int64_t rows, int64_t mp, int64_t kp, int64_t n, int splits, int kt_per_split, int warps,
+                                           FillSlabFn&& fill_slab, WarpProduct&& warp_product) {
   const int64_t ktiles = kp / 64;
   std::vector<float> c(rows * n, std::numeric_limits<float>::quiet_NaN());
   for (int64_t group = 0; group < mp / (16 * warps); ++group)
@@ -71,7 +72,7 @@ std::vector<float> ReplayClusterStream(int64_t rows, int64_t cols, int64_t mp, i
       for (int split = 0; split < splits; ++split) {
         const int kt0 = split * kt_per_split, count = static_cast<int>(std::min<int64_t>(ktiles - kt0, kt_per_split));
         EXPECT_GT(count, 0);
-        const std::vector<float> sb = FillSlab(b, cols, n, kt0, count, n0, chunk);
+        const std::vector<float> sb = fill_slab(kt0, count, n0);
         for (int warp = 0; warp < warps; ++warp) {
           std::vector<float> acc(2 * 128, 0.0f);
           warp_product(group * warps + warp, kt0, count, sb, &acc);
@@ -81,6 +82,13 @@ std::vector<float> ReplayClusterStream(int64_t rows, int64_t cols, int64_t mp, i
       ClusterSumAndStore(red, splits, warps, group, n0, rows, n, &c);
     }
   return c;
+}
+template <typename WarpProduct>
+std::vector<float> ReplayClusterStream(int64_t rows, int64_t cols, int64_t mp, int64_t kp, const std::vector<float>& b, int64_t n,
+                                       int splits, int kt_per_split, int warps, int (*chunk)(int, int), WarpProduct&& warp_product) {
+  return ReplayClusterStreamWith(
+      rows, mp, kp, n, splits, kt_per_split, warps,
+      [&](int kt0, int count, int64_t n0) { return FillSlab(b, cols, n, kt0, count, n0, chunk); }, warp_product);
 }
 
 }  // namespace sparseditto::seed_testing

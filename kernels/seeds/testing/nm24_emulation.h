@@ -1,6 +1,6 @@
 // CPU emulation shared by the tensor-core stream seeds' tests (nm24_mma_sp, nm24_stream_sp, u14_stream_sp,
-// dense_stream): test matrices (2:4 and any density), and the mma.sp m16n8k32 operand A and ldmatrix.trans as
-// the PTX ISA defines them.
+// dense_stream): test matrices (2:4 and any density), and the mma.sp m16n8k32 operand A and ldmatrix (plain and
+// .trans) as the PTX ISA defines them.
 // nm24_layout_checks.h adds the checks of the 2:4 compressed layout.
 #ifndef SPARSEDITTO_KERNELS_SEEDS_TESTING_NM24_EMULATION_H_
 #define SPARSEDITTO_KERNELS_SEEDS_TESTING_NM24_EMULATION_H_
@@ -109,19 +109,36 @@ inline void DecodeA(const Lanes4& a, const std::array<uint32_t, 32>& e, float (*
   }
 }
 
+// The eight row addresses of ldmatrix matrix j (lanes 8j .. 8j + 7): 16-byte aligned, inside `smem`, and in
+// eight distinct 16-byte bank groups (no bank conflict).
+inline void ExpectLdmRows(const std::vector<float>& smem, const std::array<int, 32>& addr, int j) {
+  std::set<int> banks;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_TRUE(addr[8 * j + i] >= 0 && addr[8 * j + i] % 8 == 0 && addr[8 * j + i] + 8 <= int(smem.size()));
+    banks.insert((addr[8 * j + i] / 8) % 8);
+  }
+  EXPECT_EQ(banks.size(), 8u) << "bank conflict in ldmatrix matrix " << j;
+}
 // ldmatrix.m8n8.x{num}.trans: lane 8j + i gives row i of matrix j; lane t gets in register j the elements
 // (rows 2(t%4), 2(t%4)+1, column t/4). Also checks each 8-lane phase hits 8 distinct 16-byte bank groups.
 inline Lanes4 EmuLdmTrans(const std::vector<float>& smem, const std::array<int, 32>& addr) {
   Lanes4 out{};
   for (int j = 0; j < 4; ++j) {
-    std::set<int> banks;
-    for (int i = 0; i < 8; ++i) {
-      EXPECT_TRUE(addr[8 * j + i] >= 0 && addr[8 * j + i] % 8 == 0 && addr[8 * j + i] + 8 <= int(smem.size()));
-      banks.insert((addr[8 * j + i] / 8) % 8);
-    }
-    EXPECT_EQ(banks.size(), 8u) << "bank conflict in ldmatrix matrix " << j;
+    ExpectLdmRows(smem, addr, j);
     for (int t = 0; t < 32; ++t)
       for (int e = 0; e < 2; ++e) out[t][j][e] = smem[addr[8 * j + 2 * (t % 4) + e] + t / 4];
+  }
+  return out;
+}
+
+// ldmatrix.m8n8.x4 (not transposed): lane 8j + i gives row i of matrix j; lane t gets in register j the elements
+// (row t/4, columns 2(t%4), 2(t%4)+1). Also checks each 8-lane phase hits 8 distinct 16-byte bank groups.
+inline Lanes4 EmuLdm(const std::vector<float>& smem, const std::array<int, 32>& addr) {
+  Lanes4 out{};
+  for (int j = 0; j < 4; ++j) {
+    ExpectLdmRows(smem, addr, j);
+    for (int t = 0; t < 32; ++t)
+      for (int e = 0; e < 2; ++e) out[t][j][e] = smem[addr[8 * j + t / 4] + 2 * (t % 4) + e];
   }
   return out;
 }
@@ -177,6 +194,35 @@ inline std::vector<float> FillSlab(const std::vector<float>& b, int64_t cols, in
       sb[chunk(i / 2, i % 2) * 8 + x] = k < cols && col < n ? b[k * n + col] : 0.0f;
     }
   return sb;
+}
+// The NK slab (B given as X = B^T, n x K row-major) of K tiles kt0 .. kt0 + count - 1 and X rows n0 .. n0 + 15,
+// written as the kernels' LoadBSlab<kNk> loop writes it: thread slot i is X row i / (8 count), 16-byte chunk
+// c = i % (8 count) of the split's K range, at element offset(c / 8, row, c % 8); zero outside n x K. Every
+// element of the slab is written exactly once (checked).
+inline std::vector<float> FillNkSlab(const std::vector<float>& x, int64_t cols, int64_t n, int64_t kt0, int count, int64_t n0,
+                                     int (*offset)(int, int, int)) {
+  std::vector<float> sb(count * 64 * 16, std::numeric_limits<float>::quiet_NaN());
+  std::vector<int> writes(sb.size(), 0);
+  for (int i = 0; i < count * 64 * 2; ++i) {
+    const int r = i / (count * 8), c = i % (count * 8);
+    const int64_t row = n0 + r, k = kt0 * 64 + c * 8;
+    const int at = offset(c >> 3, r, c & 7);
+    for (int e = 0; e < 8; ++e) {
+      EXPECT_TRUE(at + e >= 0 && at + e < int(sb.size()));
+      if (at + e < 0 || at + e >= int(sb.size())) return sb;
+      sb[at + e] = row < n && k + e < cols ? x[row * cols + k + e] : 0.0f;
+      ++writes[at + e];
+    }
+  }
+  for (size_t i = 0; i < sb.size(); ++i) EXPECT_EQ(writes[i], 1) << "NK slab element " << i;
+  return sb;
+}
+// X = B^T: B is cols x n row-major, X n x cols.
+inline std::vector<float> Transposed(const std::vector<float>& b, int64_t cols, int64_t n) {
+  std::vector<float> x(b.size());
+  for (int64_t k = 0; k < cols; ++k)
+    for (int64_t j = 0; j < n; ++j) x[j * cols + k] = b[k * n + j];
+  return x;
 }
 inline void StoreWarpPartial(const std::vector<float>& acc, int slot, std::vector<float>* red) {
   for (int l = 0; l < 32; ++l)
