@@ -48,16 +48,8 @@ std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_
       }
   };
   if (!nk) return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
-  const std::vector<float> x = Transposed(b, h.cols, n);
-  const std::vector<float> c = ReplayClusterStreamWith(
-      h.rows, h.mp, h.kp, n, plan.splits, plan.kt_per_split, WARPS,
-      [&](int kt0, int count, int64_t n0) { return FillNkSlab(x, h.cols, n, kt0, count, n0, &NkSlabOffset); }, warp_product);
-  std::vector<float> y(c.size()), back(c.size());  // stored as Y at OutIndex, read back as C
-  for (int64_t r = 0; r < h.rows; ++r)
-    for (int64_t j = 0; j < n; ++j) y[OutIndex(true, r, j, h.rows, n)] = c[r * n + j];
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t r = 0; r < h.rows; ++r) back[r * n + j] = y[j * h.rows + r];
-  return back;
+  return ReplayClusterStreamNk(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex,
+                               warp_product);
 }
 
 void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, int max_splits, bool nk) {

@@ -20,7 +20,8 @@
 // prepare builds: per (row tile, K tile of 64) a 512-byte value record (lane l's 16 bytes = its four values
 // of each k32 step), the 128-byte metadata record nm24_stream_sp uses, a 64-byte second-value record, the
 // residual entries and, per (row tile, K tile boundary, row % 8), where each list's slice starts. M padded to
-// 128, K to 64 (K <= 32768: a residual column has 15 bits). Edges as nm24_stream_sp's.
+// 128, K to 64 (K <= 32768: a residual column has 15 bits). Edges and layouts (KN, and PyTorch's NK: X [n x K]
+// in, Y [n x M] out, the slab then 16 rows of X read with ldmatrix) as nm24_stream_sp's.
 // sparseditto:seed families=[unstructured, file, n_m] nm=[1:4, 1:8] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -105,6 +106,22 @@ __host__ __device__ __forceinline__ int SlabChunk(int r, int c) {
 __host__ __device__ __forceinline__ int BFragOffset(int j, int q, int ni, int lane) {
   return SlabChunk(j * kBk + q * 32 + lane, ni) * 8;
 }
+// NK's slab: K tile j = 16 rows of X (n0 ..) x 64 K values, one 128-byte line a row; 16-byte chunk c of row r
+// at chunk c ^ (r % 8) of the line, so the eight rows ldmatrix reads at one chunk are eight bank groups.
+__host__ __device__ __forceinline__ int NkSlabOffset(int j, int r, int c) { return j * (kNt * kBk) + r * kBk + ((c ^ (r & 7)) * 8); }
+// Slab offset lane `lane` hands ldmatrix.x4 for K tile j, k32 step q, n8 tile ni: X row 8ni + lane % 8, chunk
+// 4q + lane / 8, so matrix i holds k = 8i .. 8i + 7 of the step for n = row, which is register b_i of mma.sp.
+__host__ __device__ __forceinline__ int NkBFragOffset(int j, int q, int ni, int lane) {
+  return NkSlabOffset(j, ni * 8 + (lane & 7), 4 * q + (lane >> 3));
+}
+// Slab element of B(k, col): k the split's K row (0 .. 64 count - 1), col the CTA's column 0 .. 15.
+__host__ __device__ __forceinline__ int SlabElement(bool nk, int k, int col) {
+  return nk ? NkSlabOffset(k / kBk, col, (k % kBk) / 8) + k % 8 : SlabChunk(k, col / 8) * 8 + col % 8;
+}
+// Where C(row, col) goes: C[row][col] (KN) or Y[col][row] (NK).
+__host__ __device__ __forceinline__ int64_t OutIndex(bool nk, int64_t row, int64_t col, int64_t m, int64_t n) {
+  return nk ? col * m + row : row * n + col;
+}
 // ---- device primitives --------------------------------------------------------------------------
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 __device__ __forceinline__ void CpAsync16(void* dst, const void* src, int src_bytes) {
@@ -127,6 +144,10 @@ __device__ __forceinline__ uint2 LdStream8(const void* p) {
   uint2 r;
   asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];\n" : "=r"(r.x), "=r"(r.y) : "l"(p));
   return r;
+}
+__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
 }
 __device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -152,27 +173,32 @@ __device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as
 struct StreamArgs {
   const void* vals; const uint32_t* meta; const uint32_t* seconds; const uint32_t* residual; const uint32_t* rstart; const void* b; void* c;
   int64_t m, k, n, kpairs;
-  int ktiles, kt_per_split, pair_store /* n even, C 4-byte aligned */, vec /* n % 8 == 0, B 16-byte aligned */;
+  int ktiles, kt_per_split, pair_store /* KN, n even, C 4-byte aligned */, vec /* B's rows (KN: n, NK: K) % 8 == 0, B 16-byte aligned */;
   int slab_bytes, res_cap;  // the slab's shared bytes; entries of one list a warp stages in shared memory
 };
 // ---- roles --------------------------------------------------------------------------------------
-// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n.
-template <typename T>
+// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n. A chunk is 8 values
+// along a row of B (KN: 8 columns; NK: 8 K of a row of X, a row's chunks taken by consecutive threads).
+template <typename T, bool kNk>
 __device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int count, int64_t n0) {
   const T* b = static_cast<const T*>(p.b);
   for (int i = threadIdx.x; i < count * kBk * 2; i += kThreads) {
-    const int r = i >> 1, c = i & 1;
-    const int64_t k = static_cast<int64_t>(kt0) * kBk + r, col = n0 + c * 8;
-    T* d = sb + SlabChunk(r, c) * 8;
+    const int r = kNk ? i / (count * 8) : i >> 1, c = kNk ? i % (count * 8) : i & 1;  // NK: X row r, chunk c
+    const int64_t k = static_cast<int64_t>(kt0) * kBk + (kNk ? c * 8 : r), col = n0 + (kNk ? r : c * 8);
+    T* d = sb + (kNk ? NkSlabOffset(c >> 3, r, c & 7) : SlabChunk(r, c) * 8);
     const bool in = k < p.k && col < p.n;
-    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
-      CpAsync16(d, in ? b + k * p.n + col : b, in ? 16 : 0);
+    const int64_t at = kNk ? col * p.k + k : k * p.n + col;
+    if (p.vec) {  // a chunk is wholly inside or wholly outside
+      CpAsync16(d, in ? b + at : b, in ? 16 : 0);
       continue;
     }
-    const uint16_t* row = reinterpret_cast<const uint16_t*>(b) + (k < p.k ? k : 0) * p.n;
+    const uint16_t* src = reinterpret_cast<const uint16_t*>(b);
     alignas(16) uint16_t w[8];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) w[e] = (k < p.k && col + e < p.n) ? __ldg(row + col + e) : uint16_t(0);
+    for (int e = 0; e < 8; ++e) {
+      const bool inside = kNk ? (col < p.n && k + e < p.k) : (k < p.k && col + e < p.n);
+      w[e] = inside ? __ldg(src + at + e) : uint16_t(0);
+    }
     *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(w);
   }
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -208,7 +234,7 @@ __device__ __forceinline__ uint4 SpreadSeconds(uint32_t entry, uint16_t* scratch
   __syncwarp();
   return s;
 }
-template <typename T>
+template <typename T, bool kNk>
 __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, uint16_t* scratch, int j0, int count, float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31, t = lane & 3;
 #pragma unroll
@@ -222,8 +248,13 @@ __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, uint16
       uint32_t a[4], b0[4], b1[4];
       ExpandStep(q ? x.a[u].z : x.a[u].x, q ? x.a[u].w : x.a[u].y, q ? sv.z : sv.x, q ? sv.w : sv.y, (t & 1) ? other : mine,
                  (t & 1) ? mine : other, t, a);
-      LdmX4T(b0, sb + BFragOffset(j0 + u, q, 0, lane));
-      LdmX4T(b1, sb + BFragOffset(j0 + u, q, 1, lane));
+      if constexpr (kNk) {
+        LdmX4(b0, sb + NkBFragOffset(j0 + u, q, 0, lane));
+        LdmX4(b1, sb + NkBFragOffset(j0 + u, q, 1, lane));
+      } else {
+        LdmX4T(b0, sb + BFragOffset(j0 + u, q, 0, lane));
+        LdmX4T(b1, sb + BFragOffset(j0 + u, q, 1, lane));
+      }
       MmaSp<T>(acc[0], a, b0, mine);
       MmaSp<T>(acc[1], a, b1, mine);
     }
@@ -245,21 +276,23 @@ __device__ __forceinline__ void StageResidual(const StreamArgs& p, const Residua
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(SmemAddr(rs + g * p.res_cap + i)), "l"(p.residual + r.begin + i) : "memory");
 }
 // Entry w against the slab: value * B[column][the lane's columns] into the accumulators of its row.
-template <typename T>
+template <typename T, bool kNk>
 __device__ __forceinline__ void AddResidual(uint32_t w, const T* sb, int kt0, float (&acc)[2][4]) {
   const int t = threadIdx.x & 3, row = static_cast<int>(w >> 17) - kt0 * kBk;
   const float v = FromBits(T(), w & 0xFFFFu);
   const bool high = (w >> 16) & 1u;
 #pragma unroll
   for (int ni = 0; ni < 2; ++ni) {
-    const uint32_t pair = *reinterpret_cast<const uint32_t*>(sb + SlabChunk(row, ni) * 8 + 2 * t);
+    const uint16_t* at = reinterpret_cast<const uint16_t*>(sb) + SlabElement(kNk, row, ni * 8 + 2 * t);  // B(row, 2t + {0, 1})
+    const uint32_t pair = kNk ? at[0] | (uint32_t(reinterpret_cast<const uint16_t*>(sb)[SlabElement(true, row, ni * 8 + 2 * t + 1)]) << 16)
+                              : *reinterpret_cast<const uint32_t*>(at);
     const float x = v * FromBits(T(), pair & 0xFFFFu), y = v * FromBits(T(), pair >> 16);
     acc[ni][0] += high ? 0.0f : x, acc[ni][1] += high ? 0.0f : y;  // constant indices: acc stays in registers
     acc[ni][2] += high ? x : 0.0f, acc[ni][3] += high ? y : 0.0f;
   }
 }
 // Lanes 4g .. 4g+3 walk list g in order (staged entries from shared memory, any beyond res_cap from global).
-template <typename T>
+template <typename T, bool kNk>
 __device__ __forceinline__ void ApplyResidual(const StreamArgs& p, const ResidualSlice& r, const uint32_t* rs, const T* sb, int kt0,
                                               float (&acc)[2][4]) {
   const int g = (threadIdx.x & 31) >> 2;
@@ -268,30 +301,33 @@ __device__ __forceinline__ void ApplyResidual(const StreamArgs& p, const Residua
 #pragma unroll 4
   for (uint32_t i = 0; i < most; ++i) {
     if (i >= have) continue;
-    AddResidual<T>(i < static_cast<uint32_t>(p.res_cap) ? mine[i] : __ldg(p.residual + r.begin + i), sb, kt0, acc);
+    AddResidual<T, kNk>(i < static_cast<uint32_t>(p.res_cap) ? mine[i] : __ldg(p.residual + r.begin + i), sb, kt0, acc);
   }
 }
 
-// Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2.
-template <typename T>
+// Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2, at OutIndex.
+template <typename T, bool kNk>
 __device__ __forceinline__ void StoreTile(const StreamArgs& p, int64_t mt, int64_t n0, const float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31;
+  T* c = static_cast<T*>(p.c);
 #pragma unroll
   for (int ni = 0; ni < 2; ++ni)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = mt * 16 + (lane >> 2) + 8 * h, col = n0 + ni * 8 + 2 * (lane & 3);
       if (row >= p.m || col >= p.n) continue;
-      T* out = static_cast<T*>(p.c) + row * p.n + col;
       const float x = acc[ni][2 * h], y = acc[ni][2 * h + 1];
-      if (p.pair_store) { *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16); continue; }
-      out[0] = FromF<T>(x);
-      if (col + 1 < p.n) out[1] = FromF<T>(y);
+      if (!kNk && p.pair_store) {
+        *reinterpret_cast<uint32_t*>(c + OutIndex(false, row, col, p.m, p.n)) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16);
+        continue;
+      }
+      c[OutIndex(kNk, row, col, p.m, p.n)] = FromF<T>(x);
+      if (col + 1 < p.n) c[OutIndex(kNk, row, col + 1, p.m, p.n)] = FromF<T>(y);
     }
 }
 
 // Grid (splits, row groups, n tiles), cluster (splits, 1, 1): block x = K split = cluster rank.
-template <typename T>
+template <typename T, bool kNk>
 __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamArgs p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
@@ -303,7 +339,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
   reinterpret_cast<uint4*>(scratch)[lane] = make_uint4(0, 0, 0, 0);  // SpreadSeconds keeps it zero between records
   const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
-  LoadBSlab<T>(sb, p, kt0, count, n0);
+  LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
   const T* vals = static_cast<const T*>(p.vals) + ValRecord(mt, kt0, p.kpairs) + lane * 8;
   const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kpairs) + MetaLaneWord(lane);
   const uint32_t* secs = p.seconds + SecondRecord(mt, kt0, p.kpairs) + lane;
@@ -316,12 +352,12 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
   __syncthreads();  // the B slab and the residual landed (the first batch's loads were issued before the wait)
   for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
     LoadBatch<T>(vals, meta, secs, j0 + UNROLL, count, y);
-    ComputeBatch<T>(x, sb, scratch, j0, count, acc);
+    ComputeBatch<T, kNk>(x, sb, scratch, j0, count, acc);
     LoadBatch<T>(vals, meta, secs, j0 + 2 * UNROLL, count, x);
-    ComputeBatch<T>(y, sb, scratch, j0 + UNROLL, count, acc);
+    ComputeBatch<T, kNk>(y, sb, scratch, j0 + UNROLL, count, acc);
   }
-  ApplyResidual<T>(p, res, rs, sb, kt0, acc);
-  if (splits == 1) return StoreTile<T>(p, mt, n0, acc);
+  ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);
+  if (splits == 1) return StoreTile<T, kNk>(p, mt, n0, acc);
   float4* mine = reinterpret_cast<float4*>(red + (warp * 32 + lane) * 8);
   mine[0] = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
   mine[1] = make_float4(acc[1][0], acc[1][1], acc[1][2], acc[1][3]);
@@ -335,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
       sum[0][0] += x.x, sum[0][1] += x.y, sum[0][2] += x.z, sum[0][3] += x.w;
       sum[1][0] += y.x, sum[1][1] += y.y, sum[1][2] += y.z, sum[1][3] += y.w;
     }
-    StoreTile<T>(p, mt, n0, sum);
+    StoreTile<T, kNk>(p, mt, n0, sum);
   }
   cluster.sync();  // no rank leaves while another may still read its shared memory
 #endif
@@ -455,6 +491,7 @@ Plan WithResidual(Plan plan, const std::vector<uint32_t>& rstart, int64_t mp, in
 }
 struct State {
   int dtype = 0, sms = 1;
+  bool nk = false;  // sd_problem.layout == SD_LAYOUT_NK
   int64_t m = 0, k = 0, mp = 0, kp = 0;
   size_t smem_budget = 0;
   std::vector<uint32_t> rstart;  // host copy, to size each plan's residual staging
@@ -474,28 +511,28 @@ cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cud
 }
 // The plan for n: fewer splits while the clusters would not all be resident at once (a second wave of
 // clusters costs more than the K parallelism it buys: measured on the H200, 8-CTA clusters at 2 CTAs/SM).
-template <typename T> Plan FittedPlan(const State* s, int64_t n) {
+template <typename T, bool kNk> Plan FittedPlan(const State* s, int64_t n) {
   auto make = [s, n](int cap) { return WithResidual(MakePlan(s->mp, s->kp, n, s->sms, cap), s->rstart, s->mp, s->kp, s->smem_budget); };
   Plan plan = make(kMaxSplits);
   for (int cap = plan.splits - 1; cap >= 1; --cap) {
     cudaLaunchAttribute cluster;
     const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, nullptr, &cluster);
     int active = 0;
-    if (cudaOccupancyMaxActiveClusters(&active, U14StreamKernel<T>, &config) != cudaSuccess || active >= plan.clusters) break;
+    if (cudaOccupancyMaxActiveClusters(&active, U14StreamKernel<T, kNk>, &config) != cudaSuccess || active >= plan.clusters) break;
     const Plan fewer = make(cap);
     if (fewer.splits >= plan.splits) break;  // the slab needs these splits
     plan = fewer;
   }
   return plan;
 }
-template <typename T> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
+template <typename T, bool kNk> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
   StreamArgs a{s->vals, s->meta, s->seconds, s->residual, s->rstart_d, b, c, s->m, s->k, n, s->kp / kBk, static_cast<int>(s->kp / kBk), plan.kt_per_split,
-               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
-               (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
+               (!kNk && n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
+               ((kNk ? s->k : n) % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
                plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap};
   cudaLaunchAttribute cluster;
   const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, stream, &cluster);
-  cudaLaunchKernelEx(&config, U14StreamKernel<T>, a);
+  cudaLaunchKernelEx(&config, U14StreamKernel<T, kNk>, a);
 }
 template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
   cudaError_t e = cudaMalloc(d, sizeof(T) * h.size());
@@ -529,14 +566,27 @@ template <typename T> cudaError_t UploadResidual(const U14Host& h, uint32_t** d)
     entries[i] = ResidualWord(Bits16<T>(h.residual_val[i]), static_cast<int>(h.residual_row[i]), h.residual_col[i]);
   return Upload(entries, reinterpret_cast<void**>(d));
 }
-template <typename T> cudaError_t Configure(size_t budget) {  // room for the largest plan
-  return cudaFuncSetAttribute(reinterpret_cast<const void*>(&U14StreamKernel<T>), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(budget));
+// Room for the largest plan, then the plan of every n prepare was given.
+template <typename T, bool kNk> cudaError_t ConfigureAndPlan(State* s, const sd_problem* p) {
+  cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&U14StreamKernel<T, kNk>), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(s->smem_budget));
+  for (int i = 0; e == cudaSuccess && i < p->num_n_values; ++i) s->plans.emplace_back(p->n_values[i], FittedPlan<T, kNk>(s, p->n_values[i]));
+  return e;
 }
-template <typename T> void PlanAll(State* s, const sd_problem* p) {
-  for (int i = 0; i < p->num_n_values; ++i) s->plans.emplace_back(p->n_values[i], FittedPlan<T>(s, p->n_values[i]));
+// Only the layouts of this build are instantiated (SPARSEDITTO_BUILDS_LAYOUT); prepare refuses the others.
+template <typename T> cudaError_t ConfigureLayout(State* s, const sd_problem* p) {
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_NK)) if (s->nk) return ConfigureAndPlan<T, true>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_KN)) if (!s->nk) return ConfigureAndPlan<T, false>(s, p);
+  return cudaErrorInvalidValue;
+}
+template <typename T> void LaunchLayout(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_NK)) if (s->nk) return Launch<T, true>(s, plan, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_KN)) if (!s->nk) return Launch<T, false>(s, plan, b, c, n, stream);
 }
 
 }  // namespace
+
+SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) { return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK); }
 
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
   State* s = static_cast<State*>(state);
@@ -554,7 +604,9 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, p->device);
   if (e == cudaSuccess && major < 9) why = "needs thread-block clusters (sm_90 or newer), device is sm_" + std::to_string(major) + "x";
-  bool ok = e == cudaSuccess && major >= 9 && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) &&
+  const bool layout_ok = (p->layout == SD_LAYOUT_KN || p->layout == SD_LAYOUT_NK) && SPARSEDITTO_BUILDS_LAYOUT(p->layout);
+  if (!layout_ok) why = "layout " + std::to_string(p->layout) + " unsupported (KN, NK only) or not in this build";
+  bool ok = e == cudaSuccess && major >= 9 && layout_ok && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) &&
             BuildU14(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
   for (int i = 0; ok && i < p->num_n_values; ++i) {
     if (MakePlan(h.mp, h.kp, p->n_values[i], sms).splits > 0) continue;
@@ -564,17 +616,15 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     snprintf(error, cap, "u14_stream_sp: %s", e != cudaSuccess ? cudaGetErrorString(e) : why.c_str());
     return 1;
   }
-  State* s = new State{p->dtype, sms, p->rows, p->cols, h.mp, h.kp, SmemBudget(optin, per_sm), h.rstart};
+  State* s = new State{p->dtype, sms, p->layout == SD_LAYOUT_NK, p->rows, p->cols, h.mp, h.kp, SmemBudget(optin, per_sm), h.rstart};
   const bool fp16 = p->dtype == SD_DTYPE_FP16;
   e = fp16 ? UploadValues<__half>(h.vals, &s->vals) : UploadValues<__nv_bfloat16>(h.vals, &s->vals);
   if (e == cudaSuccess) e = Upload(h.meta, reinterpret_cast<void**>(&s->meta));
   if (e == cudaSuccess) e = Upload(fp16 ? SecondWords<__half>(h) : SecondWords<__nv_bfloat16>(h), reinterpret_cast<void**>(&s->seconds));
   if (e == cudaSuccess) e = fp16 ? UploadResidual<__half>(h, &s->residual) : UploadResidual<__nv_bfloat16>(h, &s->residual);
   if (e == cudaSuccess) e = Upload(h.rstart, reinterpret_cast<void**>(&s->rstart_d));
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = Configure<__half>(s->smem_budget);
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = Configure<__nv_bfloat16>(s->smem_budget);
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) PlanAll<__half>(s, p);
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) PlanAll<__nv_bfloat16>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = ConfigureLayout<__half>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = ConfigureLayout<__nv_bfloat16>(s, p);
   if (e != cudaSuccess) {
     snprintf(error, cap, "u14_stream_sp prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
@@ -588,7 +638,7 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   const State* s = static_cast<const State*>(state);
   auto it = std::find_if(s->plans.begin(), s->plans.end(), [n](const std::pair<int64_t, Plan>& x) { return x.first == n; });
   if (it == s->plans.end()) return 1;  // not an n prepare planned for
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, it->second, b, c, n, stream);
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) Launch<__nv_bfloat16>(s, it->second, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) LaunchLayout<__half>(s, it->second, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) LaunchLayout<__nv_bfloat16>(s, it->second, b, c, n, stream);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 // CPU tests of the 1:4 seed (no GPU, no CUDA runtime calls): its format (values, metadata nibbles, residual)
 // re-expanded through the seed's own ExpandStep and the PTX definition of mma.sp, and a replay of every CTA's
-// data flow (pointer walk, expansion, ldmatrix.trans and mma.sp emulated, the residual against the slab, the
-// cluster's rank-order sum) against a plain product.
+// data flow in both layouts (pointer walk, expansion, ldmatrix(.trans) and mma.sp emulated, the residual against
+// the slab, the cluster's rank-order sum, the store coordinates) against a plain product.
 #include "kernels/seeds/u14_stream_sp.cu"
 #include "kernels/seeds/testing/cluster_stream_checks.h"
 
@@ -115,9 +115,9 @@ TEST(U14Format, ResidualHoldsOnlyTheSecondAndLaterNonzerosOfAGroup) {
   EXPECT_EQ(h.meta[MetaLaneWord(4 * 1) + 0] & 0xFu, 0x9u) << "row 1 group 0: positions (1, 2)";
 }
 
-// U14StreamKernel<T> for every CTA of the plan, as nm24_stream_sp_test replays its kernel, plus the residual
-// against the slab before the cluster sum.
-std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t n, const Plan& plan) {
+// U14StreamKernel<T, kNk> for every CTA of the plan, as nm24_stream_sp_test replays its kernel, plus the residual
+// against the slab (at SlabElement) before the cluster sum.
+std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk) {
   const int64_t ktiles = h.kp / kBk;
   static_assert(kBk == 64 && kNt == 16, "the shared replay's K tile and n tile");
   auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc_out) {
@@ -129,8 +129,8 @@ std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t
         StepOperands(h, mt, kt0 + j, q, &a, &e);
         for (int ni = 0; ni < 2; ++ni) {
           std::array<int, 32> addr;
-          for (int l = 0; l < 32; ++l) addr[l] = BFragOffset(j, q, ni, l);
-          EmuMmaSp(a, e, EmuLdmTrans(sb, addr), &acc[ni * 128]);
+          for (int l = 0; l < 32; ++l) addr[l] = nk ? NkBFragOffset(j, q, ni, l) : BFragOffset(j, q, ni, l);
+          EmuMmaSp(a, e, nk ? EmuLdm(sb, addr) : EmuLdmTrans(sb, addr), &acc[ni * 128]);
         }
       }
     for (int l = 0; l < 32; ++l)  // ApplyResidual: lanes 4g .. 4g+3 walk list g's slice in order
@@ -141,19 +141,24 @@ std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t
         EXPECT_TRUE(row >= 0 && row < count * kBk) << "entry inside the slab";
         for (int ni = 0; ni < 2; ++ni)
           for (int x = 0; x < 2; ++x)
-            acc[ni * 128 + l * 4 + 2 * hh + x] += h.residual_val[i] * sb[SlabChunk(row, ni) * 8 + 2 * t + x];
+            acc[ni * 128 + l * 4 + 2 * hh + x] += h.residual_val[i] * sb[SlabElement(nk, row, ni * 8 + 2 * t + x)];
       }
   };
+  if (nk) {
+    return ReplayClusterStreamNk(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex,
+                                 warp_product);
+  }
   return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
 }
 
-void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits) {
+void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk) {
   const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
   const U14Host h = BuildU(m);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
-  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits);
+  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
+                                    << (nk ? " NK" : " KN"));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
-  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan));
+  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk));
 }
 
 TEST(U14Format, ARecordCarriesAtMostkSecondsSecondValuesTheRestGoToTheResidual) {
@@ -239,14 +244,29 @@ TEST(U14Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
   EXPECT_LE(SmemBudget(232448, 233472), 232448u);
 }
 
-TEST(U14Replay, AwkwardShapesSplitsDensitiesAndN) {
-  for (int64_t n : {1, 7, 16, 20}) {
-    ExpectReplayMatches(7, 96, 0.1, n, 8);
-    ExpectReplayMatches(65, 36, 0.5, n, 8);
-    ExpectReplayMatches(33, 200, 0.1, n, 8);   // 4 K tiles over 4 ranks
-    ExpectReplayMatches(33, 200, 0.3, n, 3);   // 2 ranks of 2 tiles
-    ExpectReplayMatches(130, 600, 0.1, n, 8);  // 10 K tiles: 5 ranks of 2
-    ExpectReplayMatches(130, 600, 0.7, n, 1);  // mostly residual
+TEST(U14Replay, AwkwardShapesSplitsDensitiesAndNInBothLayouts) {
+  for (bool nk : {false, true})
+    for (int64_t n : {1, 7, 16, 20}) {
+      ExpectReplayMatches(7, 96, 0.1, n, 8, nk);
+      ExpectReplayMatches(65, 36, 0.5, n, 8, nk);
+      ExpectReplayMatches(33, 200, 0.1, n, 8, nk);   // 4 K tiles over 4 ranks
+      ExpectReplayMatches(33, 200, 0.3, n, 3, nk);   // 2 ranks of 2 tiles
+      ExpectReplayMatches(130, 600, 0.1, n, 8, nk);  // 10 K tiles: 5 ranks of 2
+      ExpectReplayMatches(130, 600, 0.7, n, 1, nk);  // mostly residual
+    }
+}
+
+TEST(U14Layouts, ExportsKnAndNkAndEachSlabElementHoldsOneValueOfB) {
+  EXPECT_EQ(sparseditto_layouts(), SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK));
+  for (bool nk : {false, true}) {  // SlabElement maps a 3-tile slab's 64 x 3 x 16 values of B one to one onto it
+    std::vector<int> hits(3 * 64 * 16, 0);
+    for (int k = 0; k < 3 * 64; ++k)
+      for (int col = 0; col < 16; ++col) {
+        const int at = SlabElement(nk, k, col);
+        ASSERT_TRUE(at >= 0 && at < int(hits.size())) << k << ", " << col;
+        ++hits[at];
+      }
+    for (int h : hits) EXPECT_EQ(h, 1);
   }
 }
 

@@ -91,6 +91,24 @@ std::vector<float> ReplayClusterStream(int64_t rows, int64_t cols, int64_t mp, i
       [&](int kt0, int count, int64_t n0) { return FillSlab(b, cols, n, kt0, count, n0, chunk); }, warp_product);
 }
 
+// The same grid in the NK layout: B given as X = B^T, the slab FillNkSlab's (the seed's `nk_offset` swizzle),
+// and the sums stored at the seed's out_index(true, row, col, rows, n) in Y = C^T; returns C read back from Y.
+template <typename WarpProduct>
+std::vector<float> ReplayClusterStreamNk(int64_t rows, int64_t cols, int64_t mp, int64_t kp, const std::vector<float>& b, int64_t n,
+                                         int splits, int kt_per_split, int warps, int (*nk_offset)(int, int, int),
+                                         int64_t (*out_index)(bool, int64_t, int64_t, int64_t, int64_t), WarpProduct&& warp_product) {
+  const std::vector<float> x = Transposed(b, cols, n);
+  const std::vector<float> c = ReplayClusterStreamWith(
+      rows, mp, kp, n, splits, kt_per_split, warps,
+      [&](int kt0, int count, int64_t n0) { return FillNkSlab(x, cols, n, kt0, count, n0, nk_offset); }, warp_product);
+  std::vector<float> y(c.size(), std::numeric_limits<float>::quiet_NaN()), back(c.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) y[out_index(true, r, j, rows, n)] = c[r * n + j];
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t r = 0; r < rows; ++r) back[r * n + j] = y[j * rows + r];
+  return back;
+}
+
 }  // namespace sparseditto::seed_testing
 
 #endif  // SPARSEDITTO_KERNELS_SEEDS_TESTING_CLUSTER_STREAM_CHECKS_H_
