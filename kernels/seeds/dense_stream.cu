@@ -14,7 +14,8 @@
 // bytes), tiles of a row tile in K order; M padded to 128, K to 64 (zeros). Edges: B rows >= K, columns >= n
 // zero-filled in shared memory; n % 8 != 0 or unaligned B: guarded scalar path; C stores guarded at M and n.
 // Needs thread-block clusters (sm_90); K is limited by the slab (8 splits x SLAB_KB/2 K tiles of 64: 24576 at
-// 96 KB), beyond which prepare refuses.
+// 96 KB), beyond which prepare refuses. Layouts: KN, and PyTorch's NK (X [n x K] in, Y [n x M] out, no copy: the
+// slab then 16 rows of X read with ldmatrix, Y stored value by value), as nm24_stream_sp.
 // sparseditto:seed families=[unstructured, file, block, n_m, row_sparse, column_sparse, banded, block_diagonal, dense] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -64,6 +65,18 @@ __host__ __device__ __forceinline__ int SlabChunk(int r, int c) {
 __host__ __device__ __forceinline__ int BFragOffset(int j, int q, int lane) {
   return SlabChunk(j * kBk + q * 16 + (lane & 15), lane >> 4) * 8;
 }
+// NK's slab: K tile j = 16 rows of X (n0 ..) x 64 K values, one 128-byte line a row; 16-byte chunk c of row r
+// at chunk c ^ (r % 8) of the line, so the eight rows ldmatrix reads at one chunk are eight bank groups.
+__host__ __device__ __forceinline__ int NkSlabOffset(int j, int r, int c) { return j * (kNt * kBk) + r * kBk + ((c ^ (r & 7)) * 8); }
+// Slab offset lane `lane` hands ldmatrix.x4 for K tile j, k16 step q: X row 8 (lane / 16) + lane % 8, chunk
+// 2q + (lane / 8) % 2, so matrices 0, 1 = k 0-7, 8-15 for n8 tile 0 (b0, b1 of the mma) and 2, 3 those of tile 1.
+__host__ __device__ __forceinline__ int NkBFragOffset(int j, int q, int lane) {
+  return NkSlabOffset(j, (lane >> 4) * 8 + (lane & 7), 2 * q + ((lane >> 3) & 1));
+}
+// Where C(row, col) goes: C[row][col] (KN) or Y[col][row] (NK).
+__host__ __device__ __forceinline__ int64_t OutIndex(bool nk, int64_t row, int64_t col, int64_t m, int64_t n) {
+  return nk ? col * m + row : row * n + col;
+}
 // ---- device primitives --------------------------------------------------------------------------
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 __device__ __forceinline__ void CpAsync16(void* dst, const void* src, int src_bytes) {
@@ -74,6 +87,10 @@ __device__ __forceinline__ uint4 LdStream16(const void* p) {  // read once: no L
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
   return r;
+}
+__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
 }
 __device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -98,26 +115,31 @@ __device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as
 struct StreamArgs {
   const void* vals; const void* b; void* c;
   int64_t m, k, n, ksteps;
-  int ktiles, kt_per_split, pair_store /* n even, C 4-byte aligned */, vec /* n % 8 == 0, B 16-byte aligned */;
+  int ktiles, kt_per_split, pair_store /* KN, n even, C 4-byte aligned */, vec /* B's rows (KN: n, NK: K) % 8 == 0, B 16-byte aligned */;
 };
 // ---- roles --------------------------------------------------------------------------------------
-// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n.
-template <typename T>
+// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n. A chunk is 8 values
+// along a row of B (KN: 8 columns; NK: 8 K of a row of X, a row's chunks taken by consecutive threads).
+template <typename T, bool kNk>
 __device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int count, int64_t n0) {
   const T* b = static_cast<const T*>(p.b);
   for (int i = threadIdx.x; i < count * kBk * 2; i += kThreads) {
-    const int r = i >> 1, c = i & 1;
-    const int64_t k = static_cast<int64_t>(kt0) * kBk + r, col = n0 + c * 8;
-    T* d = sb + SlabChunk(r, c) * 8;
+    const int r = kNk ? i / (count * 8) : i >> 1, c = kNk ? i % (count * 8) : i & 1;  // NK: X row r, chunk c
+    const int64_t k = static_cast<int64_t>(kt0) * kBk + (kNk ? c * 8 : r), col = n0 + (kNk ? r : c * 8);
+    T* d = sb + (kNk ? NkSlabOffset(c >> 3, r, c & 7) : SlabChunk(r, c) * 8);
     const bool in = k < p.k && col < p.n;
-    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
-      CpAsync16(d, in ? b + k * p.n + col : b, in ? 16 : 0);
+    const int64_t at = kNk ? col * p.k + k : k * p.n + col;
+    if (p.vec) {  // a chunk is wholly inside or wholly outside
+      CpAsync16(d, in ? b + at : b, in ? 16 : 0);
       continue;
     }
-    const uint16_t* row = reinterpret_cast<const uint16_t*>(b) + (k < p.k ? k : 0) * p.n;
+    const uint16_t* src = reinterpret_cast<const uint16_t*>(b);
     alignas(16) uint16_t w[8];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) w[e] = (k < p.k && col + e < p.n) ? __ldg(row + col + e) : uint16_t(0);
+    for (int e = 0; e < 8; ++e) {
+      const bool inside = kNk ? (col < p.n && k + e < p.k) : (k < p.k && col + e < p.n);
+      w[e] = inside ? __ldg(src + at + e) : uint16_t(0);
+    }
     *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(w);
   }
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -137,7 +159,7 @@ __device__ __forceinline__ void LoadBatch(const T* vals, int j0, int count, Batc
     for (int q = 0; q < 4; ++q) x.a[u][q] = LdStream16(vals + (static_cast<int64_t>(j0 + u) * 4 + q) * 256);
   }
 }
-template <typename T>
+template <typename T, bool kNk>
 __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, int j0, int count, float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31;
 #pragma unroll
@@ -146,33 +168,37 @@ __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, int j0
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       uint32_t b[4];
-      LdmX4T(b, sb + BFragOffset(j0 + u, q, lane));
+      if constexpr (kNk) LdmX4(b, sb + NkBFragOffset(j0 + u, q, lane));
+      else LdmX4T(b, sb + BFragOffset(j0 + u, q, lane));
       Mma<T>(acc[0], x.a[u][q], b[0], b[1]);
       Mma<T>(acc[1], x.a[u][q], b[2], b[3]);
     }
   }
 }
 
-// Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2.
-template <typename T>
+// Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2, at OutIndex.
+template <typename T, bool kNk>
 __device__ __forceinline__ void StoreTile(const StreamArgs& p, int64_t mt, int64_t n0, const float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31;
+  T* c = static_cast<T*>(p.c);
 #pragma unroll
   for (int ni = 0; ni < 2; ++ni)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = mt * 16 + (lane >> 2) + 8 * h, col = n0 + ni * 8 + 2 * (lane & 3);
       if (row >= p.m || col >= p.n) continue;
-      T* out = static_cast<T*>(p.c) + row * p.n + col;
       const float x = acc[ni][2 * h], y = acc[ni][2 * h + 1];
-      if (p.pair_store) { *reinterpret_cast<uint32_t*>(out) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16); continue; }
-      out[0] = FromF<T>(x);
-      if (col + 1 < p.n) out[1] = FromF<T>(y);
+      if (!kNk && p.pair_store) {
+        *reinterpret_cast<uint32_t*>(c + OutIndex(false, row, col, p.m, p.n)) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16);
+        continue;
+      }
+      c[OutIndex(kNk, row, col, p.m, p.n)] = FromF<T>(x);
+      if (col + 1 < p.n) c[OutIndex(kNk, row, col + 1, p.m, p.n)] = FromF<T>(y);
     }
 }
 
 // Grid (splits, row groups, n tiles), cluster (splits, 1, 1): block x = K split = cluster rank.
-template <typename T>
+template <typename T, bool kNk>
 __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) DenseStreamKernel(StreamArgs p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
@@ -181,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) DenseStreamKernel(Strea
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
   const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
-  LoadBSlab<T>(sb, p, kt0, count, n0);
+  LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
   const T* vals = static_cast<const T*>(p.vals) + FragTile(mt, 4 * static_cast<int64_t>(kt0), p.ksteps) + lane * 8;
   float acc[2][4] = {};
   Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
@@ -190,11 +216,11 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) DenseStreamKernel(Strea
   __syncthreads();  // the B slab landed (the first batch's loads were issued before the wait)
   for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
     LoadBatch<T>(vals, j0 + UNROLL, count, y);
-    ComputeBatch<T>(x, sb, j0, count, acc);
+    ComputeBatch<T, kNk>(x, sb, j0, count, acc);
     LoadBatch<T>(vals, j0 + 2 * UNROLL, count, x);
-    ComputeBatch<T>(y, sb, j0 + UNROLL, count, acc);
+    ComputeBatch<T, kNk>(y, sb, j0 + UNROLL, count, acc);
   }
-  if (splits == 1) return StoreTile<T>(p, mt, n0, acc);
+  if (splits == 1) return StoreTile<T, kNk>(p, mt, n0, acc);
   float4* mine = reinterpret_cast<float4*>(red + (warp * 32 + lane) * 8);
   mine[0] = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
   mine[1] = make_float4(acc[1][0], acc[1][1], acc[1][2], acc[1][3]);
@@ -208,7 +234,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) DenseStreamKernel(Strea
       sum[0][0] += x.x, sum[0][1] += x.y, sum[0][2] += x.z, sum[0][3] += x.w;
       sum[1][0] += y.x, sum[1][1] += y.y, sum[1][2] += y.z, sum[1][3] += y.w;
     }
-    StoreTile<T>(p, mt, n0, sum);
+    StoreTile<T, kNk>(p, mt, n0, sum);
   }
   cluster.sync();  // no rank leaves while another may still read its shared memory
 #endif
@@ -254,6 +280,7 @@ Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxS
 }
 struct State {
   int dtype = 0, sms = 1;
+  bool nk = false;  // sd_problem.layout == SD_LAYOUT_NK
   int64_t m = 0, k = 0, mp = 0, kp = 0;
   void* vals = nullptr;
   std::vector<std::pair<int64_t, Plan>> plans;  // per prepared n
@@ -271,26 +298,26 @@ cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cud
 }
 // The plan for n: fewer splits while the clusters would not all be resident at once (a second wave of
 // clusters costs more than the K parallelism it buys: measured on the H200, 8-CTA clusters at 2 CTAs/SM).
-template <typename T> Plan FittedPlan(const State* s, int64_t n) {
+template <typename T, bool kNk> Plan FittedPlan(const State* s, int64_t n) {
   Plan plan = MakePlan(s->mp, s->kp, n, s->sms);
   for (int cap = plan.splits - 1; cap >= 1; --cap) {
     cudaLaunchAttribute cluster;
     const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, nullptr, &cluster);
     int active = 0;
-    if (cudaOccupancyMaxActiveClusters(&active, DenseStreamKernel<T>, &config) != cudaSuccess || active >= plan.clusters) break;
+    if (cudaOccupancyMaxActiveClusters(&active, DenseStreamKernel<T, kNk>, &config) != cudaSuccess || active >= plan.clusters) break;
     const Plan fewer = MakePlan(s->mp, s->kp, n, s->sms, cap);
     if (fewer.splits >= plan.splits) break;  // the slab needs these splits
     plan = fewer;
   }
   return plan;
 }
-template <typename T> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
+template <typename T, bool kNk> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
   StreamArgs a{s->vals, b, c, s->m, s->k, n, s->kp / 16, static_cast<int>(s->kp / kBk), plan.kt_per_split,
-               (n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
-               (n % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0};
+               (!kNk && n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
+               ((kNk ? s->k : n) % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0};
   cudaLaunchAttribute cluster;
   const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, stream, &cluster);
-  cudaLaunchKernelEx(&config, DenseStreamKernel<T>, a);
+  cudaLaunchKernelEx(&config, DenseStreamKernel<T, kNk>, a);
 }
 template <typename T> cudaError_t Upload(const std::vector<T>& h, void** d) {
   cudaError_t e = cudaMalloc(d, sizeof(T) * h.size());
@@ -301,15 +328,27 @@ template <typename T> cudaError_t UploadValues(const std::vector<float>& v, void
   for (size_t i = 0; i < v.size(); ++i) h[i] = T(v[i]);  // round to nearest; exact for the harness's values
   return Upload(h, d);
 }
-template <typename T> cudaError_t Configure() {  // room for the largest slab a plan can ask for
-  return cudaFuncSetAttribute(reinterpret_cast<const void*>(&DenseStreamKernel<T>), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              kRedBytes + kMaxSlabTiles * kBk * kSlabRowBytes);
+// Room for the largest slab a plan can ask for, then the plan of every n prepare was given.
+template <typename T, bool kNk> cudaError_t ConfigureAndPlan(State* s, const sd_problem* p) {
+  cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&DenseStreamKernel<T, kNk>),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kRedBytes + kMaxSlabTiles * kBk * kSlabRowBytes);
+  for (int i = 0; e == cudaSuccess && i < p->num_n_values; ++i) s->plans.emplace_back(p->n_values[i], FittedPlan<T, kNk>(s, p->n_values[i]));
+  return e;
 }
-template <typename T> void PlanAll(State* s, const sd_problem* p) {
-  for (int i = 0; i < p->num_n_values; ++i) s->plans.emplace_back(p->n_values[i], FittedPlan<T>(s, p->n_values[i]));
+// Only the layouts of this build are instantiated (SPARSEDITTO_BUILDS_LAYOUT); prepare refuses the others.
+template <typename T> cudaError_t ConfigureLayout(State* s, const sd_problem* p) {
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_NK)) if (s->nk) return ConfigureAndPlan<T, true>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_KN)) if (!s->nk) return ConfigureAndPlan<T, false>(s, p);
+  return cudaErrorInvalidValue;
+}
+template <typename T> void LaunchLayout(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_NK)) if (s->nk) return Launch<T, true>(s, plan, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_LAYOUT(SD_LAYOUT_KN)) if (!s->nk) return Launch<T, false>(s, plan, b, c, n, stream);
 }
 
 }  // namespace
+
+SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) { return SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK); }
 
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
   State* s = static_cast<State*>(state);
@@ -325,7 +364,9 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p->device);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
   if (e == cudaSuccess && major < 9) why = "needs thread-block clusters (sm_90 or newer), device is sm_" + std::to_string(major) + "x";
-  bool ok = e == cudaSuccess && major >= 9 && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) &&
+  const bool layout_ok = (p->layout == SD_LAYOUT_KN || p->layout == SD_LAYOUT_NK) && SPARSEDITTO_BUILDS_LAYOUT(p->layout);
+  if (!layout_ok) why = "layout " + std::to_string(p->layout) + " unsupported (KN, NK only) or not in this build";
+  bool ok = e == cudaSuccess && major >= 9 && layout_ok && (p->dtype == SD_DTYPE_FP16 || p->dtype == SD_DTYPE_BF16) && SPARSEDITTO_BUILDS_DTYPE(p->dtype) &&
             BuildDense(p->rows, p->cols, p->row_offsets, p->col_indices, p->values, &h, &why);
   for (int i = 0; ok && i < p->num_n_values; ++i) {
     if (MakePlan(h.mp, h.kp, p->n_values[i], sms).splits > 0) continue;
@@ -335,13 +376,11 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     snprintf(error, cap, "dense_stream: %s", e != cudaSuccess ? cudaGetErrorString(e) : why.c_str());
     return 1;
   }
-  State* s = new State{p->dtype, sms, p->rows, p->cols, h.mp, h.kp};
+  State* s = new State{p->dtype, sms, p->layout == SD_LAYOUT_NK, p->rows, p->cols, h.mp, h.kp};
   const bool fp16 = p->dtype == SD_DTYPE_FP16;
   e = fp16 ? UploadValues<__half>(h.vals, &s->vals) : UploadValues<__nv_bfloat16>(h.vals, &s->vals);
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = Configure<__half>();
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = Configure<__nv_bfloat16>();
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) PlanAll<__half>(s, p);
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) PlanAll<__nv_bfloat16>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = ConfigureLayout<__half>(s, p);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = ConfigureLayout<__nv_bfloat16>(s, p);
   if (e != cudaSuccess) {
     snprintf(error, cap, "dense_stream prepare: %s", cudaGetErrorString(e));
     sparseditto_release(s);
@@ -355,7 +394,7 @@ SPARSEDITTO_EXPORT int sparseditto_run(void* state, const void* b, void* c, int6
   const State* s = static_cast<const State*>(state);
   auto it = std::find_if(s->plans.begin(), s->plans.end(), [n](const std::pair<int64_t, Plan>& x) { return x.first == n; });
   if (it == s->plans.end()) return 1;  // not an n prepare planned for
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) Launch<__half>(s, it->second, b, c, n, stream);
-  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) Launch<__nv_bfloat16>(s, it->second, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (s->dtype == SD_DTYPE_FP16) LaunchLayout<__half>(s, it->second, b, c, n, stream);
+  if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (s->dtype == SD_DTYPE_BF16) LaunchLayout<__nv_bfloat16>(s, it->second, b, c, n, stream);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

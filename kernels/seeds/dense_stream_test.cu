@@ -1,7 +1,7 @@
 // CPU tests of the small-n dense stream seed (no GPU, no CUDA runtime calls): its fragment layout (decoded as
 // the PTX ISA defines the m16n8k16 A operand), its plan (cluster splits, B slab bound), and a replay of every
-// CTA's data flow (its pointer walk over A, the B slab's swizzle, ldmatrix.trans and mma emulated, the
-// cluster's rank-order sum, the store coordinates) against a plain product.
+// CTA's data flow in both layouts (its pointer walk over A, the B slab's swizzle, ldmatrix(.trans) and mma
+// emulated, the cluster's rank-order sum, the store coordinates) against a plain product.
 #include "kernels/seeds/dense_stream.cu"
 #include "kernels/seeds/testing/cluster_stream_checks.h"
 
@@ -92,8 +92,8 @@ TEST(DenseStreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {
                           {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
 }
 
-// DenseStreamKernel<T> for every CTA of the plan (grid splits x row groups x n tiles).
-std::vector<float> Replay(const DenseHost& h, const std::vector<float>& b, int64_t n, const Plan& plan) {
+// DenseStreamKernel<T, kNk> for every CTA of the plan (grid splits x row groups x n tiles), in either layout.
+std::vector<float> Replay(const DenseHost& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk) {
   const int64_t ksteps = h.kp / 16;
   auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc) {
     for (int j = 0; j < count; ++j)
@@ -103,8 +103,8 @@ std::vector<float> Replay(const DenseHost& h, const std::vector<float>& b, int64
           for (int r = 0; r < 4; ++r)
             for (int x = 0; x < 2; ++x) a[l][r][x] = h.vals[FragTile(mt, 4 * int64_t(kt0), ksteps) + l * 8 + (4 * j + q) * 256 + r * 2 + x];
         std::array<int, 32> addr;
-        for (int l = 0; l < 32; ++l) addr[l] = BFragOffset(j, q, l);
-        const Lanes4 bm = EmuLdmTrans(sb, addr);  // matrices 0, 1: n8 tile 0's b0, b1; 2, 3: tile 1's
+        for (int l = 0; l < 32; ++l) addr[l] = nk ? NkBFragOffset(j, q, l) : BFragOffset(j, q, l);
+        const Lanes4 bm = nk ? EmuLdm(sb, addr) : EmuLdmTrans(sb, addr);  // matrices 0, 1: n8 tile 0's b0, b1; 2, 3: tile 1's
         for (int ni = 0; ni < 2; ++ni) {
           std::array<std::array<Reg, 2>, 32> bb;
           for (int l = 0; l < 32; ++l) bb[l] = {bm[l][2 * ni], bm[l][2 * ni + 1]};
@@ -112,27 +112,37 @@ std::vector<float> Replay(const DenseHost& h, const std::vector<float>& b, int64
         }
       }
   };
+  if (nk) {
+    return ReplayClusterStreamNk(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex,
+                                 warp_product);
+  }
   return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
 }
 
-void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits) {
+void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk) {
   const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
   const DenseHost h = BuildD(m);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
-  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits);
+  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
+                                    << (nk ? " NK" : " KN"));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
-  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan));
+  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk));
 }
 
-TEST(DenseStreamReplay, AwkwardShapesSplitsAndN) {
-  for (int64_t n : {1, 7, 16, 20}) {
-    ExpectReplayMatches(7, 96, 0.5, n, 8);
-    ExpectReplayMatches(65, 36, 1.0, n, 8);
-    ExpectReplayMatches(33, 200, 0.5, n, 8);   // 4 K tiles over 4 ranks
-    ExpectReplayMatches(33, 200, 0.3, n, 3);   // 2 ranks of 2 tiles
-    ExpectReplayMatches(130, 600, 0.5, n, 8);  // 10 K tiles: 5 ranks of 2
-    ExpectReplayMatches(130, 600, 0.9, n, 1);
-  }
+TEST(DenseStreamReplay, AwkwardShapesSplitsAndNInBothLayouts) {
+  for (bool nk : {false, true})
+    for (int64_t n : {1, 7, 16, 20}) {
+      ExpectReplayMatches(7, 96, 0.5, n, 8, nk);
+      ExpectReplayMatches(65, 36, 1.0, n, 8, nk);
+      ExpectReplayMatches(33, 200, 0.5, n, 8, nk);   // 4 K tiles over 4 ranks
+      ExpectReplayMatches(33, 200, 0.3, n, 3, nk);   // 2 ranks of 2 tiles
+      ExpectReplayMatches(130, 600, 0.5, n, 8, nk);  // 10 K tiles: 5 ranks of 2
+      ExpectReplayMatches(130, 600, 0.9, n, 1, nk);
+    }
+}
+
+TEST(DenseStreamLayouts, ExportsKnAndNk) {
+  EXPECT_EQ(sparseditto_layouts(), SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK));
 }
 
 }  // namespace
