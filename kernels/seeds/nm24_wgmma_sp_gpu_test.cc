@@ -18,6 +18,8 @@
 #include "common/rng.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/candidate_build.h"
+#include "kernels/testing/device_run.h"
+#include "kernels/testing/host_product_check.h"
 #include "matrix/generators.h"
 #include "tests/testing/temp_folder.h"
 
@@ -26,12 +28,8 @@ namespace {
 
 constexpr char kSeedPath[] = SPARSEDITTO_SOURCE_DIR "/kernels/seeds/nm24_wgmma_sp.cu";
 
-uint16_t ToBits(float x, v1::Dtype dtype) { return dtype == v1::DTYPE_FP16 ? FloatToHalfBits(x) : FloatToBfloat16Bits(x); }
-float FromBits(uint16_t bits, v1::Dtype dtype) { return dtype == v1::DTYPE_FP16 ? HalfBitsToFloat(bits) : Bfloat16BitsToFloat(bits); }
-
-// Where B's (k, j) and C's (i, j) lie in the layout's memory.
-int64_t BIndex(int layout, int64_t k, int64_t j, int64_t cols, int64_t n) { return layout == SD_LAYOUT_NK ? j * cols + k : k * n + j; }
-int64_t CIndex(int layout, int64_t i, int64_t j, int64_t rows, int64_t n) { return layout == SD_LAYOUT_NK ? j * rows + i : i * n + j; }
+using testing::CountOffHostProduct;
+using testing::RandomOperand;
 
 class Nm24WgmmaSpGpuTest : public ::testing::Test {
  protected:
@@ -70,39 +68,9 @@ class Nm24WgmmaSpGpuTest : public ::testing::Test {
   // operands start that many values past a 256-byte aligned allocation.
   static std::vector<float> Run(const CsrMatrix& a, v1::Dtype dtype, int layout, const std::vector<float>& b, int64_t n, int b_off,
                                 int c_off) {
-    const sd_problem problem = Problem(a, dtype, layout, &n);
-    void* state = nullptr;
-    char error[256] = {0};
-    EXPECT_EQ(library_->prepare(&problem, &state, error, sizeof(error)), 0) << error;
-    if (state == nullptr) return {};
-    std::vector<uint16_t> bits(b.size());
-    for (size_t i = 0; i < b.size(); ++i) bits[i] = ToBits(b[i], dtype);
-    const size_t c_count = static_cast<size_t>(a.rows) * n;
-    unsigned char *d_b = nullptr, *d_c = nullptr;
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_b), (bits.size() + 16) * 2), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_c), (c_count + 16) * 2), cudaSuccess);
-    cudaMemcpy(d_b + 2 * b_off, bits.data(), bits.size() * 2, cudaMemcpyHostToDevice);
-    cudaMemset(d_c, 0xff, (c_count + 16) * 2);  // NaN in fp16 and bf16: an unwritten output fails
-    cudaStream_t stream;
-    EXPECT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-    EXPECT_EQ(library_->run(state, d_b + 2 * b_off, d_c + 2 * c_off, n, stream), 0);
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    std::vector<uint16_t> out_bits(c_count + 16);
-    cudaMemcpy(out_bits.data(), d_c, out_bits.size() * 2, cudaMemcpyDeviceToHost);
-    for (int i = 0; i < 16; ++i) {  // nothing written outside C
-      if (i < c_off) {
-        EXPECT_EQ(out_bits[i], 0xffff) << "value " << i - c_off << " before C written";
-      } else {
-        EXPECT_EQ(out_bits[c_count + i], 0xffff) << "value past C written";
-      }
-    }
-    std::vector<float> out(c_count);
-    for (size_t i = 0; i < c_count; ++i) out[i] = FromBits(out_bits[c_off + i], dtype);
-    cudaStreamDestroy(stream);
-    cudaFree(d_b);
-    cudaFree(d_c);
-    library_->release(state);
-    return out;
+    auto c = testing::RunOnDevice(*library_, Problem(a, dtype, layout, &n), b, n, b_off, c_off);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *c : std::vector<float>{};
   }
 
   static testing::CandidateLibrary* library_;
@@ -116,15 +84,7 @@ CsrMatrix Random24(int64_t rows, int64_t cols, v1::Dtype dtype) {
   pattern.set_family(v1::PATTERN_FAMILY_N_M);
   pattern.set_n(2);
   pattern.set_m(4);
-  auto a = GenerateMatrix(pattern, rows, cols, /*seed=*/rows * 31 + cols, dtype);
-  EXPECT_TRUE(a.ok()) << a.status();
-  return a.ok() ? *a : CsrMatrix{};
-}
-std::vector<float> RandomB(int64_t count, v1::Dtype dtype, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> b(count);
-  for (float& x : b) x = RoundToDtype(static_cast<float>(rng.Uniform(-1, 1)), dtype);
-  return b;
+  return testing::GeneratedMatrix(pattern, rows, cols, dtype);
 }
 
 TEST_F(Nm24WgmmaSpGpuTest, ExportsBothLayouts) {
@@ -165,22 +125,10 @@ TEST_F(Nm24WgmmaSpGpuTest, MatchesAHostProductInBothLayouts) {
     for (const Case& c : cases) {
       SCOPED_TRACE(::testing::Message() << c.why << ": " << c.rows << "x" << c.cols << " n " << c.n << " " << DtypeName(dtype));
       const CsrMatrix a = Random24(c.rows, c.cols, dtype);
-      const std::vector<float> b = RandomB(c.cols * c.n, dtype, c.n * 7 + c.rows);
+      const std::vector<float> b = RandomOperand(c.cols * c.n, dtype, c.n * 7 + c.rows);
       const std::vector<float> got = Run(a, dtype, c.layout, b, c.n, c.b_off, c.c_off);
       ASSERT_EQ(got.size(), static_cast<size_t>(c.rows * c.n));
-      const double rtol = dtype == v1::DTYPE_FP16 ? 2e-3 : 1.6e-2;
-      int bad = 0;
-      for (int64_t r = 0; r < c.rows; ++r)
-        for (int64_t j = 0; j < c.n; ++j) {
-          double want = 0, magnitude = 0;
-          for (int32_t e = a.row_offsets[r]; e < a.row_offsets[r + 1]; ++e) {
-            const double term = double{a.values[e]} * b[BIndex(c.layout, a.col_indices[e], j, c.cols, c.n)];
-            want += term, magnitude += std::abs(term);
-          }
-          const double g = got[CIndex(c.layout, r, j, c.rows, c.n)];
-          if (!(std::abs(g - want) <= rtol * (magnitude + 1e-6)) && bad++ < 5) ADD_FAILURE() << "C[" << r << "," << j << "] = " << g << ", want " << want;
-        }
-      EXPECT_EQ(bad, 0);
+      EXPECT_EQ(CountOffHostProduct(a, b, got, c.layout, c.n, dtype == v1::DTYPE_FP16 ? 2e-3 : 1.6e-2), 0);
     }
   }
 }
@@ -192,7 +140,7 @@ TEST_F(Nm24WgmmaSpGpuTest, NkIsKnTransposedAt4096) {
   for (v1::Dtype dtype : {v1::DTYPE_FP16, v1::DTYPE_BF16}) {
     SCOPED_TRACE(DtypeName(dtype));
     const CsrMatrix a = Random24(rows, cols, dtype);
-    const std::vector<float> x = RandomB(cols * n, dtype, 5);  // X (n x K)
+    const std::vector<float> x = RandomOperand(cols * n, dtype, 5);  // X (n x K)
     std::vector<float> b(cols * n);                            // B = X^T (K x n)
     for (int64_t j = 0; j < n; ++j)
       for (int64_t k = 0; k < cols; ++k) b[k * n + j] = x[j * cols + k];

@@ -1,0 +1,150 @@
+// GPU test (label "gpu"): the small-n stream seeds (nm24_stream_sp on 2:4, u14_stream_sp on unstructured 90%,
+// dense_stream on unstructured 50%) built with nvcc for sm_90 and loaded through the ABI compute C = A * B in
+// both layouts (KN: B, C row-major; NK: X = B^T, Y = C^T row-major), fp16 and bf16, on shapes that take each
+// path: 16-byte B chunks (KN: n % 8 == 0; NK: K % 8 == 0 and X 16-byte aligned), guarded scalar loads (n odd;
+// K % 8 != 0; X one value off), C pairs and single stores, a second n tile, the cluster's K split (4096 x 4096),
+// against a host product; and at 4096 x 4096, n = 16, NK's Y is KN's C transposed bit for bit (the same mma
+// operands and the same sum order). Skips without a compute capability 9.x device.
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/dtype.h"
+#include "common/rng.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/candidate_build.h"
+#include "kernels/testing/device_run.h"
+#include "kernels/testing/host_product_check.h"
+#include "matrix/generators.h"
+#include "tests/testing/temp_folder.h"
+
+namespace sparseditto {
+namespace {
+
+struct Seed {
+  std::string name;
+  v1::PatternSpec pattern;  // the family the seed serves, for its test matrices
+};
+
+std::vector<Seed> Seeds() {
+  v1::PatternSpec nm24, u90, u50;
+  nm24.set_family(v1::PATTERN_FAMILY_N_M), nm24.set_n(2), nm24.set_m(4);
+  u90.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), u90.set_sparsity(0.9f);
+  u50.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), u50.set_sparsity(0.5f);
+  return {{"nm24_stream_sp", nm24}, {"u14_stream_sp", u90}, {"dense_stream", u50}};
+}
+
+class StreamSeedsGpuTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    int devices = 0;
+    cudaDeviceProp prop;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 || cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
+        prop.major != 9)
+      return;
+    libraries_ = new std::map<std::string, testing::CandidateLibrary>;
+    for (const Seed& seed : Seeds()) {
+      const std::string library = (std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) /
+                                   ("sd_" + seed.name + "_gpu_" + std::to_string(getpid()) + ".so")).string();
+      auto log = testing::CompileCandidate(SPARSEDITTO_NVCC, SPARSEDITTO_SOURCE_DIR "/kernels/seeds/" + seed.name + ".cu", {"sm_90"},
+                                           library);
+      ASSERT_TRUE(log.ok()) << seed.name << ": " << log.status();
+      auto lib = testing::LoadCandidate(library);
+      ASSERT_TRUE(lib.ok()) << lib.status();
+      (*libraries_)[seed.name] = *lib;
+    }
+  }
+  void SetUp() override {
+    if (libraries_ == nullptr) GTEST_SKIP() << "no compute capability 9.x device";
+  }
+
+  // C (in the layout's memory) of the seed for A and B given in the layout's memory.
+  static std::vector<float> Run(const Seed& seed, const CsrMatrix& a, v1::Dtype dtype, int layout, const std::vector<float>& b,
+                                int64_t n, int b_off, int c_off) {
+    sd_problem p{};
+    p.abi_version = SPARSEDITTO_ABI_VERSION;
+    p.dtype = dtype;
+    p.rows = a.rows, p.cols = a.cols, p.nnz = a.nnz();
+    p.pattern.family = seed.pattern.family(), p.pattern.sparsity = seed.pattern.sparsity();
+    p.pattern.n = seed.pattern.n(), p.pattern.m = seed.pattern.m();
+    p.row_offsets = a.row_offsets.data(), p.col_indices = a.col_indices.data(), p.values = a.values.data();
+    p.n_values = &n, p.num_n_values = 1;
+    p.layout = layout;
+    auto c = testing::RunOnDevice(libraries_->at(seed.name), p, b, n, b_off, c_off);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *c : std::vector<float>{};
+  }
+
+  static std::map<std::string, testing::CandidateLibrary>* libraries_;
+};
+std::map<std::string, testing::CandidateLibrary>* StreamSeedsGpuTest::libraries_ = nullptr;
+
+using testing::CountOffHostProduct;
+using testing::GeneratedMatrix;
+using testing::RandomOperand;
+
+TEST_F(StreamSeedsGpuTest, ExportBothLayouts) {
+  for (const auto& [name, lib] : *libraries_) {
+    ASSERT_NE(lib.layouts, nullptr) << name;
+    EXPECT_EQ(lib.layouts(), SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK)) << name;
+  }
+}
+
+TEST_F(StreamSeedsGpuTest, MatchAHostProductInBothLayouts) {
+  struct Case { const char* why; int layout; int64_t rows, cols, n; int b_off, c_off; };
+  const Case cases[] = {
+      {"KN 16-byte chunks, pairs", SD_LAYOUT_KN, 136, 200, 16, 0, 0},
+      {"KN guarded: n odd", SD_LAYOUT_KN, 130, 200, 7, 0, 0},
+      {"KN second n tile", SD_LAYOUT_KN, 130, 200, 20, 0, 0},
+      {"NK 16-byte chunks", SD_LAYOUT_NK, 136, 200, 1, 0, 0},
+      {"NK 16-byte chunks", SD_LAYOUT_NK, 136, 200, 16, 0, 0},
+      {"NK 16-byte chunks, n odd", SD_LAYOUT_NK, 130, 200, 7, 0, 0},
+      {"NK second n tile", SD_LAYOUT_NK, 130, 200, 20, 0, 0},
+      {"NK guarded: K 150", SD_LAYOUT_NK, 72, 150, 16, 0, 0},
+      {"NK guarded: X one value off", SD_LAYOUT_NK, 136, 200, 16, 1, 0},
+      {"NK Y one value off", SD_LAYOUT_NK, 136, 200, 16, 0, 1},
+      {"NK cluster split", SD_LAYOUT_NK, 4096, 4096, 16, 0, 0},
+      {"KN cluster split", SD_LAYOUT_KN, 4096, 4096, 16, 0, 0},
+  };
+  for (const Seed& seed : Seeds())
+    for (v1::Dtype dtype : {v1::DTYPE_FP16, v1::DTYPE_BF16})
+      for (const Case& c : cases) {
+        SCOPED_TRACE(::testing::Message() << seed.name << ", " << c.why << ": " << c.rows << "x" << c.cols << " n " << c.n << " "
+                                          << DtypeName(dtype));
+        const CsrMatrix a = GeneratedMatrix(seed.pattern, c.rows, c.cols, dtype);
+        const std::vector<float> b = RandomOperand(c.cols * c.n, dtype, c.n * 7 + c.rows);
+        const std::vector<float> got = Run(seed, a, dtype, c.layout, b, c.n, c.b_off, c.c_off);
+        ASSERT_EQ(got.size(), static_cast<size_t>(c.rows * c.n));
+        EXPECT_EQ(CountOffHostProduct(a, b, got, c.layout, c.n, dtype == v1::DTYPE_FP16 ? 2e-3 : 1.6e-2), 0);
+      }
+}
+
+TEST_F(StreamSeedsGpuTest, NkIsKnTransposedBitForBitAt4096) {
+  const int64_t rows = 4096, cols = 4096, n = 16;
+  for (const Seed& seed : Seeds())
+    for (v1::Dtype dtype : {v1::DTYPE_FP16, v1::DTYPE_BF16}) {
+      SCOPED_TRACE(::testing::Message() << seed.name << " " << DtypeName(dtype));
+      const CsrMatrix a = GeneratedMatrix(seed.pattern, rows, cols, dtype);
+      const std::vector<float> x = RandomOperand(cols * n, dtype, 5);  // X (n x K)
+      std::vector<float> b(cols * n);                                 // B = X^T (K x n)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t k = 0; k < cols; ++k) b[k * n + j] = x[j * cols + k];
+      const std::vector<float> y = Run(seed, a, dtype, SD_LAYOUT_NK, x, n, 0, 0), c = Run(seed, a, dtype, SD_LAYOUT_KN, b, n, 0, 0);
+      ASSERT_EQ(y.size(), c.size());
+      int differ = 0;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          if (std::memcmp(&y[j * rows + i], &c[i * n + j], sizeof(float)) != 0 && differ++ < 5)
+            ADD_FAILURE() << "Y[" << j << "][" << i << "] = " << y[j * rows + i] << ", C[" << i << "][" << j << "] = " << c[i * n + j];
+      EXPECT_EQ(differ, 0);
+    }
+}
+
+}  // namespace
+}  // namespace sparseditto
