@@ -127,6 +127,22 @@ TEST_F(CliTest, BenchListReachesEverySeedOnTheSeedFinalistsSuite) {
   EXPECT_EQ(r.out.find("fin_banded_fp32\tbsr_mma"), std::string::npos) << "a block seed on a banded task:\n" << r.out;
 }
 
+// The NK suite (PyTorch's layout) is seeded only with seeds that export SD_LAYOUT_NK: the stream seeds at small n
+// and nm24_wgmma_sp, never a KN-only sparse seed.
+TEST_F(CliTest, BenchListOfTheNkSuiteHasOnlyNkSeeds) {
+  const std::string src = SPARSEDITTO_SOURCE_DIR;
+  const Outcome r = Run("bench --suite '" + src + "/configs/suites/llm_nk.yaml' --seeds '" + src + "/kernels/seeds' --list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"llm_nk_nm24_4096x4096_fp16\tnm24_stream_sp\t", "llm_nk_nm24_4096x4096_fp16\tnm24_wgmma_sp\t",
+                           "llm_nk_unstructured90_4096x4096_fp16\tu14_stream_sp\t", "llm_nk_unstructured70_4096x4096_fp16\tdense_stream\t",
+                           "llm_nk_unstructured50_8192x8192_fp16\tdense_cublaslt\t"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " missing:\n" << r.out;
+  }
+  for (const char* kn_only : {"\tnm24_mma_sp\t", "\tcsr_warp_per_row\t", "\tbitmap_tc\t", "\tpair_mask_tc\t"}) {
+    EXPECT_EQ(r.out.find(kn_only), std::string::npos) << kn_only << " is KN only:\n" << r.out;
+  }
+}
+
 // `bench --resume` keeps the rows of OUT/bench.json and benches only the tasks they do not finish; with
 // every task finished it needs no GPU and writes the merged table in the suite's order. A bench.json it
 // cannot read is left as it is, and the error names it.
