@@ -53,6 +53,7 @@ TEST(KernelExportLayout, TheLibraryExportsEachKernelsMaskAndPrepareRefusesOtherL
     uint32_t mask;
   };
   const Export exports[] = {{"torch_nk", "dense_cublas", v1::LAYOUT_NK, 3u},
+                            {"stream_nk", "u14_stream_sp", v1::LAYOUT_NK, 3u},  // a sparse seed that takes NK
                             {"rows_kn", "csr_warp_per_row", v1::LAYOUT_KN, 1u}};
   testing_support::TempFolder scratch("kernel_export_layout_test");
   ASSERT_TRUE(scratch.ok());
