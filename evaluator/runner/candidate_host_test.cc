@@ -3,8 +3,11 @@
 // the adversarial corpus.)
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
+#include <dlfcn.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -12,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "evaluator/runner/framing.h"
 #include "evaluator/runner/step_trace.h"
+#include "kernels/testing/candidate_build.h"
 
 #include "gtest/gtest.h"
 #include "tests/testing/temp_folder.h"
@@ -40,6 +45,46 @@ TEST(HostOpenStepsTest, OnlyKnownStepsWithSaneTimesReachTheTrace) {
   EXPECT_EQ(text.str(), std::string("c1 ") + kHostOpenSteps[0] + " 1 0.0020\n" + "c1 " + kHostOpenSteps[4] +
                             " 1 0.0400\n")
       << "NaN, negative and absurd times and a 6th step are dropped";
+}
+
+// The corpus' forge_open_steps.cu, built and loaded here (its constructor needs no GPU): the Open reply it
+// forges on fd 4 parses as a HostReply through the runner's own framing, and of its 65 claimed step times
+// only the two sane ones among the five known steps reach the trace. (On the GPU the real reply then arrives
+// out of step: a CRASH, corpus.json.)
+TEST(HostOpenStepsTest, TheCorpusForgeryOfOpenStepTimesReachesTheTraceOnlyAsSaneKnownSteps) {
+  testing_support::TempFolder dir("forge_open_steps");
+  ASSERT_TRUE(dir.ok());
+  const std::string library = (dir.path() / "forge_open_steps.so").string();
+  auto log = testing::CompileCandidate(SPARSEDITTO_NVCC, SPARSEDITTO_SOURCE_DIR "/tests/adversarial/forge_open_steps.cu", {"sm_90"},
+                                       library);
+  ASSERT_TRUE(log.ok()) << log.status();
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const int saved_fd4 = dup(4);  // -1 when fd 4 was not open
+  ASSERT_EQ(dup2(pipe_fds[1], 4), 4);
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);  // the constructor writes its frame to fd 4
+  const std::string load_error = handle == nullptr ? dlerror() : "";
+  if (saved_fd4 >= 0) {
+    dup2(saved_fd4, 4), close(saved_fd4);
+  } else {
+    close(4);
+  }
+  close(pipe_fds[1]);
+  ASSERT_NE(handle, nullptr) << load_error;
+  v1::HostReply forged;
+  ASSERT_TRUE(ReadFrame(pipe_fds[0], &forged).ok());
+  close(pipe_fds[0]);
+  EXPECT_TRUE(forged.ok());
+  ASSERT_EQ(forged.open_step_ms_size(), 65) << "the forgery as written";
+  TraceHostOpenSteps(forged);
+  FlushStepTrace("forged");
+  std::ifstream in(kTraceFile);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string trace = text.str(), mine = trace.substr(std::min(trace.find("forged "), trace.size()));
+  // The trace lists labels in name order: "load the library" (step 4) before "lockdown" (step 3).
+  EXPECT_EQ(mine, std::string("forged ") + kHostOpenSteps[4] + " 1 0.0005\n" + "forged " + kHostOpenSteps[3] + " 1 0.0005\n")
+      << "NaN, -1 and 1e30 are dropped, and nothing past the five known steps\n" << trace;
 }
 
 TEST(HostSandboxLayersTest, Table) {
