@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "kernel_abi/tunables.h"
 #include "kernels/testing/candidate_build.h"
+#include "kernels/testing/device_run.h"
 #include "matrix/generators.h"
 #include "matrix/matrix_file.h"
 #include "tests/testing/temp_folder.h"
@@ -73,7 +74,7 @@ class BitmapTf32x3GpuTest : public ::testing::Test {
   }
 
   // C for B (cols x n, starting b_off values past an aligned allocation) into C starting c_off values past one;
-  // prepared for every n of `n_values`. Checks that nothing around C is written.
+  // prepared for every n of `n_values`. Checks that nothing around C is written (testing::RunOnDevice).
   static std::vector<float> Run(const testing::CandidateLibrary& lib, const CsrMatrix& a, const std::vector<int64_t>& n_values,
                                 const std::vector<float>& b, int64_t n, int b_off, int c_off) {
     sd_problem p{};
@@ -81,28 +82,9 @@ class BitmapTf32x3GpuTest : public ::testing::Test {
     p.pattern.family = SD_PATTERN_UNSTRUCTURED;
     p.row_offsets = a.row_offsets.data(), p.col_indices = a.col_indices.data(), p.values = a.values.data();
     p.n_values = n_values.data(), p.num_n_values = static_cast<int32_t>(n_values.size()), p.layout = SD_LAYOUT_KN;
-    void* state = nullptr;
-    char error[256] = {0};
-    EXPECT_EQ(lib.prepare(&p, &state, error, sizeof(error)), 0) << error;
-    if (state == nullptr) return {};
-    const size_t c_count = static_cast<size_t>(a.rows) * n;
-    float *d_b = nullptr, *d_c = nullptr;
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_b), (b.size() + 8) * 4), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_c), (c_count + 8) * 4), cudaSuccess);
-    cudaMemcpy(d_b + b_off, b.data(), b.size() * 4, cudaMemcpyHostToDevice);
-    cudaMemset(d_c, 0xff, (c_count + 8) * 4);  // NaN: an element left unwritten fails the check
-    EXPECT_EQ(lib.run(state, d_b + b_off, d_c + c_off, n, nullptr), 0);
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    std::vector<float> out(c_count + 8);
-    cudaMemcpy(out.data(), d_c, out.size() * 4, cudaMemcpyDeviceToHost);
-    for (int i = 0; i < 8; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, &out[i < c_off ? i : c_off + c_count + i - c_off], 4);
-      EXPECT_EQ(bits, 0xffffffffu) << "a value outside C was written";
-    }
-    cudaFree(d_b), cudaFree(d_c);
-    lib.release(state);
-    return std::vector<float>(out.begin() + c_off, out.begin() + c_off + c_count);
+    auto c = testing::RunOnDevice(lib, p, b, n, b_off, c_off);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *c : std::vector<float>{};
   }
 
   static std::vector<Variant>* variants_;
