@@ -17,6 +17,8 @@ here=$(realpath "$(dirname "$0")/..")
 mkdir -p "$logs" "$(dirname "$built")"
 [[ "$(realpath "$built" 2>/dev/null)" == "$here" ]] || ln -sfn "$here" "$built"
 mkdir -p "$here/build/bin"
+# A machine may keep build/ between calls: the tests of an earlier package must not run as this one's.
+rm -f "$here"/build/bin/*_gpu_test
 cp -f "$pkg"/bin/* "$here/build/bin/"
 ln -sfn "$pkg/lib" "$here/build/lib"
 export PATH="/usr/local/cuda/bin:$PATH" LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
