@@ -1,14 +1,11 @@
 #!/bin/bash
-# Lab sweep (run from the repository root on a GPU node): tunable variants of nm24_stream_sp and u14_stream_sp,
-# and their push-reduce variants, at n = 16 on the four LLM shapes (n16.yaml beside this script), each task one
+# Lab sweep (run from the repository root on a GPU node): tunable variants of nm24_stream_sp and u14_stream_sp
+# at n = 16 on the four LLM shapes (n16.yaml beside this script), each task one
 # `sparseditto eval` of all its variants (verified on the task's shapes, timed 0.3 s against the baselines).
 # Prints per task and variant: verdict, kernel ms, spread, baselines (ms, speedup). Stops at LIMIT_S seconds.
 #   dev/stream_n16/sweep16.sh SPARSEDITTO OUT_DIR [LIMIT_S]     (EXTRA_NM24 / EXTRA_U14: more "name TUNABLE value..." variants)
 here=$(cd "$(dirname "$0")" && pwd); sd=$(realpath "$1"); out=$(realpath -m "$2"); limit=${3:-240}; start=$(date +%s)
-mkdir -p "$out/v" "$out/src"
-for seed in nm24_stream_sp u14_stream_sp; do  # the push variants, written from the seeds as they are now
-  python3 "$here/make_push.py" kernels/seeds/$seed.cu "$out/src/${seed}_push.cu" || exit 1
-done
+mkdir -p "$out/v"
 mk() {  # seed name changes...
   local seed=$1 name=$2; shift 2; local f="$out/v/${seed}_$name.cu"
   local src=kernels/seeds/$seed.cu; [ -f "$seed" ] && { src=$seed; f="$out/v/$(basename ${seed%.cu})_$name.cu"; }
@@ -17,10 +14,8 @@ mk() {  # seed name changes...
   echo "$f"
 }
 declare -A K
-K[nm24]="$(for v in "def" "c2 CTAS_PER_SM 2" "c3 CTAS_PER_SM 3" "u6 UNROLL 6" "u2c3 UNROLL 2 CTAS_PER_SM 3" "w4c2 WARPS 4 CTAS_PER_SM 2" "w4c3 WARPS 4 CTAS_PER_SM 3" "u6c2 UNROLL 6 CTAS_PER_SM 2" ${EXTRA_NM24}; do echo "--kernel $(mk nm24_stream_sp $v)"; done)
-$(for v in "def" "c2 CTAS_PER_SM 2"; do echo "--kernel $(mk "$out/src/nm24_stream_sp_push.cu" $v)"; done)"
-K[u90]="$(for v in "def" "c1 CTAS_PER_SM 1" "c3 CTAS_PER_SM 3" "u6 UNROLL 6" "u2c3 UNROLL 2 CTAS_PER_SM 3" "w4c2 WARPS 4" "w4c3 WARPS 4 CTAS_PER_SM 3" "u6c3 UNROLL 6 CTAS_PER_SM 3" ${EXTRA_U14}; do echo "--kernel $(mk u14_stream_sp $v)"; done)
-$(for v in "def" "c3 CTAS_PER_SM 3"; do echo "--kernel $(mk "$out/src/u14_stream_sp_push.cu" $v)"; done)"
+K[nm24]="$(for v in "def" "c2 CTAS_PER_SM 2" "c3 CTAS_PER_SM 3" "u6 UNROLL 6" "u2c3 UNROLL 2 CTAS_PER_SM 3" "w4c2 WARPS 4 CTAS_PER_SM 2" "w4c3 WARPS 4 CTAS_PER_SM 3" "u6c2 UNROLL 6 CTAS_PER_SM 2" ${EXTRA_NM24}; do echo "--kernel $(mk nm24_stream_sp $v)"; done)"
+K[u90]="$(for v in "def" "c1 CTAS_PER_SM 1" "c3 CTAS_PER_SM 3" "u6 UNROLL 6" "u2c3 UNROLL 2 CTAS_PER_SM 3" "w4c2 WARPS 4" "w4c3 WARPS 4 CTAS_PER_SM 3" "u6c3 UNROLL 6 CTAS_PER_SM 3" ${EXTRA_U14}; do echo "--kernel $(mk u14_stream_sp $v)"; done)"
 for t in nm24_4096x4096 u90_4096x4096 nm24_8192x8192 u90_8192x8192 nm24_4096x11008 u90_4096x11008 nm24_11008x4096 u90_11008x4096; do
   left=$(( limit - ($(date +%s) - start) )); [ $left -lt 20 ] && { echo "sweep: out of time before $t"; break; }
   timeout $left "$sd" eval --task "$here/n16.yaml" --name $t ${K[${t%%_*}]} --task-shapes-only --timing-seconds 0.3 --cache "$out/cache" > "$out/$t.txt" 2>&1

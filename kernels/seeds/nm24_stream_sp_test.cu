@@ -17,6 +17,10 @@ TEST(Nm24StreamBuild, ReexpandsToTheCsrMatrix) { ExpectBuildReexpands(); }
 
 TEST(Nm24StreamBuild, RefusesThreeNonzerosInAGroup) { ExpectBuildRefusesThreeOfFour(); }
 
+TEST(Nm24StreamPlan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot, OwnedTiles);
+}
+
 TEST(Nm24StreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },

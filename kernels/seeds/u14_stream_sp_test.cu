@@ -212,6 +212,10 @@ TEST(U14Format, RefusesKBeyondTheResidualColumnBits) {
   EXPECT_NE(why.find("15-bit residual columns"), std::string::npos) << why;
 }
 
+TEST(U14Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot, OwnedTiles);
+}
+
 TEST(U14Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
                           {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes + kScratchBytes), size_t(kBk) * kSlabRowBytes,
