@@ -140,7 +140,9 @@ TEST(EvaluatorGpuTest, AScreenNearTheBarGoesOnToAFullTimingInTheSameEvaluation) 
     EXPECT_EQ(result.timed_in_full_after_screen(), c.full);
     EXPECT_EQ(result.timing_screen(), !c.full);
     for (const auto& t : result.timings()) {
-      if (c.full) EXPECT_GE(t.trials(), 20) << "a full timing's trials";
+      if (c.full) {
+        EXPECT_GE(t.trials(), 20) << "a full timing's trials";
+      }
       std::printf("%s: n=%lld median %.4f ms over %d trials\n", c.what, static_cast<long long>(t.n()), t.median_ms(),
                   t.trials());
     }
