@@ -30,6 +30,7 @@ constexpr char kSeedPath[] = SPARSEDITTO_SOURCE_DIR "/kernels/seeds/nm24_wgmma_s
 
 using testing::CountOffHostProduct;
 using testing::RandomOperand;
+using testing::Transposed;
 
 class Nm24WgmmaSpGpuTest : public ::testing::Test {
  protected:
@@ -141,9 +142,7 @@ TEST_F(Nm24WgmmaSpGpuTest, NkIsKnTransposedAt4096) {
     SCOPED_TRACE(DtypeName(dtype));
     const CsrMatrix a = Random24(rows, cols, dtype);
     const std::vector<float> x = RandomOperand(cols * n, dtype, 5);  // X (n x K)
-    std::vector<float> b(cols * n);                            // B = X^T (K x n)
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t k = 0; k < cols; ++k) b[k * n + j] = x[j * cols + k];
+    const std::vector<float> b = Transposed(x, n, cols);  // B = X^T (K x n)
     const std::vector<float> y = Run(a, dtype, SD_LAYOUT_NK, x, n, 0, 0), c = Run(a, dtype, SD_LAYOUT_KN, b, n, 0, 0);
     ASSERT_EQ(y.size(), c.size());
     const double rel = dtype == v1::DTYPE_FP16 ? 2e-3 : 1.6e-2;  // two units in the last place of the dtype

@@ -88,6 +88,7 @@ std::map<std::string, testing::CandidateLibrary>* StreamSeedsGpuTest::libraries_
 using testing::CountOffHostProduct;
 using testing::GeneratedMatrix;
 using testing::RandomOperand;
+using testing::Transposed;
 
 TEST_F(StreamSeedsGpuTest, ExportBothLayouts) {
   for (const auto& [name, lib] : *libraries_) {
@@ -132,9 +133,7 @@ TEST_F(StreamSeedsGpuTest, NkIsKnTransposedBitForBitAt4096) {
       SCOPED_TRACE(::testing::Message() << seed.name << " " << DtypeName(dtype));
       const CsrMatrix a = GeneratedMatrix(seed.pattern, rows, cols, dtype);
       const std::vector<float> x = RandomOperand(cols * n, dtype, 5);  // X (n x K)
-      std::vector<float> b(cols * n);                                 // B = X^T (K x n)
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t k = 0; k < cols; ++k) b[k * n + j] = x[j * cols + k];
+      const std::vector<float> b = Transposed(x, n, cols);  // B = X^T (K x n)
       const std::vector<float> y = Run(seed, a, dtype, SD_LAYOUT_NK, x, n, 0, 0), c = Run(seed, a, dtype, SD_LAYOUT_KN, b, n, 0, 0);
       ASSERT_EQ(y.size(), c.size());
       int differ = 0;

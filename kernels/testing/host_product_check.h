@@ -18,6 +18,14 @@ namespace sparseditto::testing {
 inline int64_t BIndex(int layout, int64_t k, int64_t j, int64_t cols, int64_t n) { return layout == SD_LAYOUT_NK ? j * cols + k : k * n + j; }
 inline int64_t CIndex(int layout, int64_t i, int64_t j, int64_t rows, int64_t n) { return layout == SD_LAYOUT_NK ? j * rows + i : i * n + j; }
 
+// The transpose of `x` (`rows` x `cols`, row-major): X (n x K) into B = X^T (K x n), the same operand in the
+// other layout.
+inline std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  std::vector<float> t(x.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = x[i * cols + j];
+  return t;
+}
 // A generated test matrix of `pattern` (seeded by its shape), values in `dtype`.
 inline CsrMatrix GeneratedMatrix(const v1::PatternSpec& pattern, int64_t rows, int64_t cols, v1::Dtype dtype) {
   auto a = GenerateMatrix(pattern, rows, cols, /*seed=*/rows * 31 + cols, dtype);
