@@ -26,7 +26,6 @@
 // sparseditto:seed families=[unstructured, file, n_m] nm=[1:4, 1:8] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
-#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <algorithm>
@@ -43,7 +42,6 @@
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
 
 namespace {
-namespace cg = cooperative_groups;
 constexpr int kMPad = 128;      // rows padded to this
 constexpr int kBk = 64;         // K tile: two m16n8k32 steps, one metadata record
 constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
