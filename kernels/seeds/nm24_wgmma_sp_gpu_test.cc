@@ -29,7 +29,7 @@ namespace {
 constexpr char kSeedPath[] = SPARSEDITTO_SOURCE_DIR "/kernels/seeds/nm24_wgmma_sp.cu";
 
 using testing::CountOffHostProduct;
-using testing::RandomOperand;
+using gpu::testing::RandomValues;
 using testing::Transposed;
 
 class Nm24WgmmaSpGpuTest : public ::testing::Test {
@@ -126,7 +126,7 @@ TEST_F(Nm24WgmmaSpGpuTest, MatchesAHostProductInBothLayouts) {
     for (const Case& c : cases) {
       SCOPED_TRACE(::testing::Message() << c.why << ": " << c.rows << "x" << c.cols << " n " << c.n << " " << DtypeName(dtype));
       const CsrMatrix a = Random24(c.rows, c.cols, dtype);
-      const std::vector<float> b = RandomOperand(c.cols * c.n, dtype, c.n * 7 + c.rows);
+      const std::vector<float> b = RandomValues(c.cols * c.n, c.n * 7 + c.rows, dtype);
       const std::vector<float> got = Run(a, dtype, c.layout, b, c.n, c.b_off, c.c_off);
       ASSERT_EQ(got.size(), static_cast<size_t>(c.rows * c.n));
       EXPECT_EQ(CountOffHostProduct(a, b, got, c.layout, c.n, dtype == v1::DTYPE_FP16 ? 2e-3 : 1.6e-2), 0);
@@ -141,7 +141,7 @@ TEST_F(Nm24WgmmaSpGpuTest, NkIsKnTransposedAt4096) {
   for (v1::Dtype dtype : {v1::DTYPE_FP16, v1::DTYPE_BF16}) {
     SCOPED_TRACE(DtypeName(dtype));
     const CsrMatrix a = Random24(rows, cols, dtype);
-    const std::vector<float> x = RandomOperand(cols * n, dtype, 5);  // X (n x K)
+    const std::vector<float> x = RandomValues(cols * n, 5, dtype);  // X (n x K)
     const std::vector<float> b = Transposed(x, n, cols);  // B = X^T (K x n)
     const std::vector<float> y = Run(a, dtype, SD_LAYOUT_NK, x, n, 0, 0), c = Run(a, dtype, SD_LAYOUT_KN, b, n, 0, 0);
     ASSERT_EQ(y.size(), c.size());

@@ -87,7 +87,7 @@ std::map<std::string, testing::CandidateLibrary>* StreamSeedsGpuTest::libraries_
 
 using testing::CountOffHostProduct;
 using testing::GeneratedMatrix;
-using testing::RandomOperand;
+using gpu::testing::RandomValues;
 using testing::Transposed;
 
 TEST_F(StreamSeedsGpuTest, ExportBothLayouts) {
@@ -119,7 +119,7 @@ TEST_F(StreamSeedsGpuTest, MatchAHostProductInBothLayouts) {
         SCOPED_TRACE(::testing::Message() << seed.name << ", " << c.why << ": " << c.rows << "x" << c.cols << " n " << c.n << " "
                                           << DtypeName(dtype));
         const CsrMatrix a = GeneratedMatrix(seed.pattern, c.rows, c.cols, dtype);
-        const std::vector<float> b = RandomOperand(c.cols * c.n, dtype, c.n * 7 + c.rows);
+        const std::vector<float> b = RandomValues(c.cols * c.n, c.n * 7 + c.rows, dtype);
         const std::vector<float> got = Run(seed, a, dtype, c.layout, b, c.n, c.b_off, c.c_off);
         ASSERT_EQ(got.size(), static_cast<size_t>(c.rows * c.n));
         EXPECT_EQ(CountOffHostProduct(a, b, got, c.layout, c.n, dtype == v1::DTYPE_FP16 ? 2e-3 : 1.6e-2), 0);
@@ -132,7 +132,7 @@ TEST_F(StreamSeedsGpuTest, NkIsKnTransposedBitForBitAt4096) {
     for (v1::Dtype dtype : {v1::DTYPE_FP16, v1::DTYPE_BF16}) {
       SCOPED_TRACE(::testing::Message() << seed.name << " " << DtypeName(dtype));
       const CsrMatrix a = GeneratedMatrix(seed.pattern, rows, cols, dtype);
-      const std::vector<float> x = RandomOperand(cols * n, dtype, 5);  // X (n x K)
+      const std::vector<float> x = RandomValues(cols * n, 5, dtype);  // X (n x K)
       const std::vector<float> b = Transposed(x, n, cols);  // B = X^T (K x n)
       const std::vector<float> y = Run(seed, a, dtype, SD_LAYOUT_NK, x, n, 0, 0), c = Run(seed, a, dtype, SD_LAYOUT_KN, b, n, 0, 0);
       ASSERT_EQ(y.size(), c.size());

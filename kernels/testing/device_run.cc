@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/dtype.h"
+#include "evaluator/gpu/device_buffer.h"
 #include "fmt/format.h"
 
 namespace sparseditto::testing {
@@ -14,20 +15,6 @@ constexpr int kGuard = 16;  // values watched on each side of C
 
 absl::Status Cuda(cudaError_t e, const char* what) {
   return e == cudaSuccess ? absl::OkStatus() : absl::InternalError(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
-
-std::vector<unsigned char> ToBytes(const std::vector<float>& values, v1::Dtype dtype) {
-  const int size = DtypeBytes(dtype);
-  std::vector<unsigned char> bytes(values.size() * size);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype == v1::DTYPE_FP32) {
-      std::memcpy(&bytes[i * 4], &values[i], 4);
-    } else {
-      const uint16_t bits = dtype == v1::DTYPE_FP16 ? FloatToHalfBits(values[i]) : FloatToBfloat16Bits(values[i]);
-      std::memcpy(&bytes[i * 2], &bits, 2);
-    }
-  }
-  return bytes;
 }
 
 float FromBytes(const unsigned char* p, v1::Dtype dtype) {
@@ -53,7 +40,7 @@ absl::StatusOr<std::vector<float>> RunOnDevice(const CandidateLibrary& library, 
   if (library.prepare(&problem, &state, error, sizeof(error)) != 0 || state == nullptr) {
     return absl::FailedPreconditionError(fmt::format("prepare: {}", error));
   }
-  const std::vector<unsigned char> b_bytes = ToBytes(b, dtype);
+  const std::vector<uint8_t> b_bytes = gpu::EncodeInDtype(b, dtype);
   const size_t c_count = static_cast<size_t>(problem.rows) * n;
   const size_t c_bytes = (c_count + 2 * kGuard) * size;
   unsigned char *d_b = nullptr, *d_c = nullptr;
