@@ -43,21 +43,8 @@ HostProduct HostSpmm(const CsrMatrix& a, const std::vector<float>& b, int64_t n)
 
 HostProduct HostSpmmIn(v1::Layout layout, const CsrMatrix& a, const std::vector<float>& b, int64_t n) {
   if (layout != v1::LAYOUT_NK) return HostSpmm(a, b, n);
-  std::vector<float> b_kn(b.size());  // X (n x cols) to B (cols x n)
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t k = 0; k < a.cols; ++k) b_kn[k * n + j] = b[j * a.cols + k];
-  }
-  const HostProduct kn = HostSpmm(a, b_kn, n);
-  HostProduct nk;  // C (rows x n) to Y (n x rows)
-  nk.c.resize(kn.c.size());
-  nk.abs.resize(kn.abs.size());
-  for (int64_t i = 0; i < a.rows; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      nk.c[j * a.rows + i] = kn.c[i * n + j];
-      nk.abs[j * a.rows + i] = kn.abs[i * n + j];
-    }
-  }
-  return nk;
+  const HostProduct kn = HostSpmm(a, Transposed(b, n, a.cols), n);  // X (n x cols) to B (cols x n)
+  return HostProduct{Transposed(kn.c, a.rows, n), Transposed(kn.abs, a.rows, n)};  // C (rows x n) to Y (n x rows)
 }
 
 absl::StatusOr<DeviceBuffer> Upload(const std::vector<float>& values, v1::Dtype dtype) {

@@ -17,6 +17,16 @@ namespace sparseditto::gpu::testing {
 // True when cudaGetDeviceCount reports at least one device.
 bool HasCudaDevice();
 
+// The transpose of `x` (`rows` x `cols`, row-major) as `cols` x `rows`: an operand or result in the other layout
+// (X = B^T, Y = C^T).
+template <typename T>
+std::vector<T> Transposed(const std::vector<T>& x, int64_t rows, int64_t cols) {
+  std::vector<T> t(x.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = x[i * cols + j];
+  return t;
+}
+
 // count values uniform in [-1, 1), rounded to dtype.
 std::vector<float> RandomValues(int64_t count, uint64_t seed, v1::Dtype dtype);
 

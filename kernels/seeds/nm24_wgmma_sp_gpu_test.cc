@@ -30,7 +30,7 @@ constexpr char kSeedPath[] = SPARSEDITTO_SOURCE_DIR "/kernels/seeds/nm24_wgmma_s
 
 using testing::CountOffHostProduct;
 using gpu::testing::RandomValues;
-using testing::Transposed;
+using gpu::testing::Transposed;
 
 class Nm24WgmmaSpGpuTest : public ::testing::Test {
  protected:

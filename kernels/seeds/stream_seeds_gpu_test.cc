@@ -88,7 +88,7 @@ std::map<std::string, testing::CandidateLibrary>* StreamSeedsGpuTest::libraries_
 using testing::CountOffHostProduct;
 using testing::GeneratedMatrix;
 using gpu::testing::RandomValues;
-using testing::Transposed;
+using gpu::testing::Transposed;
 
 TEST_F(StreamSeedsGpuTest, ExportBothLayouts) {
   for (const auto& [name, lib] : *libraries_) {

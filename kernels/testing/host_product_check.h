@@ -1,5 +1,5 @@
-// The seeds' GPU tests' shared pieces (header-only, gtest): the other layout's operand, the test matrices, and
-// the check of a device result against the evaluator's test host product (evaluator/gpu/gpu_test_util.h).
+// The seeds' GPU tests' shared pieces (header-only, gtest): the test matrices and the check of a device result
+// against the evaluator's test host product (evaluator/gpu/gpu_test_util.h).
 #pragma once
 
 #include <cmath>
@@ -14,14 +14,6 @@
 
 namespace sparseditto::testing {
 
-// The transpose of `x` (`rows` x `cols`, row-major): X (n x K) into B = X^T (K x n), the same operand in the
-// other layout.
-inline std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
-  std::vector<float> t(x.size());
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = x[i * cols + j];
-  return t;
-}
 // A generated test matrix of `pattern` (seeded by its shape), values in `dtype`.
 inline CsrMatrix GeneratedMatrix(const v1::PatternSpec& pattern, int64_t rows, int64_t cols, v1::Dtype dtype) {
   auto a = GenerateMatrix(pattern, rows, cols, /*seed=*/rows * 31 + cols, dtype);

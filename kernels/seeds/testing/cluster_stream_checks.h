@@ -127,12 +127,10 @@ std::vector<float> ReplayClusterStreamNk(int64_t rows, int64_t cols, int64_t mp,
   const std::vector<float> c = ReplayClusterStreamWith(
       rows, mp, kp, n, splits, kt_per_split, warps,
       [&](int kt0, int count, int64_t n0) { return FillNkSlab(x, cols, n, kt0, count, n0, nk_offset); }, warp_product);
-  std::vector<float> y(c.size(), std::numeric_limits<float>::quiet_NaN()), back(c.size());
+  std::vector<float> y(c.size(), std::numeric_limits<float>::quiet_NaN());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < n; ++j) y[out_index(true, r, j, rows, n)] = c[r * n + j];
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t r = 0; r < rows; ++r) back[r * n + j] = y[j * rows + r];
-  return back;
+  return Transposed(y, n, rows);  // Y (n x rows) back to C
 }
 
 }  // namespace sparseditto::seed_testing
