@@ -109,22 +109,30 @@ TEST_F(CliTest, ValidateOfAMisspeltFieldExits1NamingTheLine) {
   EXPECT_NE(r.err.find("dtype"), std::string::npos) << "should suggest the right name: " << r.err;
 }
 
-// `bench --list` needs no GPU: which seeds apply to which task. The seed-finalists suite must reach every
-// seed file (scripts/seed_finalists.sh runs each through the sanitizers on it).
-TEST_F(CliTest, BenchListReachesEverySeedOnTheSeedFinalistsSuite) {
+// `bench --list` needs no GPU: which seeds apply to which task. Each seed-finalists suite must reach every
+// seed file (scripts/seed_finalists.sh runs each through the sanitizers on it): the small awkward shapes, and the
+// real widths where the seeds' widest tiles run.
+TEST_F(CliTest, BenchListReachesEverySeedOnTheSeedFinalistsSuites) {
   const std::string src = SPARSEDITTO_SOURCE_DIR;
-  const Outcome r = Run("bench --suite '" + src + "/configs/suites/seed_finalists.yaml' --seeds '" + src + "/kernels/seeds' --list");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  int seeds = 0;
-  for (const auto& entry : fs::directory_iterator(src + "/kernels/seeds")) {
-    const std::string stem = entry.path().stem().string();
-    if (entry.path().extension() != ".cu" || stem.find("_test") != std::string::npos) continue;  // LoadSeedLibrary's rule
-    ++seeds;
-    EXPECT_NE(r.out.find("\t" + stem + "\t"), std::string::npos) << stem << " applies to no task of the suite:\n" << r.out;
+  struct Case { const char* suite; const char* bsr_wgmma_task; const char* banded_task; };
+  for (const Case& c : {Case{"seed_finalists", "fin_block64_80_bf16", "fin_banded_fp32"},
+                        Case{"seed_finalists_wide", "wide_block64_90_bf16", "wide_banded_fp32"}}) {
+    SCOPED_TRACE(c.suite);
+    const Outcome r = Run("bench --suite '" + src + "/configs/suites/" + c.suite + ".yaml' --seeds '" + src +
+                          "/kernels/seeds' --list");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    int seeds = 0;
+    for (const auto& entry : fs::directory_iterator(src + "/kernels/seeds")) {
+      const std::string stem = entry.path().stem().string();
+      if (entry.path().extension() != ".cu" || stem.find("_test") != std::string::npos) continue;  // LoadSeedLibrary's rule
+      ++seeds;
+      EXPECT_NE(r.out.find("\t" + stem + "\t"), std::string::npos) << stem << " applies to no task of the suite:\n" << r.out;
+    }
+    EXPECT_GE(seeds, 15);
+    EXPECT_NE(r.out.find(std::string(c.bsr_wgmma_task) + "\tbsr_wgmma\t" + src + "/kernels/seeds/bsr_wgmma.cu\n"),
+              std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(std::string(c.banded_task) + "\tbsr_mma"), std::string::npos) << "a block seed on a banded task:\n" << r.out;
   }
-  EXPECT_GE(seeds, 15);
-  EXPECT_NE(r.out.find("fin_block64_80_bf16\tbsr_wgmma\t" + src + "/kernels/seeds/bsr_wgmma.cu\n"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("fin_banded_fp32\tbsr_mma"), std::string::npos) << "a block seed on a banded task:\n" << r.out;
 }
 
 // The NK suite (PyTorch's layout) is seeded only with seeds that export SD_LAYOUT_NK: the stream seeds at small n

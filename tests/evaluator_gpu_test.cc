@@ -108,6 +108,9 @@ TEST(EvaluatorGpuTest, AFullEvaluationTimesTheCandidateAndTheBaselines) {
   EXPECT_GT(result.fitness(), 0);
   EXPECT_FALSE(result.flagged_implausible());
   EXPECT_NE(result.run_log().find("compute-sanitizer memcheck"), std::string::npos) << result.run_log();
+  // The sanitizers ran the task's own tiles too: its first 256 rows at every n of the task (MakeTaskCropCase).
+  EXPECT_NE(result.run_log().find("ran crop/first_256_rows_256x2048 ("), std::string::npos) << result.run_log();
+  EXPECT_NE(result.run_log().find("at n = 16, 129\n"), std::string::npos) << result.run_log();
 }
 
 // The screen with a bar (EvaluateRequest.screen): far from an unreachable bar the screen stands; near

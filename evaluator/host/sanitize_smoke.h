@@ -1,5 +1,6 @@
 // The candidate host's mode for the finalist sanitizers: `sparseditto-candidate-host --sanitize
-// REQUEST_FILE ROWS COLS` runs the candidate on the task's smoke problems in this one process, on
+// REQUEST_FILE ROWS COLS` runs the candidate on the task's smoke problems, then on the first rows of the
+// task's own matrix at every n of the task (MakeTaskCropCase: the tiles the task's widths select), in this one process, on
 // buffers of its own, under compute-sanitizer (which the evaluator wraps around it, so only this
 // process and the candidate's kernels are instrumented). There is no judge here and nothing is
 // checked for correctness: the candidate already passed the judged cascade; this run exists for the
@@ -12,7 +13,8 @@
 namespace sparseditto {
 
 // argv: REQUEST_FILE (a framed RunnerRequest{evaluate} as the evaluator writes it) ROWS COLS (the
-// task matrix's shape, for the smoke problems). Exit 0 when every call returned 0, 3 when the
+// task matrix's shape, for the smoke problems; the crop's matrix is made here from the request's task, before
+// the candidate is loaded). Exit 0 when every call returned 0, 3 when the
 // candidate failed a call or a CUDA call failed (the message on stderr), 2 for bad arguments.
 int RunSanitizeSmoke(int argc, char** argv);
 

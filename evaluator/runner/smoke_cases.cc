@@ -15,7 +15,7 @@ int64_t Conform(int64_t size, int64_t unit, int64_t task_size) {
   return std::max<int64_t>(unit, (size + unit - 1) / unit * unit);
 }
 
-// The family a smoke case is generated as: structure-free families borrow unstructured.
+// The pattern a smoke case declares: structure-free families borrow unstructured at the case's density.
 v1::PatternSpec SmokePattern(const v1::Task& task, double density) {
   v1::PatternSpec p = task.pattern();
   if (p.family() == v1::PATTERN_FAMILY_FILE || p.family() == v1::PATTERN_FAMILY_UNSPECIFIED) {
@@ -100,6 +100,39 @@ absl::StatusOr<std::vector<SmokeCase>> MakeSmokeCases(const v1::Task& task, int6
     cases.push_back(std::move(c));
   }
   return cases;
+}
+
+absl::StatusOr<SmokeCase> MakeTaskCropCase(const v1::Task& task, const CsrMatrix& task_matrix) {
+  const v1::PatternSpec& declared = task.pattern();
+  if (declared.family() == v1::PATTERN_FAMILY_BLOCK_DIAGONAL) {
+    return absl::FailedPreconditionError("no crop of a block-diagonal task: its blocks span the whole matrix");
+  }
+  if (task_matrix.rows <= 0 || task_matrix.cols <= 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("task crop: the task matrix is {}x{}", task_matrix.rows, task_matrix.cols));
+  }
+  if (absl::Status valid = ValidateCsr(task_matrix, "task crop"); !valid.ok()) return valid;
+  if (task_matrix.values.size() != task_matrix.col_indices.size()) {
+    return absl::InvalidArgumentError("task crop: the task matrix has no values");
+  }
+  int64_t rows = std::min(task_matrix.rows, kTaskCropRows);
+  if (declared.family() == v1::PATTERN_FAMILY_BLOCK && declared.block_rows() > 0 && rows < task_matrix.rows) {
+    const int64_t unit = declared.block_rows();
+    rows = std::min(task_matrix.rows, std::max<int64_t>(unit, rows / unit * unit));
+  }
+  SmokeCase crop;
+  crop.matrix.rows = rows;
+  crop.matrix.cols = task_matrix.cols;
+  const int32_t nnz = task_matrix.row_offsets[rows];
+  crop.matrix.row_offsets.assign(task_matrix.row_offsets.begin(), task_matrix.row_offsets.begin() + rows + 1);
+  crop.matrix.col_indices.assign(task_matrix.col_indices.begin(), task_matrix.col_indices.begin() + nnz);
+  crop.matrix.values.assign(task_matrix.values.begin(), task_matrix.values.begin() + nnz);
+  crop.pattern = SmokePattern(task, crop.matrix.Density());
+  crop.name = fmt::format("crop/first_{}_rows_{}x{}", rows, rows, task_matrix.cols);
+  crop.n_values.assign(task.n().begin(), task.n().end());
+  std::sort(crop.n_values.begin(), crop.n_values.end());
+  crop.n_values.erase(std::unique(crop.n_values.begin(), crop.n_values.end()), crop.n_values.end());
+  return crop;
 }
 
 }  // namespace sparseditto

@@ -34,4 +34,19 @@ struct SmokeCase {
 absl::StatusOr<std::vector<SmokeCase>> MakeSmokeCases(const v1::Task& task, int64_t task_rows, int64_t task_cols,
                                                       uint64_t seed);
 
+// The rows the finalist crop keeps: enough row tiles for a kernel's grid to look like the task's (several
+// 128-row blocks), few enough that a wide n under racecheck finishes in seconds.
+inline constexpr int64_t kTaskCropRows = 256;
+
+// The finalist sanitizers' case that reaches the task's own tiles: the task matrix's first kTaskCropRows rows
+// (a whole number of block rows for a block task; every row when the matrix has fewer), every column, the
+// task's values, run at every n of the task, uncapped. A kernel picks its tile from n, K and the row lengths,
+// which the crop keeps, so the sanitizers see the path each width of the task takes (a wide tile at n = 2048,
+// a long-row path), which the small smoke shapes above never select. Only the sanitizers run it (the judged
+// cascade already checks every n on the whole task matrix). The pattern declared is the task's (for a file
+// task, unstructured at the crop's density, as for the smoke cases). Pure; thread-safe.
+// Errors: FailedPrecondition for a block-diagonal task (its declared blocks span the whole matrix, so a crop
+// would not have the pattern it declares); InvalidArgument when `task_matrix` has no rows or columns.
+absl::StatusOr<SmokeCase> MakeTaskCropCase(const v1::Task& task, const CsrMatrix& task_matrix);
+
 }  // namespace sparseditto

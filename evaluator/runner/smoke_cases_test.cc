@@ -1,6 +1,7 @@
 #include "evaluator/runner/smoke_cases.h"
 
 #include "gtest/gtest.h"
+#include "matrix/generators.h"
 
 namespace sparseditto {
 namespace {
@@ -13,32 +14,41 @@ v1::Task MakeTask(v1::PatternSpec pattern, std::vector<int64_t> n) {
   return task;
 }
 
+// A pattern of `family` with the fields given (zero: unset).
+v1::PatternSpec Spec(v1::PatternFamily family, double sparsity = 0, int block_rows = 0, int block_cols = 0) {
+  v1::PatternSpec p;
+  p.set_family(family);
+  p.set_sparsity(sparsity);
+  p.set_block_rows(block_rows);
+  p.set_block_cols(block_cols);
+  return p;
+}
+
+v1::PatternSpec NM(int n, int m) {
+  v1::PatternSpec p = Spec(v1::PATTERN_FAMILY_N_M);
+  p.set_n(n);
+  p.set_m(m);
+  return p;
+}
+
+v1::PatternSpec Banded(int half_bandwidth) {
+  v1::PatternSpec p = Spec(v1::PATTERN_FAMILY_BANDED);
+  p.set_half_bandwidth(half_bandwidth);
+  return p;
+}
+
 TEST(SmokeCasesTest, EveryFamilyGetsValidSmallCasesWithNOneAndOdd) {
   struct Case { const char* name; v1::PatternSpec pattern; int64_t rows, cols; int64_t row_unit, col_unit; };
-  auto spec = [](v1::PatternFamily f) { v1::PatternSpec p; p.set_family(f); return p; };
-  v1::PatternSpec unstructured = spec(v1::PATTERN_FAMILY_UNSTRUCTURED);
-  unstructured.set_sparsity(0.9);
-  v1::PatternSpec block = spec(v1::PATTERN_FAMILY_BLOCK);
-  block.set_sparsity(0.8);
-  block.set_block_rows(32);
-  block.set_block_cols(16);
-  v1::PatternSpec nm = spec(v1::PATTERN_FAMILY_N_M);
-  nm.set_n(2);
-  nm.set_m(4);
-  v1::PatternSpec banded = spec(v1::PATTERN_FAMILY_BANDED);
-  banded.set_half_bandwidth(100);
-  v1::PatternSpec diag = spec(v1::PATTERN_FAMILY_BLOCK_DIAGONAL);
+  v1::PatternSpec diag = Spec(v1::PATTERN_FAMILY_BLOCK_DIAGONAL);
   diag.set_num_blocks(8);
-  v1::PatternSpec rows = spec(v1::PATTERN_FAMILY_ROW_SPARSE);
-  rows.set_sparsity(0.7);
   const Case cases[] = {
-      {"unstructured", unstructured, 4096, 4096, 1, 1},
-      {"block aligned", block, 4096, 4096, 32, 16},
-      {"n:m aligned", nm, 4096, 11008, 1, 4},
-      {"banded", banded, 1024, 1024, 1, 1},
+      {"unstructured", Spec(v1::PATTERN_FAMILY_UNSTRUCTURED, 0.9), 4096, 4096, 1, 1},
+      {"block aligned", Spec(v1::PATTERN_FAMILY_BLOCK, 0.8, 32, 16), 4096, 4096, 32, 16},
+      {"n:m aligned", NM(2, 4), 4096, 11008, 1, 4},
+      {"banded", Banded(100), 1024, 1024, 1, 1},
       {"block diagonal", diag, 4096, 4096, 8, 8},
-      {"row sparse", rows, 512, 512, 1, 1},
-      {"file", spec(v1::PATTERN_FAMILY_FILE), 2048, 512, 1, 1},
+      {"row sparse", Spec(v1::PATTERN_FAMILY_ROW_SPARSE, 0.7), 512, 512, 1, 1},
+      {"file", Spec(v1::PATTERN_FAMILY_FILE), 2048, 512, 1, 1},
   };
   for (const Case& c : cases) {
     auto smoke = MakeSmokeCases(MakeTask(c.pattern, {128, 2048}), c.rows, c.cols, 5);
@@ -99,6 +109,69 @@ TEST(SmokeCasesTest, NValuesAddTheTasksSmallestAndLargestOnce) {
     ASSERT_TRUE(smoke.ok()) << smoke.status();
     for (const SmokeCase& s : *smoke) EXPECT_EQ(s.n_values, c.smoke_n) << s.name << ", task n " << c.task_n.front();
   }
+}
+
+TEST(TaskCropCaseTest, KeepsTheFirstRowsEveryColumnAndEveryTaskN) {
+  const v1::PatternSpec unstructured = Spec(v1::PATTERN_FAMILY_UNSTRUCTURED, 0.9);
+  struct Case { const char* name; v1::PatternSpec pattern; int64_t rows, cols, crop_rows; v1::PatternFamily declared; };
+  const Case cases[] = {
+      {"unstructured", unstructured, 1000, 700, kTaskCropRows, v1::PATTERN_FAMILY_UNSTRUCTURED},
+      {"block 32", Spec(v1::PATTERN_FAMILY_BLOCK, 0.8, 32, 16), 1024, 512, 256, v1::PATTERN_FAMILY_BLOCK},
+      // 256 is not a multiple of 48: five block rows (240)
+      {"block 48", Spec(v1::PATTERN_FAMILY_BLOCK, 0.8, 48, 16), 960, 512, 240, v1::PATTERN_FAMILY_BLOCK},
+      {"2:4", NM(2, 4), 600, 1100, kTaskCropRows, v1::PATTERN_FAMILY_N_M},
+      {"banded", Banded(40), 300, 300, kTaskCropRows, v1::PATTERN_FAMILY_BANDED},
+      {"row sparse", Spec(v1::PATTERN_FAMILY_ROW_SPARSE, 0.7), 500, 96, kTaskCropRows, v1::PATTERN_FAMILY_ROW_SPARSE},
+      {"fewer rows than the crop", unstructured, 100, 4000, 100, v1::PATTERN_FAMILY_UNSTRUCTURED},
+      {"file (declared unstructured)", Spec(v1::PATTERN_FAMILY_FILE), 400, 64, kTaskCropRows,
+       v1::PATTERN_FAMILY_UNSTRUCTURED},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    v1::PatternSpec generated = c.pattern;
+    if (generated.family() == v1::PATTERN_FAMILY_FILE) generated = unstructured;
+    auto matrix = GenerateMatrix(generated, c.rows, c.cols, 11, v1::DTYPE_FP16);
+    ASSERT_TRUE(matrix.ok()) << matrix.status();
+    auto crop = MakeTaskCropCase(MakeTask(c.pattern, {2048, 16, kSmokeMaxN + 1, 16}), *matrix);
+    ASSERT_TRUE(crop.ok()) << crop.status();
+    EXPECT_TRUE(ValidateCsr(crop->matrix, crop->name).ok());
+    EXPECT_EQ(crop->matrix.rows, c.crop_rows);
+    EXPECT_EQ(crop->matrix.cols, c.cols);
+    const int64_t nnz = matrix->row_offsets[c.crop_rows];
+    EXPECT_EQ(crop->matrix.row_offsets,
+              std::vector<int32_t>(matrix->row_offsets.begin(), matrix->row_offsets.begin() + c.crop_rows + 1));
+    EXPECT_EQ(crop->matrix.col_indices,
+              std::vector<int32_t>(matrix->col_indices.begin(), matrix->col_indices.begin() + nnz));
+    EXPECT_EQ(crop->matrix.values, std::vector<float>(matrix->values.begin(), matrix->values.begin() + nnz));
+    EXPECT_EQ(crop->n_values, (std::vector<int64_t>{16, kSmokeMaxN + 1, 2048}));  // every n, uncapped, once
+    EXPECT_EQ(crop->pattern.family(), c.declared);
+    if (c.declared == v1::PATTERN_FAMILY_UNSTRUCTURED && c.pattern.family() == v1::PATTERN_FAMILY_FILE) {
+      EXPECT_NEAR(crop->pattern.sparsity(), 1.0 - crop->matrix.Density(), 1e-9);
+    }
+  }
+}
+
+TEST(TaskCropCaseTest, RefusesBlockDiagonalAndEmptyOrBrokenMatrices) {
+  v1::PatternSpec diag;
+  diag.set_family(v1::PATTERN_FAMILY_BLOCK_DIAGONAL);
+  diag.set_num_blocks(4);
+  auto diag_matrix = GenerateMatrix(diag, 64, 64, 1, v1::DTYPE_FP16);
+  ASSERT_TRUE(diag_matrix.ok());
+  EXPECT_EQ(MakeTaskCropCase(MakeTask(diag, {16}), *diag_matrix).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  v1::PatternSpec p;
+  p.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED);
+  p.set_sparsity(0.5);
+  EXPECT_EQ(MakeTaskCropCase(MakeTask(p, {16}), CsrMatrix{}).status().code(), absl::StatusCode::kInvalidArgument);
+  auto broken = GenerateMatrix(p, 300, 40, 2, v1::DTYPE_FP16);
+  ASSERT_TRUE(broken.ok());
+  broken->values.pop_back();  // one value short: the crop must not read past it
+  const absl::Status status = MakeTaskCropCase(MakeTask(p, {16}), *broken).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("task crop"), std::string::npos) << status;
+  broken->values.clear();  // a pattern without values (valid CSR): nothing to hand a kernel
+  EXPECT_EQ(MakeTaskCropCase(MakeTask(p, {16}), *broken).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
