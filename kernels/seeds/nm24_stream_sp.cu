@@ -5,9 +5,9 @@
 // each warp-coalesced, no shared-memory staging): it computes one batch while the next one lands; the CTA's WARPS row tiles share one B slab (its
 // K range x 16 columns, cp.async, XOR-swizzled, read with ldmatrix.trans). K is split over the CTAs of a
 // thread-block cluster (at most 8): each rank pushes its fp32 partial of row tile w into a slot of the
-// tile's owner (rank w % S) over distributed shared memory and arrives on the owner's mbarrier; only owners
-// wait, sum the slots in rank order (deterministic) and store (no global workspace, fence or atomic, and no
-// second cluster barrier: pulling partials made every rank wait until all were read, 3-8% slower on an H100). The grid is S K-splits x row groups x n tiles of 16: a larger n re-streams A once per
+// tile's owner (rank w % S) over distributed shared memory and arrives on the cluster barrier; only owners
+// wait on it, sum the slots in rank order (deterministic) and store (no global workspace, fence or atomic, and
+// non-owners leave at once: pulling partials made every rank wait until all were read, 3-8% slower on an H100). The grid is S K-splits x row groups x n tiles of 16: a larger n re-streams A once per
 // 16 columns, so this seed serves small n and leaves large n to nm24_mma_sp.
 // prepare builds the layout nm24_mma_sp builds: per 16 x 32 tile the compressed 16 x 16 values lane by
 // lane (a lane's a0..a3 = 16 contiguous bytes), per two tiles a 128-byte metadata record (lane (g, t<2)
@@ -45,11 +45,10 @@ constexpr int kMaxSplits = 8;   // portable cluster size
 constexpr int kThreads = 32 * WARPS;
 constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // the owner's slots (rank, owned tile): a 16 x 16 fp32 partial each, lane by lane
 // The K split's push reduce: rank `split` stores its partial of row tile `warp` into slot PushSlot of the tile's
-// owner (rank PushOwner); an owner holds OwnedTiles tiles and so receives OwnedTiles x splits pushes (of 32 lanes
-// each), and reads the slots of its tile w at (w / splits) * splits + 0 .. splits - 1: rank order.
+// owner (rank PushOwner), and an owner reads the slots of its tile w at (w / splits) * splits + 0 .. splits - 1:
+// rank order.
 __host__ __device__ __forceinline__ int PushOwner(int warp, int splits) { return warp % splits; }
 __host__ __device__ __forceinline__ int PushSlot(int warp, int split, int splits) { return (warp / splits) * splits + split; }
-__host__ __device__ __forceinline__ int OwnedTiles(int split, int splits) { return split < WARPS ? (WARPS - split + splits - 1) / splits : 0; }
 constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
 constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
 static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");
@@ -122,12 +121,6 @@ __device__ __forceinline__ uint32_t MapRank(uint32_t local, int rank) {
 }
 __device__ __forceinline__ void StoreRemote4(uint32_t addr, const float (&v)[4]) {
   asm volatile("st.shared::cluster.v4.f32 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]) : "memory");
-}
-__device__ __forceinline__ void WaitParity0(uint32_t bar) {
-  uint32_t done = 0;
-  while (!done)
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }\n"
-                 : "=r"(done) : "r"(bar) : "memory");
 }
 // D += A(16x32, 2:4 compressed to 16x16) * B(32x8); b_j holds k = 8j + 2t + {0,1}, n = g; selector 0.
 #define SD_MMA_SP_ASM(TY, d, a, b, e)                                                                   \
@@ -247,15 +240,8 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
   const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
-  __shared__ __align__(8) uint64_t bar;  // the owner's: every (rank, owned tile) lane arrives once
-  if (splits > 1) {
-    const int owned = OwnedTiles(split, splits);
-    if (threadIdx.x == 0 && owned > 0) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SmemAddr(&bar)), "r"(owned * splits * 32) : "memory");
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-  }
+  // A rank stores into another's shared memory only once that rank has started: this arrive, the wait below.
+  if (splits > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
   const T* vals = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), p.kchunks) + lane * 8;
   const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kchunks / 2) + MetaLaneWord(lane);
@@ -272,14 +258,17 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
   }
   if (splits == 1) return StoreTile<T, kNk>(p, mt, n0, acc);
   // Push, not pull: each rank stores its partial of row tile `warp` into the owner's slot (rank, tile) over
-  // DSMEM and arrives on the owner's mbarrier; only owners wait, and no rank waits for another's reads.
-  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every rank's mbarrier is initialised
+  // DSMEM and arrives (release) on the cluster barrier; non-owners leave at once, owners wait (acquire) and sum.
+  // The barrier, not an mbarrier the owner counts pushes on, orders the stores: racecheck follows it (it reports a
+  // DSMEM store into a block that only an mbarrier keeps alive as a store into a block that may have exited), and
+  // on an H100 the two ran equally fast (dev/racecheck_sync).
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every rank has started
   const int owner = PushOwner(warp, splits), slot = PushSlot(warp, split, splits);
   const uint32_t dst = MapRank(SmemAddr(red + (slot * 32 + lane) * 8), owner);
   StoreRemote4(dst, acc[0]), StoreRemote4(dst + 16, acc[1]);
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(MapRank(SmemAddr(&bar), owner)) : "memory");
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   if (owner != split) return;
-  WaitParity0(SmemAddr(&bar));
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");  // every rank's pushes landed
   float sum[2][4] = {};
   for (int s = 0; s < splits; ++s) {  // rank order: deterministic
     const float4* theirs = reinterpret_cast<const float4*>(red + (PushSlot(warp, s, splits) * 32 + lane) * 8);

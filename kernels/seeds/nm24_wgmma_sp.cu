@@ -45,7 +45,7 @@
 // tile into stage j % STAGES once the stage's "empty" mbarrier says its previous tile was released; each
 // consumer warp waits on the stage's "full" mbarrier, issues its wgmmas, waits for them (wait_group 0; with
 // MMA_INFLIGHT = 1 wait_group 1, releasing the previous tile's stage, but ptxas then serializes the wgmmas,
-// C7513) and arrives on "empty" (8 arrivals a phase). No CTA-wide barrier in the main loop.
+// C7513) and arrives on "empty" (256 arrivals a phase: every consumer thread). No CTA-wide barrier in the main loop.
 // Split-K (SPLIT_MAX > 1): when the row x column tiles do not fill the device once (SM count and occupancy
 // read in prepare), K is cut over the CTAs of a thread-block cluster (grid y, at most SPLIT_MAX; the count
 // whose clusters the occupancy API says can all be resident at once, MakePlan); each rank parks its fp32 partial tile in its shared memory
@@ -99,7 +99,11 @@ constexpr int kCColBytes = kBm * 2 + 16;                  // NK: a column of the
 constexpr int kSmemPerSm = 228 * 1024;  // sm_90's shared memory an SM (H100/H200), for launch bounds only: prepare asks the device
 constexpr int kSmemPerCtaReserved = 1024;  // what the runtime keeps for itself per CTA
 constexpr int kConsumers = 256;            // two warpgroups of wgmma; with WS a 9th warp (the producer) follows them
-constexpr int kEmptyArrivals = 8;          // WS: every consumer warp arrives on a stage's "empty" barrier
+constexpr int kConsumerWarps = kConsumers / 32;
+// WS: every consumer thread arrives on a stage's "empty" barrier. One lane a warp after __syncwarp orders the
+// same reads (and was as fast on an H100), but compute-sanitizer racecheck does not follow that hand-off and
+// reports each stage's refill as racing the other lanes' metadata reads (dev/racecheck_sync).
+constexpr int kEmptyArrivals = kConsumers;
 // ---- tiling -------------------------------------------------------------------------------------
 template <int BN_, int STAGES_>
 struct Tile {
@@ -518,8 +522,7 @@ __global__ void __launch_bounds__(KernelThreads<kTma>(), TL::kMinCtas) Nm24Wgmma
         if constexpr (kInflight) WgmmaWait<1>();  // tile j - 1's group retired; j's still reads its stage
         else WgmmaWait<0>();
         const int done = PipeReleaseAfter(j, kInflight);
-        __syncwarp();
-        if (done >= 0 && (threadIdx.x & 31) == 0) MbarArrive(empty(done));
+        if (done >= 0) MbarArrive(empty(done));
       };
       if constexpr (kInflight) {
         // Two K tiles an iteration, so the metadata registers of consecutive tiles are distinct variables.

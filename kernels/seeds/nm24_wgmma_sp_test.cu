@@ -265,7 +265,7 @@ TEST(Nm24WgmmaSpPlan, SplitsFromTheDevice) {
 // The WS pipeline's bookkeeping (PipeStage, PipeFullParity, PipeEmptyParity, PipeReleaseAfter,
 // kEmptyArrivals) run by a model of mbarriers (phase, pending arrivals, transaction bytes; try_wait.parity
 // passes once the phase of that parity completed) under random interleavings of the producer lane, the
-// copy engine landing stages late, and the 8 consumer warps. Checks: a consumer reads the stage of tile j
+// copy engine landing stages late, and the 8 consumer warps (each arriving with its 32 threads). Checks: a consumer reads the stage of tile j
 // only once tile j landed there, and nothing lands in a stage a consumer still reads (from its "full" wait
 // until its wgmma retired: at its own wait_group 0, or with a group in flight at the next tile's
 // wait_group 1 or the final wait); every warp consumes every tile; nothing deadlocks.
@@ -287,16 +287,16 @@ void SimulatePipeline(int stages, int count, bool inflight, uint32_t seed) {
   std::vector<int> landing;                              // tiles issued, not yet landed
   int pj = 0;                                            // producer's next tile
   struct Warp { int j = 0; bool waiting = true; int held = -1; };  // held: tile whose wgmma is in flight (inflight)
-  std::vector<Warp> warps(kEmptyArrivals);
+  std::vector<Warp> warps(kConsumerWarps);
   int finished = 0;
-  for (int step = 0; step < 200000 && finished < kEmptyArrivals; ++step) {
-    const int who = static_cast<int>(rng() % (kEmptyArrivals + 2));
-    if (who == kEmptyArrivals) {  // the producer lane
+  for (int step = 0; step < 200000 && finished < kConsumerWarps; ++step) {
+    const int who = static_cast<int>(rng() % (kConsumerWarps + 2));
+    if (who == kConsumerWarps) {  // the producer lane
       if (pj >= count) continue;
       if (pj >= stages && !empty[PipeStage(pj, stages)].Passed(PipeEmptyParity(pj, stages))) continue;
       full[PipeStage(pj, stages)].ExpectTx(2 * kRecordBytes + kBPieceBytes);
       landing.push_back(pj++);
-    } else if (who == kEmptyArrivals + 1) {  // the copy engine lands one issued tile
+    } else if (who == kConsumerWarps + 1) {  // the copy engine lands one issued tile
       if (landing.empty()) continue;
       const size_t pick = rng() % landing.size();
       const int j = landing[pick];
@@ -317,14 +317,14 @@ void SimulatePipeline(int stages, int count, bool inflight, uint32_t seed) {
       if (retired >= 0) readers[PipeStage(retired, stages)].erase(who);
       w.held = inflight ? w.j : -1;
       const int done = PipeReleaseAfter(w.j, inflight);
-      if (done >= 0) empty[PipeStage(done, stages)].Arrive();
+      if (done >= 0) for (int lane = 0; lane < 32; ++lane) empty[PipeStage(done, stages)].Arrive();
       if (++w.j == count) {
         if (w.held >= 0) readers[PipeStage(w.held, stages)].erase(who);  // the final wait_group 0
         ++finished;
       }
     }
   }
-  ASSERT_EQ(finished, kEmptyArrivals) << "deadlock or starvation";
+  ASSERT_EQ(finished, kConsumerWarps) << "deadlock or starvation";
   ASSERT_EQ(pj, count);
 }
 TEST(Nm24WgmmaSpPipeline, FullEmptyBookkeeping) {

@@ -213,7 +213,7 @@ TEST(U14Format, RefusesKBeyondTheResidualColumnBits) {
 }
 
 TEST(U14Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
-  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot, OwnedTiles);
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot);
 }
 
 TEST(U14Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
