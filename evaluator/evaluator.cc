@@ -13,7 +13,9 @@
 #include "evaluator/compile/static_screen.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/task_key.h"
+#include "evaluator/sanitizer_output.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 
 namespace sparseditto {
 namespace {
@@ -227,8 +229,9 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   const std::string host =
       (std::filesystem::path(options_.runner.runner_path).parent_path() / "sparseditto-candidate-host").string();
   SpawnOptions spawn;
+  // racecheck displays every report (up to 1000), so that all of them can be read for their kernels below.
   spawn.argv = {options_.compute_sanitizer, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFound),
-                "--print-limit", "20", host, "--sanitize", request_path,
+                "--print-limit", tool == "racecheck" ? "1000" : "20", host, "--sanitize", request_path,
                 std::to_string(setup->second.matrix_rows()), std::to_string(setup->second.matrix_cols())};
   spawn.inherit_variables = options_.runner.inherit_variables;
   spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
@@ -246,8 +249,19 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
     return;  // the tool is missing or broken: not the candidate's fault, recorded in the log
   }
   const std::string output = TextTail(run->stdout_output.bytes, 8 << 10);
-  result->set_run_log(result->run_log() + fmt::format("\n[compute-sanitizer {}: {}]\n{}", tool,
-                                                      run->outcome.ToString(), output));
+  std::optional<LibraryRaceHazards> library_only;
+  if (tool == "racecheck" && run->outcome.kind == ExitOutcome::Kind::kExited &&
+      run->outcome.exit_code == kSanitizerFound && !run->stdout_output.truncated) {
+    library_only = RaceHazardsOnlyInLibraryKernels(run->stdout_output.bytes, options_.racecheck_library_kernels);
+  }
+  const std::string verdict =
+      library_only ? fmt::format("{}; all {} of its hazard reports lie inside NVIDIA library kernels ({}: {}), not "
+                                 "the candidate's: not counted",
+                                 run->outcome.ToString(), library_only->reports, library_only->kernels.size(),
+                                 fmt::join(library_only->kernels, ", "))
+                   : run->outcome.ToString();
+  result->set_run_log(result->run_log() + fmt::format("\n[compute-sanitizer {}: {}]\n{}", tool, verdict, output));
+  if (library_only) return;
   if (run->outcome.kind == ExitOutcome::Kind::kTimedOut) {
     result->set_failure(v1::FAILURE_CATEGORY_TIMEOUT);
     result->set_failure_detail(fmt::format("compute-sanitizer {} did not finish in {:.0f} s", tool,

@@ -1,0 +1,70 @@
+#include "evaluator/sanitizer_output.h"
+
+#include <algorithm>
+#include <regex>
+
+namespace sparseditto {
+namespace {
+
+constexpr std::string_view kToolPrefix = "========= ";
+
+bool FromLibrary(const std::string& function, const std::vector<std::string>& prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [&](const std::string& p) { return !p.empty() && function.rfind(p, 0) == 0; });
+}
+
+}  // namespace
+
+std::optional<LibraryRaceHazards> RaceHazardsOnlyInLibraryKernels(std::string_view output,
+                                                                  const std::vector<std::string>& library_kernel_prefixes) {
+  // A library kernel's access is "name+0xOFFSET" alone: no argument list, no "in file:line".
+  static const std::regex kHead(R"(^(Error|Warning): Race reported between (Read|Write) access at (\S+)\+0x[0-9a-f]+$)");
+  static const std::regex kAnd(R"(^\s+and (Read|Write) access at (\S+)\+0x[0-9a-f]+ \[\d+ hazards?\]$)");
+  static const std::regex kSummary(R"(^RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)$)");
+  LibraryRaceHazards found;
+  bool in_report = false, report_has_access = false, summary_seen = false;
+  long displayed = 0, errors = 0, warnings = 0;
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string_view::npos) end = output.size();
+    std::string_view line = output.substr(start, end - start);
+    start = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.substr(0, kToolPrefix.size()) != kToolPrefix) {
+      if (line == "=========") in_report = false;  // the blank line that ends a report
+      continue;  // the candidate host's own lines
+    }
+    const std::string body(line.substr(kToolPrefix.size()));
+    std::smatch m;
+    if (body.find_first_not_of(' ') == std::string::npos) {  // a report ends
+      if (in_report && !report_has_access) return std::nullopt;
+      in_report = false;
+    } else if (body == "COMPUTE-SANITIZER") {
+    } else if (std::regex_match(body, m, kHead)) {
+      if (in_report && !report_has_access) return std::nullopt;
+      if (!FromLibrary(m[3], library_kernel_prefixes)) return std::nullopt;
+      found.kernels.push_back(m[3]);
+      ++found.reports;
+      in_report = true, report_has_access = false;
+    } else if (in_report && std::regex_match(body, m, kAnd)) {
+      if (!FromLibrary(m[2], library_kernel_prefixes)) return std::nullopt;
+      found.kernels.push_back(m[2]);
+      report_has_access = true;
+    } else if (std::regex_match(body, m, kSummary) && !summary_seen) {
+      if (in_report && !report_has_access) return std::nullopt;
+      summary_seen = true, in_report = false;
+      displayed = std::stol(m[1]), errors = std::stol(m[2]), warnings = std::stol(m[3]);
+    } else {
+      return std::nullopt;  // another kind of finding, a backtrace, an internal error, a second summary
+    }
+  }
+  if (!summary_seen || in_report || found.reports == 0 || displayed != found.reports || displayed != errors + warnings) {
+    return std::nullopt;
+  }
+  std::sort(found.kernels.begin(), found.kernels.end());
+  found.kernels.erase(std::unique(found.kernels.begin(), found.kernels.end()), found.kernels.end());
+  return found;
+}
+
+}  // namespace sparseditto
