@@ -1,0 +1,126 @@
+// The finalist stage's reading of compute-sanitizer (evaluator.cc, RunSanitizer), on the CPU: a correct candidate
+// from the fake runner, and a stand-in compute-sanitizer (a script in a temp folder) that prints what the real tool
+// printed on an H100 and exits as it did. racecheck hazards wholly inside cuBLAS's kernels are logged and not
+// counted; a candidate's own race, or the same output from memcheck, fails the candidate.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "evaluator/evaluator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
+
+namespace sparseditto {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kCublasRaces[] = R"(========= COMPUTE-SANITIZER
+========= Error: Race reported between Read access at nvjet_sm90_hsh_32x64_64x16_1x4_h_bz_splitK_NNN+0xb20
+=========     and Write access at nvjet_sm90_hsh_32x64_64x16_1x4_h_bz_splitK_NNN+0x2f70 [128 hazards]
+========= 
+sparseditto-candidate-host --sanitize: ran crop/first_64_rows_64x96 (300 nonzeros) at n = 16
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+)";
+constexpr char kCandidateRace[] = R"(========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at <unnamed>::BulkCopy(unsigned int, const void *, unsigned int, unsigned int)+0x1ce0 in candidate.cu:240
+=========     and Read access at <unnamed>::ComputeStage(unsigned int)+0x860 in candidate.cu:354 [31744 hazards]
+========= 
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+)";
+
+std::string Reference() {
+  std::ifstream in(SPARSEDITTO_SOURCE_DIR "/kernels/reference/csr_reference.cu", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class SanitizerStageTest : public ::testing::Test {
+ protected:
+  // A compute-sanitizer that prints `racecheck_output` and exits `racecheck_code` for racecheck, and likewise for
+  // memcheck; initcheck passes. It records its arguments.
+  std::string FakeSanitizer(const std::string& racecheck_output, int racecheck_code, const std::string& memcheck_output,
+                            int memcheck_code) {
+    const auto dir = folder_.path();
+    std::ofstream(dir / "racecheck.txt") << racecheck_output;
+    std::ofstream(dir / "memcheck.txt") << memcheck_output;
+    const std::string script = (dir / "compute-sanitizer").string();
+    std::ofstream(script) << "#!/bin/sh\necho \"$@\" >> '" << (dir / "args.txt").string() << "'\n"
+                          << "case \"$2\" in\n"
+                          << "  racecheck) cat '" << (dir / "racecheck.txt").string() << "'; exit " << racecheck_code << ";;\n"
+                          << "  memcheck) cat '" << (dir / "memcheck.txt").string() << "'; exit " << memcheck_code << ";;\n"
+                          << "esac\necho '========= ERROR SUMMARY: 0 errors'\nexit 0\n";
+    chmod(script.c_str(), 0755);
+    return script;
+  }
+
+  v1::EvalResult EvaluateAsFinalist(const std::string& sanitizer) {
+    EvaluatorOptions options;
+    options.compiler.cache_directory = (folder_.path() / "compile").string();
+    options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
+    options.runner.runner_path = SPARSEDITTO_FAKE_RUNNER;
+    options.compute_sanitizer = sanitizer;
+    auto evaluator = Evaluator::Create(options);
+    EXPECT_TRUE(evaluator.ok()) << evaluator.status();
+    if (!evaluator.ok()) return {};
+    v1::Task task;
+    task.set_name("t");
+    task.set_dtype(v1::DTYPE_FP16);
+    task.add_arch("sm_80");
+    task.add_n(16);
+    EXPECT_TRUE((*evaluator)->SetupTask(task).ok());
+    v1::Candidate candidate;
+    candidate.set_id("ok_finalist");  // the fake runner's correct result
+    candidate.set_source(Reference());
+    return (*evaluator)->Evaluate(task, candidate, /*finalist=*/true, 1);
+  }
+
+  std::string Args() {
+    std::ifstream in(folder_.path() / "args.txt");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  testing_support::TempFolder folder_{"sanitizer_stage_test"};
+};
+
+TEST_F(SanitizerStageTest, CublasOnlyRacesAreLoggedAndNotCounted) {
+  ASSERT_TRUE(folder_.ok());
+  const v1::EvalResult result = EvaluateAsFinalist(FakeSanitizer(kCublasRaces, 97, "", 0));
+  EXPECT_EQ(result.failure(), v1::FAILURE_CATEGORY_NONE) << result.failure_detail() << "\n" << result.run_log();
+  EXPECT_EQ(result.stage_reached(), v1::EVAL_STAGE_DONE);
+  EXPECT_THAT(result.run_log(), HasSubstr("[compute-sanitizer racecheck: exited with code 97; all 1 of its hazard "
+                                          "reports lie inside NVIDIA library kernels (1: "
+                                          "nvjet_sm90_hsh_32x64_64x16_1x4_h_bz_splitK_NNN), not the candidate's: "
+                                          "not counted]"));
+  EXPECT_THAT(result.run_log(), HasSubstr("[compute-sanitizer initcheck: exited with code 0]"));  // went on
+  // racecheck displays every report so that all can be read; the others keep the short limit.
+  EXPECT_THAT(Args(), HasSubstr("--tool racecheck --error-exitcode 97 --print-limit 1000 "));
+  EXPECT_THAT(Args(), HasSubstr("--tool memcheck --error-exitcode 97 --print-limit 20 "));
+  EXPECT_THAT(Args(), HasSubstr("--sanitize "));
+}
+
+TEST_F(SanitizerStageTest, ACandidatesOwnRaceOrAMemcheckFindingFailsIt) {
+  ASSERT_TRUE(folder_.ok());
+  struct Case { const char* name; std::string racecheck; int racecheck_code; std::string memcheck; int memcheck_code; const char* tool; };
+  const Case cases[] = {
+      {"the candidate's race", kCandidateRace, 97, "", 0, "racecheck"},
+      {"cuBLAS's races, but the tool exited otherwise", kCublasRaces, 1, "", 0, "racecheck"},
+      {"cuBLAS-looking output from memcheck", "", 0, kCublasRaces, 97, "memcheck"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::filesystem::remove(folder_.path() / "args.txt");
+    const v1::EvalResult result = EvaluateAsFinalist(FakeSanitizer(c.racecheck, c.racecheck_code, c.memcheck, c.memcheck_code));
+    EXPECT_EQ(result.failure(), v1::FAILURE_CATEGORY_CRASH) << result.run_log();
+    EXPECT_EQ(result.stage_reached(), v1::EVAL_STAGE_FINALIST);
+    EXPECT_THAT(result.failure_detail(), HasSubstr(std::string("compute-sanitizer ") + c.tool + " reported errors"));
+    EXPECT_THAT(result.run_log(), Not(HasSubstr("not counted")));
+  }
+}
+
+}  // namespace
+}  // namespace sparseditto
