@@ -317,6 +317,7 @@ void CleanUntrustedFields(v1::EvalResult& result, const UntrustedTextOptions& op
   result.set_run_log(clean(result.run_log(), 64 * 1024));
   result.set_failure_detail(clean(result.failure_detail(), 8 * 1024));
   for (v1::CorrectnessCheck& check : *result.mutable_checks()) check.set_detail(clean(check.detail(), 1024));
+  for (std::string& verdict : *result.mutable_sanitizer_verdicts()) verdict = clean(verdict, 512);
   for (auto& [n, list] : *result.mutable_baselines()) {
     for (v1::BaselineTime& baseline : *list.mutable_baselines()) baseline.set_note(clean(baseline.note(), 1024));
   }

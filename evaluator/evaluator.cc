@@ -105,6 +105,7 @@ v1::EvalResult Evaluator::Evaluate(const v1::Task& task, const v1::Candidate& ca
                                    const v1::ScreenBar* screen_bar) {
   v1::EvalResult result =
       RunCascade(task, candidate, finalist, check_seed, compiled, finalist ? TimingDepth::kFull : depth, screen_bar);
+  result.set_sanitizer_verdicts_recorded(true);  // RunSanitizer's lines are the only ones in sanitizer_verdicts
   CleanUntrustedFields(result);
   return result;
 }
@@ -260,7 +261,9 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
                                  run->outcome.ToString(), library_only->reports, library_only->kernels.size(),
                                  fmt::join(library_only->kernels, ", "))
                    : run->outcome.ToString();
-  result->set_run_log(result->run_log() + fmt::format("\n[compute-sanitizer {}: {}]\n{}", tool, verdict, output));
+  const std::string line = fmt::format("[compute-sanitizer {}: {}]", tool, verdict);
+  result->add_sanitizer_verdicts(line);
+  result->set_run_log(result->run_log() + "\n" + line + "\n" + output);
   if (library_only) return;
   if (run->outcome.kind == ExitOutcome::Kind::kTimedOut) {
     result->set_failure(v1::FAILURE_CATEGORY_TIMEOUT);

@@ -99,7 +99,7 @@ std::string FormatReport(const v1::Task& task, const v1::EvalResult& result) {
     }
   }
   if (result.gpu_seconds() > 0) out += fmt::format("  GPU stage wall time: {:.1f} s\n", result.gpu_seconds());
-  for (const std::string& verdict : SanitizerVerdicts(result.run_log())) out += "  " + verdict + "\n";
+  for (const std::string& verdict : SanitizerVerdicts(result)) out += "  " + verdict + "\n";
   return out;
 }
 

@@ -97,6 +97,10 @@ TEST_F(SanitizerStageTest, CublasOnlyRacesAreLoggedAndNotCounted) {
                                           "nvjet_sm90_hsh_32x64_64x16_1x4_h_bz_splitK_NNN), not the candidate's: "
                                           "not counted]"));
   EXPECT_THAT(result.run_log(), HasSubstr("[compute-sanitizer initcheck: exited with code 0]"));  // went on
+  ASSERT_EQ(result.sanitizer_verdicts_size(), 3);  // what reports read (SanitizerVerdicts), in order
+  EXPECT_EQ(result.sanitizer_verdicts(0), "[compute-sanitizer memcheck: exited with code 0]");
+  EXPECT_THAT(result.sanitizer_verdicts(1), HasSubstr("not counted]"));
+  EXPECT_TRUE(result.sanitizer_verdicts_recorded());
   // racecheck displays every report so that all can be read; the others keep the short limit.
   EXPECT_THAT(Args(), HasSubstr("--tool racecheck --error-exitcode 97 --print-limit 1000 "));
   EXPECT_THAT(Args(), HasSubstr("--tool memcheck --error-exitcode 97 --print-limit 20 "));

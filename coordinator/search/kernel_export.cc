@@ -73,7 +73,7 @@ std::vector<std::string> CheckLines(const v1::Task& task, const std::string& can
       "Checks: {}/{} correctness checks passed (smoke shapes, the task at every n, a re-check after timing), "
       "max rel error {:.3g}",
       passed, result.checks_size(), result.max_rel_error())};
-  for (const std::string& verdict : SanitizerVerdicts(result.run_log())) lines.push_back("  " + verdict);
+  for (const std::string& verdict : SanitizerVerdicts(result)) lines.push_back("  " + verdict);
   if (!finalist_note.empty()) {
     lines.push_back("  Finalist checks: " + finalist_note);
   } else if (lines.size() == 1) {
