@@ -82,16 +82,18 @@ TEST_F(CliTest, AnalyzeOfATruncatedFileExits1NamingTheFileAndTheFault) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
-TEST_F(CliTest, ValidateAcceptsEveryExampleTask) {
-  int files = 0;
-  for (const auto& entry : fs::directory_iterator(std::string(SPARSEDITTO_SOURCE_DIR) + "/configs/tasks")) {
-    if (entry.path().extension() != ".yaml") continue;
-    ++files;
-    const Outcome r = Run("validate '" + entry.path().string() + "'");
-    EXPECT_EQ(r.exit_code, 0) << entry.path() << ": " << r.err;
-    EXPECT_NE(r.out.find("ok"), std::string::npos) << r.out;
+TEST_F(CliTest, ValidateAcceptsEveryExampleTaskAndSuite) {
+  for (const char* folder : {"/configs/tasks", "/configs/suites"}) {
+    int files = 0;
+    for (const auto& entry : fs::directory_iterator(std::string(SPARSEDITTO_SOURCE_DIR) + folder)) {
+      if (entry.path().extension() != ".yaml") continue;
+      ++files;
+      const Outcome r = Run("validate '" + entry.path().string() + "'");
+      EXPECT_EQ(r.exit_code, 0) << entry.path() << ": " << r.err;
+      EXPECT_NE(r.out.find("ok"), std::string::npos) << r.out;
+    }
+    EXPECT_GE(files, 6) << folder;
   }
-  EXPECT_GE(files, 6);
 }
 
 TEST_F(CliTest, ValidateOfAMisspeltFieldExits1NamingTheLine) {
