@@ -10,6 +10,7 @@
 #include "bench/bench_partial.h"
 #include "bench/bench_resume.h"
 #include "common/eval_outcome.h"
+#include "common/screen_bar.h"
 #include "coordinator/search/run_artifacts.h"
 #include "coordinator/search/search_events.h"
 #include "fmt/format.h"
@@ -208,9 +209,12 @@ absl::StatusOr<BenchLoopOutcome> RunBenchLoop(const std::vector<v1::Task>& suite
     const v1::SetupTaskReply setup = evaluator.SetupReply();
     std::vector<KeptEvaluation> done;  // this task's evaluations, kept ones first, in seed order
     double best_fitness = 0;
+    v1::ScreenBar bar;  // the task's best full timings so far (screen_margin)
+    bar.set_margin(o.screen_margin);
     auto note = [&](const KeptEvaluation& k) {
       if (Faulted(k.result)) ++faults[k.seed];
       if (IsCorrect(k.result)) best_fitness = std::max(best_fitness, k.result.fitness());
+      NoteFullTiming(k.result, &bar);
     };
     for (const SeedKernel* seed : plan.seeds) {
       if (auto it = plan.kept.find(seed->name); it != plan.kept.end()) {
@@ -237,8 +241,17 @@ absl::StatusOr<BenchLoopOutcome> RunBenchLoop(const std::vector<v1::Task>& suite
       }
       const v1::Candidate candidate = SeedCandidate(task, *seed);
       const Clock::time_point asked = Clock::now();
-      v1::EvalResult r = o.finalist ? evaluator.EvaluateFinalist(task, candidate, check_seed++)
-                                    : evaluator.Evaluate(task, candidate, check_seed++);
+      v1::EvalResult r;
+      if (o.finalist) {
+        r = evaluator.EvaluateFinalist(task, candidate, check_seed++);
+      } else if (o.screen_margin > 0) {
+        r = evaluator.EvaluateScreened(task, candidate, check_seed++, bar);
+        if (r.timing_screen() && NearScreenBar(r.fitness(), {r.timings().begin(), r.timings().end()}, bar)) {
+          r = evaluator.Evaluate(task, candidate, check_seed++);  // near the best: timed in full after all
+        }
+      } else {
+        r = evaluator.Evaluate(task, candidate, check_seed++);
+      }
       const double seconds = std::chrono::duration<double>(Clock::now() - asked).count();
       ++out.evaluations;
       if (!IsCorrect(r)) {

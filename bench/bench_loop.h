@@ -58,6 +58,12 @@ struct BenchLoopOptions {
   bool finalist = false;       // every seed through the finalist checks too (EvaluateFinalist)
   int max_faults = 2;          // crashes or timeouts after which a seed is skipped; <= 0: never skipped
   int compile_ahead_tasks = 2; // tasks whose candidates are prefetched at once (the one in hand included); >= 1
+  // > 0: each seed's timing is first a short screen (CandidateEvaluator::EvaluateScreened, every check as in
+  // full), and only a seed within this fraction of the task's best full timing at some n, or of its best
+  // fitness, is timed in full (NearScreenBar, the search's rule); the others are the rows' screened_ms, never
+  // their best kernel. Most seeds of a task are several times slower than its best, so this saves most of a
+  // bench's timing. 0 (default): every seed timed in full. Not with `finalist` (which times in full).
+  double screen_margin = 0;
   // Where the table goes as it grows (the kept rows first, when resuming), then the summary; null: nowhere.
   std::ostream* table = nullptr;
   // Where progress lines go (set-up failures, failed seeds, skips, what a resume keeps); null: nowhere.

@@ -44,10 +44,10 @@ std::vector<v1::Task> Suite(int count) {
 // `failing` fail with their category; tasks of `failing_setups` fail their set-up. Calls are counted by
 // candidate id ("<seed>@<task>") across evaluator objects through `calls` (a resumed bench is a new
 // process with a new evaluator).
-class BenchFake : public testing::CountingEvaluator {
+class BenchFake : public testing::ScreeningEvaluator {
  public:
   BenchFake(testing::FakeLandscape landscape, std::map<std::string, int>* calls)
-      : CountingEvaluator(std::move(landscape)), calls_(calls) {}
+      : ScreeningEvaluator(std::move(landscape)), calls_(calls) {}
   absl::Status SetUp(const v1::Task& task) override {
     if (failing_setups.contains(task.name())) return absl::UnavailableError("fake: the runner child died");
     reply_ = testing::FakeSetupReply(task);
@@ -272,6 +272,39 @@ TEST_F(BenchLoopTest, ResumeAfterAnInterruptionEvaluatesNothingTwice) {
     EXPECT_EQ(counts["rows"], 3);
     EXPECT_FALSE(fs::exists(folder_ / out / "bench-partial" / "t0.json"));
   }
+}
+
+// bench --screen-margin: each seed is screened first and timed in full only near the task's best so far; the
+// rows' best kernels and times are the full bench's, the seeds screened out are listed apart, and fewer seeds are
+// timed in full. (The fake's screens are off by up to 6%, so a margin of 10% keeps every near seed.)
+TEST_F(BenchLoopTest, AScreenedBenchFindsTheSameBestKernelsWithFewerFullTimings) {
+  const std::vector<v1::Task> suite = Suite(3);
+  std::map<std::string, int> full_calls, screened_calls;
+  BenchFake full(Landscape(), &full_calls);
+  auto reference = RunBenchLoop(suite, suite, seeds_, full, Options("full"));
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  BenchFake screening(Landscape(), &screened_calls);
+  BenchLoopOptions o = Options("screened");
+  o.screen_margin = 0.10;
+  auto screened = RunBenchLoop(suite, suite, seeds_, screening, o);
+  ASSERT_TRUE(screened.ok()) << screened.status();
+  const std::vector<BenchRow> want = TableOf("full"), got = TableOf("screened");
+  ASSERT_EQ(got.size(), want.size());
+  size_t screened_out = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(got[i].task + " n " + std::to_string(got[i].n));
+    EXPECT_EQ(got[i].best_kernel, want[i].best_kernel);
+    EXPECT_DOUBLE_EQ(got[i].kernel_ms, want[i].kernel_ms);
+    EXPECT_EQ(got[i].seeds_ms.size() + got[i].screened_ms.size(), want[i].seeds_ms.size());
+    for (const auto& [seed, ms] : got[i].screened_ms) EXPECT_GT(ms, got[i].kernel_ms * 1.10 / 1.06) << seed;
+    screened_out += got[i].screened_ms.size();
+  }
+  EXPECT_GT(screened_out, 0u) << "the landscape's slow seeds should be screened out";
+  int timed_in_full = 0;
+  for (const auto& [id, calls] : screened_calls) timed_in_full += calls;
+  EXPECT_LT(timed_in_full, static_cast<int>(suite.size() * applicable_.size()));
+  EXPECT_EQ(static_cast<int>(screening.screened_by_id.size()), static_cast<int>(suite.size() * applicable_.size()));
+  ExpectEventsMatch(folder_ / "screened" / "events.jsonl", *screened, 0);
 }
 
 TEST_F(BenchLoopTest, AKeptEvaluationOfASeedThatChangedIsEvaluatedAgain) {

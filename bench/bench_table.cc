@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "common/dtype.h"
 #include "common/eval_outcome.h"
@@ -54,10 +55,11 @@ std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskRep
         if (t.median_ms() > 0 && (ms == 0 || t.median_ms() < ms)) ms = t.median_ms();
         if (TimedOnSharedGpu(t, quiet_ms)) row.shared_gpu = true;
       }
-      if (ms > 0) row.seeds_ms.emplace_back(r.candidate_id(), ms);
+      if (ms > 0) (r.timing_screen() ? row.screened_ms : row.seeds_ms).emplace_back(r.candidate_id(), ms);
     }
-    std::stable_sort(row.seeds_ms.begin(), row.seeds_ms.end(),
-                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (auto* timed : {&row.seeds_ms, &row.screened_ms}) {
+      std::stable_sort(timed->begin(), timed->end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    }
     if (!row.seeds_ms.empty()) row.best_kernel = row.seeds_ms.front().first, row.kernel_ms = row.seeds_ms.front().second;
     double best_baseline = 0, dense = 0;
     if (auto it = setup.baselines().find(n); it != setup.baselines().end()) {
@@ -94,6 +96,10 @@ std::string FormatBenchTable(const std::vector<BenchRow>& rows) {
                        r.speedup_over_best_baseline, r.speedup_over_dense, 100.0 * r.fraction_of_limit,
                        r.shared_gpu ? "  shared GPU" : "");
   }
+  if (std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return !r.screened_ms.empty(); })) {
+    out += "note: seeds whose short timing screen was beyond the margin of the best full timing are not in the best "
+           "kernel column (bench.json and bench.csv list them as screened)\n";
+  }
   const auto shared = std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.shared_gpu; });
   if (shared > 0) {
     out += fmt::format("warning: {} of {} rows were timed while other work shared the GPU (median idle trial {}); "
@@ -105,16 +111,17 @@ std::string FormatBenchTable(const std::vector<BenchRow>& rows) {
 
 std::string BenchCsv(const std::vector<BenchRow>& rows) {
   std::string out = "task,dtype,n,best_kernel,kernel_ms,speedup_over_best_baseline,speedup_over_dense,"
-                    "fraction_of_limit,baselines,failures,seeds,shared_gpu\n";
+                    "fraction_of_limit,baselines,failures,seeds,shared_gpu,screened\n";
   auto joined = [](const std::vector<std::pair<std::string, double>>& timed) {
     std::string s;
     for (const auto& [name, ms] : timed) s += fmt::format("{}{}={:.6f}", s.empty() ? "" : ";", name, ms);
     return s;
   };
   for (const BenchRow& r : rows) {
-    out += fmt::format("{},{},{},{},{:.6f},{:.4f},{:.4f},{:.4f},{},{},{},{}\n", r.task, r.dtype, r.n, r.best_kernel,
+    out += fmt::format("{},{},{},{},{:.6f},{:.4f},{:.4f},{:.4f},{},{},{},{},{}\n", r.task, r.dtype, r.n, r.best_kernel,
                        r.kernel_ms, r.speedup_over_best_baseline, r.speedup_over_dense, r.fraction_of_limit,
-                       joined(r.baselines_ms), r.failures, joined(r.seeds_ms), r.shared_gpu ? 1 : 0);
+                       joined(r.baselines_ms), r.failures, joined(r.seeds_ms), r.shared_gpu ? 1 : 0,
+                       joined(r.screened_ms));
   }
   return out;
 }
@@ -124,13 +131,17 @@ nlohmann::ordered_json BenchJson(const std::vector<BenchRow>& rows) {
   for (const BenchRow& r : rows) {
     nlohmann::ordered_json baselines = nlohmann::ordered_json::object();
     for (const auto& [name, ms] : r.baselines_ms) baselines[name] = ms > 0 ? nlohmann::ordered_json(ms) : nlohmann::ordered_json();
-    nlohmann::ordered_json seeds = nlohmann::ordered_json::array();  // an array: the order (fastest first) is part of it
-    for (const auto& [name, ms] : r.seeds_ms) seeds.push_back({{"seed", name}, {"ms", ms}});
+    auto timed = [](const std::vector<std::pair<std::string, double>>& list) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();  // an array: the order (fastest first) is part of it
+      for (const auto& [name, ms] : list) a.push_back({{"seed", name}, {"ms", ms}});
+      return a;
+    };
     out.push_back({{"task", r.task}, {"dtype", r.dtype}, {"n", r.n}, {"best_kernel", r.best_kernel},
-                   {"kernel_ms", r.kernel_ms}, {"baselines_ms", baselines}, {"seeds_ms", seeds},
+                   {"kernel_ms", r.kernel_ms}, {"baselines_ms", baselines}, {"seeds_ms", timed(r.seeds_ms)},
                    {"speedup_over_best_baseline", r.speedup_over_best_baseline},
                    {"speedup_over_dense", r.speedup_over_dense}, {"fraction_of_limit", r.fraction_of_limit},
                    {"failures", r.failures}, {"shared_gpu", r.shared_gpu}});
+    if (!r.screened_ms.empty()) out.back()["screened_ms"] = timed(r.screened_ms);
   }
   return out;
 }
@@ -166,12 +177,16 @@ absl::StatusOr<std::vector<BenchRow>> BenchRowsFromJson(const nlohmann::ordered_
       if (!ms.is_null() && !ms.is_number()) return bad("baselines_ms", "an object of numbers or nulls");
       r.baselines_ms.emplace_back(name, ms.is_null() ? -1.0 : ms.get<double>());
     }
-    if (!j.contains("seeds_ms") || !j["seeds_ms"].is_array()) return bad("seeds_ms", "an array");
-    for (const auto& s : j["seeds_ms"]) {
-      if (!s.is_object() || !s.contains("seed") || !s["seed"].is_string() || !s.contains("ms") || !s["ms"].is_number()) {
-        return bad("seeds_ms", "an array of {seed, ms}");
+    // seeds_ms is required; screened_ms only where a row has screened seeds (and in no bench.json before it).
+    for (auto [field, list, required] : {std::tuple{"seeds_ms", &r.seeds_ms, true}, {"screened_ms", &r.screened_ms, false}}) {
+      if (!j.contains(field) && !required) continue;
+      if (!j.contains(field) || !j[field].is_array()) return bad(field, "an array");
+      for (const auto& s : j[field]) {
+        if (!s.is_object() || !s.contains("seed") || !s["seed"].is_string() || !s.contains("ms") || !s["ms"].is_number()) {
+          return bad(field, "an array of {seed, ms}");
+        }
+        list->emplace_back(s["seed"].get<std::string>(), s["ms"].get<double>());
       }
-      r.seeds_ms.emplace_back(s["seed"].get<std::string>(), s["ms"].get<double>());
     }
     if (!number("speedup_over_best_baseline", &r.speedup_over_best_baseline)) return bad("speedup_over_best_baseline", "a number");
     if (!number("speedup_over_dense", &r.speedup_over_dense)) return bad("speedup_over_dense", "a number");

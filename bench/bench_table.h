@@ -30,6 +30,9 @@ struct BenchRow {
   double kernel_ms = 0;
   std::vector<std::pair<std::string, double>> seeds_ms;  // every correct seed timed at n, fastest first
                                                          // (ties in evaluation order); front() is the best
+  // Seeds only screened at n (bench --screen-margin): a short timing that was beyond the margin of the task's best
+  // full timing; never the best kernel, fastest first. Empty when every seed was timed in full.
+  std::vector<std::pair<std::string, double>> screened_ms;
   std::vector<std::pair<std::string, double>> baselines_ms;  // name, ms (< 0: absent)
   double speedup_over_best_baseline = 0;
   double speedup_over_dense = 0;
@@ -40,7 +43,8 @@ struct BenchRow {
 };
 
 // Rows for one task from the evaluations of its seeds (any order). The best kernel per n is the
-// fastest correct seed at that n (a seed that was only SLOWER is correct).
+// fastest correct seed at that n (a seed that was only SLOWER is correct) among those timed in full; a result
+// that is a timing screen (timing_screen) goes to screened_ms.
 std::vector<BenchRow> MakeBenchRows(const v1::Task& task, const v1::SetupTaskReply& setup,
                                     const std::vector<v1::EvalResult>& results, int64_t rows, int64_t cols);
 

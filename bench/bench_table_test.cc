@@ -106,8 +106,8 @@ TEST(BenchTableTest, RowsListEveryCorrectSeedFastestFirst) {
   const std::string csv = BenchCsv(rows);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "task,dtype,n,best_kernel,kernel_ms,speedup_over_best_baseline,speedup_over_dense,fraction_of_limit,"
-            "baselines,failures,seeds,shared_gpu");
-  EXPECT_NE(csv.find(",fast=0.010000;tie_first=0.020000;tie_second=0.020000;slow=0.050000,0\n"), std::string::npos);
+            "baselines,failures,seeds,shared_gpu,screened");
+  EXPECT_NE(csv.find(",fast=0.010000;tie_first=0.020000;tie_second=0.020000;slow=0.050000,0,\n"), std::string::npos);
 }
 
 TEST(BenchTableTest, RowsTimedOnASharedGpuAreMarked) {
@@ -156,6 +156,36 @@ TEST(BenchTableTest, RowsTimedOnASharedGpuAreMarked) {
 
 // bench.json read back (`bench --resume`): the rows come back as they were, baselines in their order
 // (a baseline absent at n stays absent), and a malformed document names the row and the field.
+// bench --screen-margin: a seed only screened (timing_screen) is listed apart and is never the best kernel, even
+// when its screen time is the row's lowest; the JSON, CSV and table say so, and read back as they were.
+TEST(BenchTableTest, ScreenedSeedsAreListedApartAndNeverTheBest) {
+  v1::Task task;
+  task.set_name("t");
+  task.set_dtype(v1::DTYPE_FP16);
+  task.add_n(16);
+  std::vector<v1::EvalResult> results = {Result("full", v1::FAILURE_CATEGORY_NONE, {{16, 0.02}}),
+                                         Result("screen_slow", v1::FAILURE_CATEGORY_SLOWER, {{16, 0.09}}),
+                                         Result("screen_fast", v1::FAILURE_CATEGORY_NONE, {{16, 0.01}})};
+  results[1].set_timing_screen(true);
+  results[2].set_timing_screen(true);
+  const auto rows = MakeBenchRows(task, FakeSetup(), results, 64, 64);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].best_kernel, "full");
+  EXPECT_EQ(rows[0].seeds_ms, (std::vector<std::pair<std::string, double>>{{"full", 0.02}}));
+  EXPECT_EQ(rows[0].screened_ms, (std::vector<std::pair<std::string, double>>{{"screen_fast", 0.01}, {"screen_slow", 0.09}}));
+  const nlohmann::ordered_json json = BenchJson(rows);
+  EXPECT_EQ(json[0]["screened_ms"][0]["seed"], "screen_fast");
+  auto back = BenchRowsFromJson(nlohmann::ordered_json::parse(json.dump()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)[0].screened_ms, rows[0].screened_ms);
+  EXPECT_NE(BenchCsv(rows).find(",screen_fast=0.010000;screen_slow=0.090000\n"), std::string::npos) << BenchCsv(rows);
+  EXPECT_NE(FormatBenchTable(rows).find("not in the best kernel column"), std::string::npos);
+  // A row without screened seeds writes no screened_ms (as bench.json did before it) and says nothing of it.
+  const auto plain = MakeBenchRows(task, FakeSetup(), {results[0]}, 64, 64);
+  EXPECT_FALSE(BenchJson(plain)[0].contains("screened_ms"));
+  EXPECT_EQ(FormatBenchTable(plain).find("not in the best kernel column"), std::string::npos);
+}
+
 TEST(BenchTableTest, JsonRowsReadBackAsTheyWereAndBadOnesNameRowAndField) {
   v1::Task task;
   task.set_name("t");
@@ -201,6 +231,9 @@ TEST(BenchTableTest, JsonRowsReadBackAsTheyWereAndBadOnesNameRowAndField) {
       {with("kernel_ms", "\"fast\""), "row 1: field \"kernel_ms\" missing or not a number"},
       {with("baselines_ms", "{\"cublas_dense\": \"x\"}"), "field \"baselines_ms\""},
       {with("seeds_ms", "[{\"seed\": 3, \"ms\": 1}]"), "field \"seeds_ms\""},
+      {with("seeds_ms", ""), "row 1: field \"seeds_ms\" missing or not an array"},
+      {with("screened_ms", "{}"), "row 1: field \"screened_ms\" missing or not an array"},
+      {with("screened_ms", "[{\"seed\": \"s\"}]"), "field \"screened_ms\""},
       {with("shared_gpu", "1"), "field \"shared_gpu\" missing or not true or false"},
   };
   for (const Bad& b : bad) {

@@ -36,6 +36,7 @@ struct BenchOptions {
   bool finalist = false;
   double stage_timeout = 60;
   int max_faults = 2;  // a seed that crashes or hangs this often is skipped for the rest of the suite
+  double screen_margin = 0;  // BenchLoopOptions::screen_margin
   bool list = false;   // print which seeds apply to which task and stop (no GPU, nothing compiled)
   bool resume = false;  // keep OUT/bench.json's rows (and the task in hand's evaluations); bench the rest
 };
@@ -89,6 +90,7 @@ int RunBench(const BenchOptions& o, const std::function<bool()>& stop_requested)
   loop.resume = o.resume;
   loop.finalist = o.finalist;
   loop.max_faults = o.max_faults;
+  loop.screen_margin = o.screen_margin;
   loop.table = &std::cout;
   loop.log = &std::cerr;
   loop.stop_requested = stop_requested;
@@ -130,6 +132,12 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
                 "what they do not finish (a bench cut short, e.g. by a time limit, goes on where it stopped)");
   cmd->add_flag("--list", o->list, "Print the seeds that apply to each task (task, seed, file) and stop");
   cmd->add_option("--stage-timeout", o->stage_timeout, "Seconds a cascade stage may take")->capture_default_str();
+  cmd->add_option("--screen-margin", o->screen_margin,
+                  "Time each seed first with a short screen and in full only when within this fraction of the task's "
+                  "best full timing at some n (0: every seed in full; the others are listed as screened)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->excludes("--finalist")
+      ->capture_default_str();
   cmd->add_option("--max-faults", o->max_faults, "Skip a seed after this many crashes or timeouts (0: never)")
       ->capture_default_str();
   cmd->callback([o, exit_code] {

@@ -17,4 +17,9 @@ namespace sparseditto {
 // does not depend on the timing. Pure; thread-safe.
 bool NearScreenBar(double fitness, const std::vector<v1::TimingStats>& timings, const v1::ScreenBar& bar);
 
+// Raises `bar` by a result: its fitness becomes the elite fitness when higher, and its median times the elite
+// times at their n when lower. Only a correct result's full timing counts (fitness > 0, not timing_screen;
+// a time of 0 or less is skipped). Pure; thread-safe for distinct bars.
+void NoteFullTiming(const v1::EvalResult& result, v1::ScreenBar* bar);
+
 }  // namespace sparseditto
