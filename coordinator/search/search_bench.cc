@@ -189,12 +189,7 @@ absl::Status RunRandom(const v1::Task& task, const std::vector<SeedKernel>& seed
         NearScreenBar(result.fitness(), {result.timings().begin(), result.timings().end()}, bar)) {
       result = evaluator.Evaluate(task, c, task.seed());
     }
-    if (result.fitness() > 0 && !result.timing_screen()) {  // full timings set the per-n bar
-      for (const v1::TimingStats& t : result.timings()) {
-        auto [it, added] = bar.mutable_elite_ms_by_n()->insert({t.n(), t.median_ms()});
-        if (!added) it->second = std::min(it->second, t.median_ms());
-      }
-    }
+    NoteFullTiming(result, &bar);  // full timings set the per-n bar (the fitness is set from the run before each)
     ++run.evaluations;
     Record(c.id(), result, Since(started), run);
     if (run.best_candidate_id == c.id()) *best = c;

@@ -262,22 +262,13 @@ v1::EvalResult TaskLoop::EvaluateWithScreen(const v1::Candidate& candidate) {
 }
 
 v1::ScreenBar TaskLoop::EliteBar() const {
-  v1::ScreenBar bar;
+  v1::ScreenBar bar = full_timings_;  // its per-n times; the fitness is the archive's best's
   bar.set_margin(options_.screen_margin);
-  if (const coordinator::Elite* best = coordinator_->archive().best(); best != nullptr) {
-    bar.set_elite_fitness(best->fitness());
-  }
-  for (const auto& [n, ms] : best_ms_by_n_) (*bar.mutable_elite_ms_by_n())[n] = ms;
+  const coordinator::Elite* best = coordinator_->archive().best();
+  bar.set_elite_fitness(best != nullptr ? best->fitness() : 0);
   return bar;
 }
 
-void TaskLoop::NoteElite(const v1::EvalResult& result) {
-  if (result.fitness() <= 0 || result.timing_screen()) return;  // only full timings set the bar
-  for (const v1::TimingStats& t : result.timings()) {
-    if (t.median_ms() <= 0) continue;
-    auto [it, added] = best_ms_by_n_.emplace(t.n(), t.median_ms());
-    if (!added) it->second = std::min(it->second, t.median_ms());
-  }
-}
+void TaskLoop::NoteElite(const v1::EvalResult& result) { NoteFullTiming(result, &full_timings_); }
 
 }  // namespace sparseditto

@@ -184,10 +184,10 @@ class TaskLoop {
   v1::EvalResult AwaitJob(const v1::Candidate& candidate, std::optional<EvaluationKind> kind = std::nullopt);
 
   // The bar a screened child must come near to be timed in full (common/screen_bar.h): the best's
-  // fitness and the fastest full timing at each n (best_ms_by_n_), within screen_margin.
+  // fitness and the fastest full timing at each n (full_timings_), within screen_margin.
   v1::ScreenBar EliteBar() const;
 
-  // Takes a committed result's times into best_ms_by_n_ (full timings of correct candidates only).
+  // Takes a committed result's times into full_timings_ (full timings of correct candidates only: NoteFullTiming).
   void NoteElite(const v1::EvalResult& result);
 
   // Once the search stopped: the plan stage (once), the finalist stage (until done), then the final
@@ -229,7 +229,7 @@ class TaskLoop {
   };
   Serving serving_;
   std::map<std::string, v1::Candidate> candidates_;
-  std::map<int64_t, double> best_ms_by_n_;  // the fastest full timing at each n (NoteElite), rebuilt on resume
+  v1::ScreenBar full_timings_;  // elite_ms_by_n: the fastest full timing at each n (NoteElite), rebuilt on resume
   // With a wall budget: how many evaluations the wall left holds at this call's mean evaluation
   // time (INT64_MAX without a budget or before the first evaluation). Bounds the window's top-up.
   int64_t EvaluationsLeftInWall() const;
