@@ -31,16 +31,16 @@ std::optional<LibraryRaceHazards> RaceHazardsOnlyInLibraryKernels(std::string_vi
     std::string_view line = output.substr(start, end - start);
     start = end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.substr(0, kToolPrefix.size()) != kToolPrefix) {
-      if (line == "=========") in_report = false;  // the blank line that ends a report
-      continue;  // the candidate host's own lines
+    if (line.substr(0, kToolPrefix.size() - 1) == kToolPrefix.substr(0, kToolPrefix.size() - 1) &&
+        line.find_first_not_of(' ', kToolPrefix.size() - 1) == std::string_view::npos) {  // the tool's blank line
+      if (in_report && !report_has_access) return std::nullopt;  // a report ends: it had its second access
+      in_report = false;
+      continue;
     }
+    if (line.substr(0, kToolPrefix.size()) != kToolPrefix) continue;  // the candidate host's own lines
     const std::string body(line.substr(kToolPrefix.size()));
     std::smatch m;
-    if (body.find_first_not_of(' ') == std::string::npos) {  // a report ends
-      if (in_report && !report_has_access) return std::nullopt;
-      in_report = false;
-    } else if (body == "COMPUTE-SANITIZER") {
+    if (body == "COMPUTE-SANITIZER") {
     } else if (std::regex_match(body, m, kHead)) {
       if (in_report && !report_has_access) return std::nullopt;
       if (!FromLibrary(m[3], library_kernel_prefixes)) return std::nullopt;

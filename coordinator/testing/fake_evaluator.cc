@@ -152,9 +152,11 @@ v1::EvalResult FakeEvaluator::ScoreFinalist(const v1::Candidate& candidate) cons
     r.set_fitness(0);
     return r;
   }
-  r.set_run_log("[compute-sanitizer memcheck: exited with code 0]\n[compute-sanitizer racecheck: exited with code 0]\n");
-  r.add_sanitizer_verdicts("[compute-sanitizer memcheck: exited with code 0]");  // as the evaluator records them
-  r.add_sanitizer_verdicts("[compute-sanitizer racecheck: exited with code 0]");
+  for (const char* verdict : {"[compute-sanitizer memcheck: exited with code 0]",
+                              "[compute-sanitizer racecheck: exited with code 0]"}) {  // as the evaluator records them
+    r.add_sanitizer_verdicts(verdict);
+    r.set_run_log(r.run_log() + verdict + "\n");
+  }
   r.set_sanitizer_verdicts_recorded(true);
   return r;
 }
