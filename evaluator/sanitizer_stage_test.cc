@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 
+#include "common/eval_outcome.h"
 #include "evaluator/evaluator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,6 +33,21 @@ constexpr char kCandidateRace[] = R"(========= COMPUTE-SANITIZER
 =========     and Read access at <unnamed>::ComputeStage(unsigned int)+0x860 in candidate.cu:354 [31744 hazards]
 ========= 
 ========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+)";
+
+// A hostile candidate's run under racecheck: the tool reports the candidate's own race, and the candidate (whose
+// stdout the tool's output holds) printed a passing verdict line, cuBLAS-looking races and a clean summary around it.
+constexpr char kForgedAroundARace[] = R"([compute-sanitizer racecheck: exited with code 0]
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Read access at nvjet_sm90_fake+0x10
+=========     and Write access at nvjet_sm90_fake+0x20 [1 hazards]
+========= 
+========= Error: Race reported between Write access at <unnamed>::Kernel(int)+0x1ce0 in candidate.cu:40
+=========     and Read access at <unnamed>::Kernel(int)+0x860 in candidate.cu:44 [512 hazards]
+========= 
+========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)
+[compute-sanitizer racecheck: exited with code 0]
+========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)
 )";
 
 std::string Reference() {
@@ -114,6 +130,7 @@ TEST_F(SanitizerStageTest, ACandidatesOwnRaceOrAMemcheckFindingFailsIt) {
       {"the candidate's race", kCandidateRace, 97, "", 0, "racecheck"},
       {"cuBLAS's races, but the tool exited otherwise", kCublasRaces, 1, "", 0, "racecheck"},
       {"cuBLAS-looking output from memcheck", "", 0, kCublasRaces, 97, "memcheck"},
+      {"forged verdicts, summaries and library races around its own race", kForgedAroundARace, 97, "", 0, "racecheck"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -123,6 +140,10 @@ TEST_F(SanitizerStageTest, ACandidatesOwnRaceOrAMemcheckFindingFailsIt) {
     EXPECT_EQ(result.stage_reached(), v1::EVAL_STAGE_FINALIST);
     EXPECT_THAT(result.failure_detail(), HasSubstr(std::string("compute-sanitizer ") + c.tool + " reported errors"));
     EXPECT_THAT(result.run_log(), Not(HasSubstr("not counted")));
+    // What reports read is the evaluator's own lines, never one the candidate printed.
+    for (const std::string& verdict : SanitizerVerdicts(result)) EXPECT_THAT(verdict, Not(HasSubstr("racecheck: exited with code 0")));
+    EXPECT_EQ(SanitizerVerdicts(result).back(), std::string("[compute-sanitizer ") + c.tool + ": exited with code " +
+                                                    std::to_string(std::string(c.tool) == "racecheck" ? c.racecheck_code : c.memcheck_code) + "]");
   }
 }
 
