@@ -7,8 +7,10 @@
 // and one K range and keeps two batches of UNROLL K tiles of A loads in flight (four 16-byte loads a lane per
 // 64 columns, warp-coalesced, no shared-memory staging); the CTA's WARPS row tiles share one B slab (its K
 // range x 16 columns, cp.async, XOR-swizzled, read with ldmatrix.trans); K is split over the CTAs of a
-// thread-block cluster (at most 8) whose fp32 partials are summed in rank order over distributed shared memory
-// (deterministic); prepare lowers the split count until the clusters fit one wave. The grid is S K-splits x row
+// thread-block cluster (at most 8): each rank pushes its fp32 partial of row tile w into a slot of the tile's
+// owner (rank w % S) over distributed shared memory and arrives on the cluster barrier; only owners wait, sum
+// the slots in rank order (deterministic) and store, and non-owners leave at once (nm24_stream_sp's reduce);
+// prepare lowers the split count until the clusters fit one wave. The grid is S K-splits x row
 // groups x n tiles of 16: a larger n re-streams A once per 16 columns, so this seed serves small n only.
 // prepare builds: per 16 x 16 tile of A the m16n8k16 A fragment lane by lane (a lane's a0..a3 = 16 contiguous
 // bytes), tiles of a row tile in K order; M padded to 128, K to 64 (zeros). Edges: B rows >= K, columns >= n
@@ -19,7 +21,6 @@
 // sparseditto:seed families=[unstructured, file, block, n_m, row_sparse, column_sparse, banded, block_diagonal, dense] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
-#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <algorithm>
@@ -35,13 +36,17 @@
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
 
 namespace {
-namespace cg = cooperative_groups;
 constexpr int kMPad = 128;      // rows padded to this
 constexpr int kBk = 64;         // K tile: four m16n8k16 steps
 constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
 constexpr int kMaxSplits = 8;   // portable cluster size
 constexpr int kThreads = 32 * WARPS;
-constexpr int kRedBytes = WARPS * 32 * 8 * 4;   // a warp's 16 x 16 fp32 partial, lane by lane
+constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // the owner's slots (rank, owned tile): a 16 x 16 fp32 partial each, lane by lane
+// The K split's push reduce: rank `split` stores its partial of row tile `warp` into slot PushSlot of the tile's
+// owner (rank PushOwner), and an owner reads the slots of its tile w at (w / splits) * splits + 0 .. splits - 1:
+// rank order.
+__host__ __device__ __forceinline__ int PushOwner(int warp, int splits) { return warp % splits; }
+__host__ __device__ __forceinline__ int PushSlot(int warp, int split, int splits) { return (warp / splits) * splits + split; }
 constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
 constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
 static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");
@@ -95,6 +100,14 @@ __device__ __forceinline__ void LdmX4(uint32_t (&r)[4], const void* p) {
 __device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
+}
+__device__ __forceinline__ uint32_t MapRank(uint32_t local, int rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(local), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void StoreRemote4(uint32_t addr, const float (&v)[4]) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]) : "memory");
 }
 // D += A(16x16) * B(16x8); b0 holds k = 2t + {0,1}, b1 k = 8 + 2t + {0,1}, n = g.
 #define SD_MMA_ASM(TY, d, a, b0, b1)                                                                     \
@@ -207,6 +220,8 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) DenseStreamKernel(Strea
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
   const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
+  // A rank stores into another's shared memory only once that rank has started: this arrive, the wait below.
+  if (splits > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
   const T* vals = static_cast<const T*>(p.vals) + FragTile(mt, 4 * static_cast<int64_t>(kt0), p.ksteps) + lane * 8;
   float acc[2][4] = {};
@@ -221,22 +236,23 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) DenseStreamKernel(Strea
     ComputeBatch<T, kNk>(y, sb, j0 + UNROLL, count, acc);
   }
   if (splits == 1) return StoreTile<T, kNk>(p, mt, n0, acc);
-  float4* mine = reinterpret_cast<float4*>(red + (warp * 32 + lane) * 8);
-  mine[0] = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
-  mine[1] = make_float4(acc[1][0], acc[1][1], acc[1][2], acc[1][3]);
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every rank's partials are in its shared memory
-  if (warp % splits == split) {  // this rank sums row tile `warp` over the ranks, in rank order
-    float sum[2][4] = {};
-    for (int s = 0; s < splits; ++s) {
-      const float4* theirs = reinterpret_cast<const float4*>(cluster.map_shared_rank(red, s) + (warp * 32 + lane) * 8);
-      const float4 x = theirs[0], y = theirs[1];
-      sum[0][0] += x.x, sum[0][1] += x.y, sum[0][2] += x.z, sum[0][3] += x.w;
-      sum[1][0] += y.x, sum[1][1] += y.y, sum[1][2] += y.z, sum[1][3] += y.w;
-    }
-    StoreTile<T, kNk>(p, mt, n0, sum);
+  // Push, not pull (nm24_stream_sp): the cluster barrier's release/acquire orders the DSMEM stores, which
+  // racecheck follows; non-owners leave at once instead of waiting until every partial is read.
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every rank has started
+  const int owner = PushOwner(warp, splits), slot = PushSlot(warp, split, splits);
+  const uint32_t dst = MapRank(SmemAddr(red + (slot * 32 + lane) * 8), owner);
+  StoreRemote4(dst, acc[0]), StoreRemote4(dst + 16, acc[1]);
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  if (owner != split) return;
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");  // every rank's pushes landed
+  float sum[2][4] = {};
+  for (int s = 0; s < splits; ++s) {  // rank order: deterministic
+    const float4* theirs = reinterpret_cast<const float4*>(red + (PushSlot(warp, s, splits) * 32 + lane) * 8);
+    const float4 x = theirs[0], y = theirs[1];
+    sum[0][0] += x.x, sum[0][1] += x.y, sum[0][2] += x.z, sum[0][3] += x.w;
+    sum[1][0] += y.x, sum[1][1] += y.y, sum[1][2] += y.z, sum[1][3] += y.w;
   }
-  cluster.sync();  // no rank leaves while another may still read its shared memory
+  StoreTile<T, kNk>(p, mt, n0, sum);
 #endif
 }
 

@@ -86,6 +86,10 @@ TEST(DenseStreamBuild, RefusesMalformedCsr) {
   EXPECT_NE(why.find("row offsets decrease at row 1"), std::string::npos) << why;
 }
 
+TEST(DenseStreamPlan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot);
+}
+
 TEST(DenseStreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
