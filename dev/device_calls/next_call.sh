@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The next session's first device call (planned 2026-12-07): the harness-bias probe, dense_cublas's finalist
+# with its artifacts (initcheck's own report), then the LLM rows the suites of 2026-12-07 did not reach.
+#   LIMIT=560 bash dev/device_calls/next_call.sh      (carry dist/gpu_*.tar.xz; its $OUT gets the logs and tables)
+set -uo pipefail
+source dev/device_calls/setup.sh
+L=dist/logs; mkdir -p $L
+nvcc -O2 -std=c++17 -arch=sm_90 -o $L/probe dev/harness_bias/probe.cu -lcublas && timeout 120 $L/probe | tee $L/harness_bias.txt
+"$SD" bench --suite configs/suites/seed_finalists_wide.yaml --list > $L/wide_list.tsv 2>&1
+read -r task _ file < <(awk -F'\t' '$2 == "dense_cublas"' $L/wide_list.tsv | head -1)
+timeout 150 "$SD" eval --task configs/suites/seed_finalists_wide.yaml --name "$task" --kernel "$file" --finalist \
+  --timing-seconds 0.05 --min-trials 5 --stage-timeout 120 --out $L/fin_dense_cublas --json $L/fin_dense_cublas.json \
+  < /dev/null > $L/fin_dense_cublas.txt 2>&1
+grep -E "verdict:|compute-sanitizer" $L/fin_dense_cublas.txt | cut -c1-300
+tar -C dist -cJf $OUT/logs.tar.xz logs
+bench_slice configs/suites/llm.yaml '^llm_(block64_80|block32_80)_.*_fp16$|_bf16$' dist/bench_llm_rest --timing-seconds 0.3
+echo "done, left $(left)s"
