@@ -94,6 +94,11 @@ bool Faulted(const v1::EvalResult& r) {
   return r.failure() == v1::FAILURE_CATEGORY_CRASH || r.failure() == v1::FAILURE_CATEGORY_TIMEOUT;
 }
 
+// The judge's bracket disagreed with the host's times (problem_run_timing.cc), not a prepare refusal.
+bool RejectedAtTiming(const v1::EvalResult& r) {
+  return r.failure() == v1::FAILURE_CATEGORY_REJECTED && r.stage_reached() == v1::EVAL_STAGE_TIMING;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<v1::Task>> SelectBenchTasks(const std::vector<v1::Task>& suite,
@@ -241,16 +246,29 @@ absl::StatusOr<BenchLoopOutcome> RunBenchLoop(const std::vector<v1::Task>& suite
       }
       const v1::Candidate candidate = SeedCandidate(task, *seed);
       const Clock::time_point asked = Clock::now();
-      v1::EvalResult r;
-      if (o.finalist) {
-        r = evaluator.EvaluateFinalist(task, candidate, check_seed++);
-      } else if (o.screen_margin > 0) {
-        r = evaluator.EvaluateScreened(task, candidate, check_seed++, bar);
-        if (r.timing_screen() && NearScreenBar(r.fitness(), {r.timings().begin(), r.timings().end()}, bar)) {
-          r = evaluator.Evaluate(task, candidate, check_seed++);  // near the best: timed in full after all
+      const auto evaluate = [&] {
+        v1::EvalResult r;
+        if (o.finalist) {
+          r = evaluator.EvaluateFinalist(task, candidate, check_seed++);
+        } else if (o.screen_margin > 0) {
+          r = evaluator.EvaluateScreened(task, candidate, check_seed++, bar);
+          if (r.timing_screen() && NearScreenBar(r.fitness(), {r.timings().begin(), r.timings().end()}, bar)) {
+            r = evaluator.Evaluate(task, candidate, check_seed++);  // near the best: timed in full after all
+          }
+        } else {
+          r = evaluator.Evaluate(task, candidate, check_seed++);
         }
-      } else {
-        r = evaluator.Evaluate(task, candidate, check_seed++);
+        return r;
+      };
+      v1::EvalResult r = evaluate();
+      for (int retry = 0; retry < o.timing_rejection_retries && RejectedAtTiming(r) && !stop(); ++retry) {
+        ++out.evaluations;
+        Say(o.log, fmt::format("  {} on {}: REJECTED at timing ({}); evaluated again\n", seed->name, task.name(),
+                               r.failure_detail().substr(0, 300)));
+        sink.Emit(EvaluationEvent(task.name(), candidate, r, std::chrono::duration<double>(Clock::now() - asked).count(),
+                                  out.evaluations, best_fitness));
+        if (EventJson failure = FailureEvent(task.name(), r); !failure.is_null()) sink.Emit(std::move(failure));
+        r = evaluate();
       }
       const double seconds = std::chrono::duration<double>(Clock::now() - asked).count();
       ++out.evaluations;

@@ -64,6 +64,12 @@ struct BenchLoopOptions {
   // their best kernel. Most seeds of a task are several times slower than its best, so this saves most of a
   // bench's timing. 0 (default): every seed timed in full. Not with `finalist` (which times in full).
   double screen_margin = 0;
+  // Evaluations again after a REJECTED verdict at the timing stage (the judge's bracket disagreed with the
+  // candidate host's times), each one wholly judged again: on an H100 (2026-12-07) seven honest seeds of 1173
+  // timings met a ~0.65 ms device hiccup in two batches of one timing, past the judge's own retime, and lost
+  // their rows. A host that under-reports is rejected every time, so this only costs it another evaluation.
+  // Every evaluation is an event; a retry is logged. 0: none.
+  int timing_rejection_retries = 1;
   // Where the table goes as it grows (the kept rows first, when resuming), then the summary; null: nowhere.
   std::ostream* table = nullptr;
   // Where progress lines go (set-up failures, failed seeds, skips, what a resume keeps); null: nowhere.

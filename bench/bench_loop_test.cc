@@ -63,9 +63,20 @@ class BenchFake : public testing::ScreeningEvaluator {
       r.clear_timings();
       r.set_failure_detail("fake: this seed fails");
     }
+    if (auto it = rejected.find(candidate.seed_name()); it != rejected.end() && it->second.calls > 0) {
+      --it->second.calls;
+      r.set_failure(v1::FAILURE_CATEGORY_REJECTED);
+      r.set_stage_reached(it->second.stage);
+      r.set_fitness(0);
+      r.clear_timings();
+      r.set_failure_detail("fake: the bracket disagreed");
+    }
     return r;
   }
   std::map<std::string, v1::FailureCategory> failing;
+  // Seeds REJECTED at `stage` on their next `calls` evaluations (any task), then judged as usual.
+  struct Rejection { int calls; v1::EvalStage stage; };
+  std::map<std::string, Rejection> rejected;
   std::set<std::string> failing_setups;
 
  private:
@@ -215,6 +226,54 @@ TEST_F(BenchLoopTest, EverySeedOnceATaskFailuresTypedAndEventsMatchTheTable) {
     ExpectEventsMatch(folder_ / c.name / "events.jsonl", *outcome, failed);
     EXPECT_EQ(testing::CountByType(ReadEvents(folder_ / c.name / "events.jsonl"))["skipped"], c.expect_skips);
     EXPECT_FALSE(fs::exists(folder_ / c.name / "bench-partial" / "t0.json")) << "a finished task's evaluations stay";
+  }
+}
+
+// A REJECTED verdict at the timing stage (the judge's bracket met a hiccup) is judged again, wholly, up to
+// timing_rejection_retries times; both evaluations are events. A seed rejected every time stays rejected, and a
+// REJECTED verdict of another stage (a prepare refusal) is never retried.
+TEST_F(BenchLoopTest, ARejectionAtTimingIsJudgedAgain) {
+  struct Case {
+    std::string name;
+    int rejected_calls;
+    v1::EvalStage stage;
+    int retries;
+    int expect_calls;        // for the seed on the one task
+    bool expect_in_failures;  // its row lists it as REJECTED
+  };
+  const std::vector<Case> cases = {
+      {"hiccup_once", 1, v1::EVAL_STAGE_TIMING, 1, 2, false},
+      {"rejected_every_time", 100, v1::EVAL_STAGE_TIMING, 1, 2, true},
+      {"two_retries", 2, v1::EVAL_STAGE_TIMING, 2, 3, false},
+      {"retries_off", 1, v1::EVAL_STAGE_TIMING, 0, 1, true},
+      {"rejected_at_prepare", 1, v1::EVAL_STAGE_FULL_CORRECTNESS, 1, 1, true},
+  };
+  const std::vector<v1::Task> suite = Suite(1);
+  const std::string seed = applicable_[0]->name, id = seed + "@t0";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::map<std::string, int> calls;
+    BenchFake fake(Landscape(), &calls);
+    fake.rejected[seed] = {c.rejected_calls, c.stage};
+    BenchLoopOptions o = Options(c.name);
+    o.timing_rejection_retries = c.retries;
+    std::ostringstream log;
+    o.log = &log;
+    auto outcome = RunBenchLoop(suite, suite, seeds_, fake, o);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(calls[id], c.expect_calls);
+    EXPECT_EQ(outcome->evaluations, static_cast<int64_t>(applicable_.size()) - 1 + c.expect_calls);
+    EXPECT_EQ(log.str().find("evaluated again") != std::string::npos, c.expect_calls > 1) << log.str();
+    const std::vector<BenchRow> rows = TableOf(c.name);
+    ASSERT_EQ(rows.size(), kNs.size());
+    for (const BenchRow& row : rows) {
+      EXPECT_EQ(row.failures.find(seed + ":REJECTED") != std::string::npos, c.expect_in_failures) << row.failures;
+    }
+    const std::vector<json> events = ReadEvents(folder_ / c.name / "events.jsonl");
+    int seed_events = 0;
+    for (const json& e : events) seed_events += e["type"] == "evaluation" && e["candidate"] == id;
+    EXPECT_EQ(seed_events, c.expect_calls) << "every evaluation is an event";
+    EXPECT_EQ(testing::CountByType(events)["evaluation"], outcome->evaluations);
   }
 }
 
