@@ -240,6 +240,8 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   cudaError_t err = cudaMalloc(&s->dense, host.size());
   if (err == cudaSuccess) err = cudaMemcpy(s->dense, host.data(), host.size(), cudaMemcpyHostToDevice);
   if (err == cudaSuccess) err = cudaMalloc(&s->workspace, kWorkspaceBytes);
+  // Zeroed once, as dense_cublas's (initcheck: a split-K kernel reading workspace it did not write).
+  if (err == cudaSuccess) err = cudaMemset(s->workspace, 0, kWorkspaceBytes);
   if (err == cudaSuccess) err = cudaMalloc(&b, static_cast<size_t>(p->cols) * n_max * eb);
   if (err == cudaSuccess) err = cudaMalloc(&c, static_cast<size_t>(p->rows) * n_max * eb);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, p->device);
