@@ -56,11 +56,10 @@ constexpr int kFewestBatches = 3;
 // means), so that side is judged loosely: beyond the tolerance plus this share of the batch's
 // calibrated flush cost (the calibration's own error, above), they are not believed either.
 constexpr double kOverClaimShareOfFlushes = 0.10;
-// A batch whose bracket disagrees with the host's times is timed again (its times dropped) this many times
-// in a timing before the disagreement is the verdict: an honest kernel met one such batch in a search on an
-// H100 and did not meet it again in later runs (a clock or a neighbour's hiccup), while a host that
+// A batch whose bracket disagrees with the host's times is timed again (its times dropped) up to
+// BracketRetimesAllowed(batches so far) times in a timing before the disagreement is the verdict (bracket.h:
+// honest kernels meet such batches now and then, a clock or a neighbour's hiccup), while a host that
 // under-reports does so in the re-timed batch too. The dropped batch's outputs are still checked.
-constexpr int kBracketRetimes = 1;
 // Outputs checked per batch: one in ten, at least 2 and at most 20 (a candidate skipping work in a
 // fraction f of its timed trials escapes a batch with probability (1 - f)^checks).
 int CheckedPerBatch(int trials) { return std::clamp(trials / 10, 2, 20); }
@@ -256,7 +255,7 @@ Verdict ProblemRun::Time(int64_t n, uint64_t seed, const v1::RunnerOptions& opti
       check_pending(std::nullopt);  // a wrong output of this batch is the verdict before its bracket
       if (!pending_error.ok()) return CrashVerdict(pending_error, what);
       if (!pending_verdict.ok()) return pending_verdict;
-      if (retimed < kBracketRetimes) {  // its times are dropped; the same batch again
+      if (retimed < BracketRetimesAllowed(batches)) {  // its times are dropped; the same batch again
         ++retimed;
         again_warm = warm;
         continue;

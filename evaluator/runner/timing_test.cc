@@ -1,5 +1,6 @@
 // WorkEscapedStream and Summarise: pure functions of the samples, no GPU.
 #include "evaluator/runner/timing.h"
+#include "evaluator/runner/bracket.h"
 
 #include <gtest/gtest.h>
 
@@ -57,6 +58,24 @@ TEST(Summarise, MediansOfEachClockAndTheTrialsThatEscaped) {
   EXPECT_DOUBLE_EQ(stats.host_idle_median_ms(), 0.025);
   EXPECT_DOUBLE_EQ(stats.host_idle_quickest_ms(), 0.01);
   EXPECT_EQ(stats.escaped_trials(), 1);
+}
+
+// A timing may re-time one disagreeing batch, and one more for every 20 it has run; a host that disagrees in
+// every batch is rejected at its second (retimed 1 is not below the allowance at 2 batches).
+TEST(BracketRetimesAllowed, OneAndOneMoreEveryTwentyBatches) {
+  const struct { int batches, allowed; } cases[] = {{-3, 1}, {0, 1}, {1, 1}, {2, 1}, {19, 1}, {20, 2}, {39, 2},
+                                                     {40, 3}, {150, 8}};
+  for (const auto& c : cases) EXPECT_EQ(BracketRetimesAllowed(c.batches), c.allowed) << c.batches << " batches";
+  int retimed = 0, batches = 0;  // a host that under-reports in every batch, as the timing loop counts it
+  for (;;) {
+    ++batches;
+    if (retimed < BracketRetimesAllowed(batches)) {
+      ++retimed;
+      continue;
+    }
+    break;
+  }
+  EXPECT_EQ(batches, 2) << "rejected at its second batch";
 }
 
 }  // namespace
