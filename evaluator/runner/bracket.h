@@ -83,8 +83,10 @@ struct BracketCalibration {
 // `batches` batches (the current one included) have run: one, and one more for every 20. A timing of many short
 // batches meets more device hiccups (on an H100, 2026-12-07, about 0.65 ms of device time no trial reports,
 // twice in one DLMC fp32 timing of ~50 batches an n, rejected seven honest seeds of 1173 timings when one
-// retime was allowed). A re-timed batch's claims are dropped, so a disagreement gains its host nothing, and a
-// host that under-reports in every batch is still rejected at its second.
+// retime was allowed). A re-timed batch's claims are dropped, so a forged claim is never counted, and a host that
+// under-reports in every batch is still rejected at its second. What a host can gain: by forging on purpose in
+// its slowest batches it drops them, at most 1 in 20 (the timing is the median of batch means, so this moves it
+// by less than the spread between batches, which the report shows).
 inline int BracketRetimesAllowed(int batches) { return 1 + (batches > 0 ? batches : 0) / 20; }
 
 // Calibrates with a null host: `rounds` batches of 1 trial and of `wide` trials, interleaved.
