@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# ncu evidence for issue 27's misses that have none yet (one launch each, scripts/ncu_profile.sh, ~60 s a row):
+# the best seed of each row on misses.yaml's one-n tasks, and a DLMC fp16 row's fixed cost. Prints each
+# profile's headline (duration, DRAM and SM throughput, occupancy) and tars the details into $OUT.
+#   LIMIT=560 bash dev/device_calls/ncu_misses.sh      (carry dist/gpu_*.tar.xz)
+set -uo pipefail
+source dev/device_calls/setup.sh
+N=dist/ncu; mkdir -p $N
+rows=(
+  "dev/device_calls/misses.yaml miss_u70_4096_n16 kernels/seeds/dense_stream.cu DenseStreamKernel"
+  "dev/device_calls/misses.yaml miss_block64_90_4096_n2048 kernels/seeds/bsr_wgmma.cu BsrWgmma"
+  "dev/device_calls/misses.yaml miss_block32_90_4096_n2048 kernels/seeds/bsr_mma.cu BsrMmaKernel"
+  "dev/device_calls/misses.yaml miss_nm24_4096_n128 kernels/seeds/nm24_wgmma_sp.cu Nm24WgmmaSpKernel"
+  "configs/suites/dlmc.yaml dlmc_encoder_sa_q_s900001525879_fp16 kernels/seeds/csr_warp_per_row.cu WarpPerRowSpmm"
+)
+for row in "${rows[@]}"; do
+  read -r suite task kernel regex <<< "$row"
+  (( $(left) > 100 )) || { echo "no time left for $task"; continue; }
+  echo "=== $task $(basename "$kernel" .cu)"
+  timeout 150 scripts/ncu_profile.sh "$SD" "$suite" "$task" "$kernel" "$regex" "$N/$task" > "$N/$task.log" 2>&1
+  echo "exit $?"
+  grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Grid Size|Waves Per SM|L2 Hit Rate) " "$N/$task/details.txt" 2>/dev/null | head -12
+done
+tar -C dist -cJf $OUT/ncu.tar.xz ncu --exclude='*.ncu-rep' --exclude='raw.csv'
+echo "done, left $(left)s"
