@@ -21,5 +21,5 @@ for row in "${rows[@]}"; do
   echo "exit $?"
   grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Grid Size|Waves Per SM|L2 Hit Rate) " "$N/$task/details.txt" 2>/dev/null | head -12
 done
-tar -C dist -cJf $OUT/ncu.tar.xz ncu --exclude='*.ncu-rep' --exclude='raw.csv'
+tar -C dist --exclude='*.ncu-rep' --exclude='raw.csv' -cJf $OUT/ncu.tar.xz ncu
 echo "done, left $(left)s"
