@@ -1,5 +1,5 @@
 // GPU test (label "gpu"): the small-n stream seeds (nm24_stream_sp on 2:4, u14_stream_sp on unstructured 90%,
-// dense_stream on unstructured 50%) built with nvcc for sm_90 and loaded through the ABI compute C = A * B in
+// u24_stream_sp on unstructured 70%, dense_stream on unstructured 50%) built with nvcc for sm_90 and loaded through the ABI compute C = A * B in
 // both layouts (KN: B, C row-major; NK: X = B^T, Y = C^T row-major), fp16 and bf16, on shapes that take each
 // path: 16-byte B chunks (KN: n % 8 == 0; NK: K % 8 == 0 and X 16-byte aligned), guarded scalar loads (n odd;
 // K % 8 != 0; X one value off), C pairs and single stores, a second n tile, the cluster's K split (4096 x 4096),
@@ -33,11 +33,12 @@ struct Seed {
 };
 
 std::vector<Seed> Seeds() {
-  v1::PatternSpec nm24, u90, u50;
+  v1::PatternSpec nm24, u90, u70, u50;
   nm24.set_family(v1::PATTERN_FAMILY_N_M), nm24.set_n(2), nm24.set_m(4);
   u90.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), u90.set_sparsity(0.9f);
+  u70.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), u70.set_sparsity(0.7f);
   u50.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), u50.set_sparsity(0.5f);
-  return {{"nm24_stream_sp", nm24}, {"u14_stream_sp", u90}, {"dense_stream", u50}};
+  return {{"nm24_stream_sp", nm24}, {"u14_stream_sp", u90}, {"u24_stream_sp", u70}, {"dense_stream", u50}};
 }
 
 class StreamSeedsGpuTest : public ::testing::Test {

@@ -1,0 +1,194 @@
+// CPU tests of the 2:4-plus-residual seed (no GPU, no CUDA runtime calls): its format (nm24_stream_sp's 2:4
+// values and metadata from the first two nonzeros of each group, the rest in the residual) re-expanded through
+// the PTX definition of mma.sp, its plan, and a replay of every CTA's data flow in both layouts (pointer walk,
+// ldmatrix(.trans) and mma.sp emulated, the residual against the slab, the cluster's rank-order sum, the store
+// coordinates) against a plain product, at the densities it is for and at awkward ones.
+#include "kernels/seeds/u24_stream_sp.cu"
+#include "kernels/seeds/testing/cluster_stream_checks.h"
+
+#include "gtest/gtest.h"
+
+namespace {
+
+using namespace sparseditto::seed_testing;
+
+U24Host BuildU(const Csr& m) {
+  U24Host h;
+  std::string why;
+  EXPECT_TRUE(BuildU24(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
+  return h;
+}
+
+// What the kernel hands mma.sp for 32-column tile kc of row tile mt: a lane's 16 bytes and its metadata word
+// (LoadBatch: vals + ValTile(mt, 2 kt0) + 8 lane + 512 j + 256 q, meta + MetaRecord(mt, kt0) + 32 j, .x/.y).
+void TileOperands(const U24Host& h, int64_t mt, int64_t kc, Lanes4* a, std::array<uint32_t, 32>* e) {
+  const int64_t kchunks = h.kp / 32;
+  for (int l = 0; l < 32; ++l) {
+    for (int r = 0; r < 4; ++r)
+      for (int x = 0; x < 2; ++x) (*a)[l][r][x] = h.vals[ValTile(mt, kc, kchunks) + l * 8 + r * 2 + x];
+    (*e)[l] = h.meta[MetaRecord(mt, kc / 2, kchunks / 2) + MetaLaneWord(l) + kc % 2];
+  }
+}
+
+TEST(U24Format, ReexpandsToTheCsrMatrixWithTheResidual) {
+  struct Case { int64_t rows, cols; double density; };
+  for (const Case& c : {Case{7, 96, 0.1}, Case{65, 36, 0.3}, Case{33, 200, 0.5}, Case{130, 68, 0.7}, Case{16, 64, 1.0}, Case{3, 6, 0.5}}) {
+    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density);
+    const Csr m = RandomCsr(c.rows, c.cols, c.density, static_cast<uint32_t>(c.rows * 7 + c.cols));
+    const U24Host h = BuildU(m);
+    ASSERT_EQ(h.mp % kMPad, 0);
+    ASSERT_EQ(h.kp % kBk, 0);
+    const int64_t kpairs = h.kp / kBk;
+    ASSERT_EQ(h.rstart.size(), size_t(h.mp / 16 * (kpairs + 1) * 8));
+    const std::vector<float> dense = Dense(m);
+    for (int64_t mt = 0; mt < h.mp / 16; ++mt)
+      for (int64_t kc = 0; kc < h.kp / 32; ++kc) {
+        const int64_t kt = kc / 2;
+        Lanes4 a;
+        std::array<uint32_t, 32> e;
+        TileOperands(h, mt, kc, &a, &e);
+        float tile[16][32];
+        DecodeA(a, e, tile);
+        for (int g = 0; g < 8; ++g) {
+          ASSERT_LE(h.rstart[ResidualStart(mt, kt, g, kpairs)], h.rstart[ResidualStart(mt, kt + 1, g, kpairs)]);
+          for (uint32_t i = h.rstart[ResidualStart(mt, kt, g, kpairs)]; i < h.rstart[ResidualStart(mt, kt + 1, g, kpairs)]; ++i) {
+            ASSERT_EQ(h.residual_row[i] % 8, uint32_t(g)) << "entry filed under its row pair";
+            ASSERT_EQ(int64_t(h.residual_col[i]) / kBk, kt) << "entry filed under its K tile";
+            const uint32_t w = ResidualWord(0xABCDu, static_cast<int>(h.residual_row[i]), h.residual_col[i]);
+            ASSERT_EQ((w >> 16) & 1u, h.residual_row[i] / 8) << "row half as the kernel decodes it";
+            ASSERT_EQ(w >> 17, h.residual_col[i]) << "column as the kernel decodes it";
+            if (int64_t(h.residual_col[i]) / 32 == kc) tile[h.residual_row[i]][h.residual_col[i] % 32] += h.residual_val[i];
+          }
+        }
+        for (int r = 0; r < 16; ++r)
+          for (int k = 0; k < 32; ++k) {
+            const int64_t row = mt * 16 + r, col = kc * 32 + k;
+            const float want = row < c.rows && col < c.cols ? dense[row * c.cols + col] : 0.0f;
+            ASSERT_EQ(tile[r][k], want) << "A[" << row << "][" << col << "]";
+          }
+      }
+  }
+}
+
+TEST(U24Format, ResidualHoldsOnlyTheThirdAndFourthNonzerosOfAGroup) {
+  Csr m;  // row 0: group 0 full, group 1 only position 3; row 1: positions 1, 2, 3 of group 0 and an explicit zero
+  m.rows = 2, m.cols = 8;
+  m.ci = {0, 1, 2, 3, 7, 0, 1, 2, 3};
+  m.v = {1, 2, 3, 4, 5, 0, 6, 7, 8};
+  m.ro = {0, 5, 9};
+  const U24Host h = BuildU(m);
+  EXPECT_EQ(h.residual_val, (std::vector<float>{3, 4, 8}));
+  EXPECT_EQ(h.residual_col, (std::vector<uint32_t>{2, 3, 3}));
+  EXPECT_EQ(h.residual_row, (std::vector<uint32_t>{0, 0, 1}));
+  const int64_t kchunks = h.kp / 32;
+  EXPECT_EQ(h.vals[ValTile(0, 0, kchunks) + ValInTile(0, 0)], 1.0f);
+  EXPECT_EQ(h.vals[ValTile(0, 0, kchunks) + ValInTile(0, 1)], 2.0f);
+  EXPECT_EQ(h.vals[ValTile(0, 0, kchunks) + ValInTile(1, 0)], 6.0f) << "an explicit zero is not kept";
+  EXPECT_EQ(h.vals[ValTile(0, 0, kchunks) + ValInTile(1, 1)], 7.0f);
+  EXPECT_EQ(h.meta[MetaRecord(0, 0, h.kp / kBk) + MetaLaneWord(0)] & 0xFu, 0x4u) << "row 0 group 0: positions (0, 1)";
+  EXPECT_EQ(h.meta[MetaRecord(0, 0, h.kp / kBk) + MetaLaneWord(4)] & 0xFu, 0x9u) << "row 1 group 0: positions (1, 2)";
+  EXPECT_EQ((h.meta[MetaRecord(0, 0, h.kp / kBk) + MetaLaneWord(0)] >> 4) & 0xFu, 0xEu) << "row 0 group 1: (2, 3), value at 3";
+}
+
+TEST(U24Format, RefusesMalformedCsrAndKBeyondTheResidualColumnBits) {
+  Csr wide;
+  wide.rows = 1, wide.cols = kMaxResidualCols + 1, wide.ci = {0}, wide.v = {1}, wide.ro = {0, 1};
+  Csr unordered;
+  unordered.rows = 1, unordered.cols = 8, unordered.ci = {3, 1}, unordered.v = {1, 2}, unordered.ro = {0, 2};
+  Csr decreasing;
+  decreasing.rows = 2, decreasing.cols = 8, decreasing.ci = {0}, decreasing.v = {1}, decreasing.ro = {0, 1, 0};
+  const struct { const char* name; Csr m; const char* why; } cases[] = {
+      {"K too wide", wide, "15-bit residual columns"},
+      {"columns not increasing", unordered, "not increasing"},
+      {"row offsets decrease", decreasing, "row offsets decrease"},
+  };
+  for (const auto& c : cases) {
+    U24Host h;
+    std::string why;
+    EXPECT_FALSE(BuildU24(c.m.rows, c.m.cols, c.m.ro.data(), c.m.ci.data(), c.m.v.data(), &h, &why)) << c.name;
+    EXPECT_NE(why.find(c.why), std::string::npos) << c.name << ": " << why;
+  }
+}
+
+TEST(U24Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot);
+}
+
+TEST(U24Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
+  static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
+  ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
+                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
+}
+
+TEST(U24Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
+  const U24Host h = BuildU(RandomCsr(260, 1000, 0.7, 5));
+  const Plan plan = MakePlan(h.mp, h.kp, 16, 132, 4);
+  ASSERT_GT(plan.splits, 1);
+  const Plan roomy = WithResidual(plan, h.rstart, h.mp, h.kp, 1 << 20);
+  ASSERT_GT(roomy.res_cap, 0);
+  EXPECT_EQ(roomy.smem, plan.smem + size_t(roomy.res_cap) * WARPS * 8 * 4);
+  EXPECT_EQ(WithResidual(plan, h.rstart, h.mp, h.kp, plan.smem + 3 * WARPS * 8 * 4 + 5).res_cap, 3);
+  EXPECT_GE(SmemBudget(232448, 233472), kRedBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes);
+  EXPECT_LE(SmemBudget(232448, 233472), 232448u);
+}
+
+// U24StreamKernel<T, kNk> for every CTA of the plan: nm24_stream_sp's main loop over the 2:4 layer, then the
+// residual against the slab (ApplyResidual at SlabElement), before the cluster sum.
+std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk) {
+  const int64_t ktiles = h.kp / kBk;
+  auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc_out) {
+    std::vector<float>& acc = *acc_out;  // [ni][lane][i]
+    for (int j = 0; j < count; ++j)
+      for (int q = 0; q < 2; ++q) {
+        Lanes4 a;
+        std::array<uint32_t, 32> e;
+        TileOperands(h, mt, 2 * (int64_t(kt0) + j) + q, &a, &e);
+        for (int ni = 0; ni < 2; ++ni) {
+          std::array<int, 32> addr;
+          for (int l = 0; l < 32; ++l) addr[l] = nk ? NkBFragOffset(j, q, ni, l) : BFragOffset(j, q, ni, l);
+          EmuMmaSp(a, e, nk ? EmuLdm(sb, addr) : EmuLdmTrans(sb, addr), &acc[ni * 128]);
+        }
+      }
+    for (int l = 0; l < 32; ++l)  // lanes 4g .. 4g+3 walk list g's slice in order
+      for (uint32_t i = h.rstart[ResidualStart(mt, kt0, l >> 2, ktiles)]; i < h.rstart[ResidualStart(mt, kt0 + count, l >> 2, ktiles)]; ++i) {
+        const int r = static_cast<int>(h.residual_row[i]), t = l & 3;
+        const int row = static_cast<int>(h.residual_col[i]) - kt0 * kBk, hh = r >> 3;
+        EXPECT_TRUE(row >= 0 && row < count * kBk) << "entry inside the slab";
+        for (int ni = 0; ni < 2; ++ni)
+          for (int x = 0; x < 2; ++x) acc[ni * 128 + l * 4 + 2 * hh + x] += h.residual_val[i] * sb[SlabElement(nk, row, ni * 8 + 2 * t + x)];
+      }
+  };
+  if (nk) {
+    return ReplayClusterStreamNk(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex,
+                                 warp_product);
+  }
+  return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
+}
+
+void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk) {
+  const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
+  const U24Host h = BuildU(m);
+  const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
+  SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
+                                    << (nk ? " NK" : " KN"));
+  const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
+  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk));
+}
+
+TEST(U24Replay, AwkwardShapesSplitsDensitiesAndNInBothLayouts) {
+  for (bool nk : {false, true})
+    for (int64_t n : {1, 7, 16, 20}) {
+      ExpectReplayMatches(7, 96, 0.3, n, 8, nk);
+      ExpectReplayMatches(65, 36, 0.5, n, 8, nk);
+      ExpectReplayMatches(33, 200, 0.3, n, 8, nk);   // 4 K tiles over 4 ranks
+      ExpectReplayMatches(33, 200, 0.5, n, 3, nk);   // 2 ranks of 2 tiles
+      ExpectReplayMatches(130, 600, 0.3, n, 8, nk);  // 10 K tiles: 5 ranks of 2
+      ExpectReplayMatches(130, 600, 0.9, n, 1, nk);  // mostly residual
+    }
+}
+
+TEST(U24Layouts, ExportsKnAndNk) {
+  EXPECT_EQ(sparseditto_layouts(), SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_KN) | SPARSEDITTO_LAYOUT_BIT(SD_LAYOUT_NK));
+}
+
+}  // namespace
