@@ -9,7 +9,7 @@ source dev/device_calls/setup.sh
 L=dist/logs; mkdir -p $L
 nvcc -O2 -std=c++17 -arch=sm_90 -o $L/probe dev/harness_bias/probe.cu -lcublas && timeout 120 $L/probe | tee $L/harness_bias.txt
 mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
-SPARSEDITTO_CORPUS_ONLY=forge_sanitizer_lines.cu timeout 240 build/bin/adversarial_corpus_gpu_test > $L/corpus.log 2>&1
+SPARSEDITTO_CORPUS_ONLY=forge_sanitizer_lines.cu,forge_slowest_batches.cu,forge_alternate_batches.cu timeout 300 build/bin/adversarial_corpus_gpu_test > $L/corpus.log 2>&1
 echo "corpus exit $?"; grep -E "^forge|^corpus|^reference|PASSED|FAILED" $L/corpus.log | head
 timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "stream_seeds_gpu_test exit $?"  # u24_stream_sp's first GPU run
 grep -E "^\[  (PASSED|FAILED)|Failure" $L/stream_seeds.log | head -5

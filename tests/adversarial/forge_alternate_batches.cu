@@ -1,13 +1,14 @@
 // ADVERSARIAL CANDIDATE forge_alternate_batches.cu (tests/adversarial/corpus.json) -- not a kernel to use.
-// Cheat: aims at the judge's one re-time of a batch whose bracket disagrees (problem_run_timing.cc,
-// kBracketRetimes). Through the host's GOT slot of cudaEventElapsedTime (as forge_timing_imports.cu), it
-// reports 0.6x of every trial time in every other batch and honest times in the batches between, so that
-// each lie is followed by an honest batch: if the re-time forgave a lie whenever the next batch agreed, its
-// lies would pass one by one. A batch is a burst of calls; a gap of more than 1 ms between calls starts the
-// next one.
-// Expected: REJECTED: the first lying batch is re-timed (its times dropped), the next lying batch is the
-// second disagreement of the same timing. Evaluated with the static screen off (corpus.json "screen":
-// false). Apart from the cheat this is the reference candidate (kernels/reference/csr_reference.cu).
+// Cheat: aims at the judge's re-time of a batch whose bracket disagrees (BracketRetimesAllowed,
+// evaluator/runner/bracket.h: one, and one more for every 20 batches). Through the host's GOT slot of
+// cudaEventElapsedTime (as forge_timing_imports.cu), it reports 0.6x of every trial time in every other batch
+// and honest times in the batches between, so that each lie is followed by an honest batch: if the re-time
+// forgave a lie whenever the next batch agreed, its lies would pass one by one. A batch is a burst of calls; a
+// gap of more than 1 ms between calls starts the next one.
+// Expected: REJECTED: the first lying batch is re-timed (its times dropped), the next lying batch, two batches
+// later and well inside the first 20, is the second disagreement of the same timing. Evaluated with the static
+// screen off (corpus.json "screen": false). Apart from the cheat this is the reference candidate
+// (kernels/reference/csr_reference.cu).
 #include "sparseditto_kernel.h"
 #include <elf.h>
 #include <link.h>
