@@ -260,18 +260,25 @@ absl::StatusOr<BenchLoopOutcome> RunBenchLoop(const std::vector<v1::Task>& suite
         }
         return r;
       };
+      // Each evaluation is counted (returning its seconds since asked) and emitted: the evaluation, then its
+      // failure, if any.
+      const auto count = [&] {
+        ++out.evaluations;
+        return std::chrono::duration<double>(Clock::now() - asked).count();
+      };
+      const auto emit = [&](const v1::EvalResult& r, double seconds) {
+        sink.Emit(EvaluationEvent(task.name(), candidate, r, seconds, out.evaluations, best_fitness));
+        if (EventJson failure = FailureEvent(task.name(), r); !failure.is_null()) sink.Emit(std::move(failure));
+      };
       v1::EvalResult r = evaluate();
       for (int retry = 0; retry < o.timing_rejection_retries && RejectedAtTiming(r) && !stop(); ++retry) {
-        ++out.evaluations;
+        const double seconds = count();
         Say(o.log, fmt::format("  {} on {}: REJECTED at timing ({}); evaluated again\n", seed->name, task.name(),
                                r.failure_detail().substr(0, 300)));
-        sink.Emit(EvaluationEvent(task.name(), candidate, r, std::chrono::duration<double>(Clock::now() - asked).count(),
-                                  out.evaluations, best_fitness));
-        if (EventJson failure = FailureEvent(task.name(), r); !failure.is_null()) sink.Emit(std::move(failure));
+        emit(r, seconds);
         r = evaluate();
       }
-      const double seconds = std::chrono::duration<double>(Clock::now() - asked).count();
-      ++out.evaluations;
+      const double seconds = count();
       if (!IsCorrect(r)) {
         Say(o.log, fmt::format("  {} on {}: {}: {}\n", seed->name, task.name(), v1::FailureCategory_Name(r.failure()),
                                r.failure_detail().substr(0, 300)));
@@ -284,8 +291,7 @@ absl::StatusOr<BenchLoopOutcome> RunBenchLoop(const std::vector<v1::Task>& suite
       } else {
         AddError(&out.file_errors, plan.partial_path.status());
       }
-      sink.Emit(EvaluationEvent(task.name(), candidate, r, seconds, out.evaluations, best_fitness));
-      if (EventJson failure = FailureEvent(task.name(), r); !failure.is_null()) sink.Emit(std::move(failure));
+      emit(r, seconds);
     }
     if (out.interrupted) break;  // the task's rows wait for the resume; its evaluations are kept
     std::vector<v1::EvalResult> results;  // named by the seed in the table
