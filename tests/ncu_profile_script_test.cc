@@ -60,7 +60,8 @@ class NcuProfileScriptTest : public ::testing::Test {
     Write(dir_ / "light.csv", kLightCsv);
     // The fake ncu: records its arguments; writes the light CSV (--log-file) or a report (-o) per
     // FAKE_NCU_MODE (ok: as ncu would; header: a CSV with no launch; silent: writes nothing).
-    Executable(dir_ / "tools" / "ncu", "#!/bin/bash\necho \"$*\" >> '" + (dir_ / "ncu_calls.txt").string() + "'\n" +
+    Executable(dir_ / "tools" / "ncu", "#!/bin/bash\necho \"$* (host sandbox=${SPARSEDITTO_HOST_SANDBOX:-})\" >> '" +
+                                           (dir_ / "ncu_calls.txt").string() + "'\n" +
                                            "mode=${FAKE_NCU_MODE:-ok}\n"
                                            "while [[ $# -gt 0 ]]; do case \"$1\" in\n"
                                            "  --log-file) [[ $mode == ok ]] && cp '" + (dir_ / "light.csv").string() +
@@ -71,7 +72,10 @@ class NcuProfileScriptTest : public ::testing::Test {
                                            "esac; shift; done\nexit 0\n");
     // The fake sparseditto starts its runner the way the evaluator does: through SPARSEDITTO_RUNNER.
     Executable(dir_ / "bin" / "sparseditto", "#!/bin/bash\necho \"eval $*\"\nexec \"$SPARSEDITTO_RUNNER\" --child 3 4\n");
-    Executable(dir_ / "bin" / "sparseditto-runner", "#!/bin/bash\necho \"runner $*\"\n");
+    // The fake runner starts the candidate host from beside itself, as the real one does.
+    Executable(dir_ / "bin" / "sparseditto-runner",
+               "#!/bin/bash\necho \"runner $*\"\nexec \"$(dirname \"$0\")/sparseditto-candidate-host\"\n");
+    Executable(dir_ / "bin" / "sparseditto-candidate-host", "#!/bin/bash\necho host\n");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -97,14 +101,16 @@ TEST_F(NcuProfileScriptTest, ProfilesOnlyTheLaunchWithTheLargestGrid) {
   const Outcome r = Run(Args());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string calls = Slurp(dir_ / "ncu_calls.txt");
-  const std::string runner = (dir_ / "bin" / "sparseditto-runner").string();
+  const std::string host = (dir_ / "bin" / "sparseditto-candidate-host").string();
   EXPECT_NE(calls.find("-k regex:U14Stream --launch-count 40 --metrics gpu__time_duration.sum,launch__grid_size"), std::string::npos)
       << calls;
   EXPECT_NE(calls.find("-k regex:U14Stream --launch-skip 1 --launch-count 1 --section SpeedOfLight"), std::string::npos)
       << "launch 1 (8 x 32 blocks, listed twice) is the first of the largest of the four distinct launches:\n" << calls;
-  EXPECT_NE(calls.find(runner + " --child 3 4"), std::string::npos) << "the runner under ncu gets the evaluator's arguments:\n"
-                                                                    << calls;
+  EXPECT_NE(calls.find(host + " (host sandbox=off)"), std::string::npos) << "ncu runs the real candidate host (the runner's copy starts "
+                                                          "the wrapper beside it):\n" << calls;
+  EXPECT_EQ(calls.find("@PID@"), std::string::npos) << "each host's files are named by its process:\n" << calls;
   EXPECT_EQ(Slurp(dir_ / "out" / "details.txt"), "details of " + (dir_ / "out" / "full.ncu-rep").string() + "\n");
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "light.csv"));
   EXPECT_NE(Slurp(dir_ / "out" / "eval_light.txt").find("eval --task tasks.yaml --name t --kernel k.cu --task-shapes-only"),
             std::string::npos)
       << "both passes skip the smoke shapes";
@@ -149,11 +155,13 @@ TEST_F(NcuProfileScriptTest, FailuresExitNonZeroAndSayWhichStepFailed) {
       {"no launch matched", "header", false, 1, "no launch of regex 'U14Stream'"},
       {"light pass wrote nothing", "silent", false, 1, "light pass wrote nothing"},
       {"no runner beside sparseditto", "ok", true, 1, "no runner beside"},
+      {"no candidate host beside sparseditto", "ok", false, 1, "no candidate host beside"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     SetUp();
     if (c.remove_runner) fs::remove(dir_ / "bin" / "sparseditto-runner");
+    if (c.name == "no candidate host beside sparseditto") fs::remove(dir_ / "bin" / "sparseditto-candidate-host");
     const Outcome r = Run(Args(), c.mode);
     EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;

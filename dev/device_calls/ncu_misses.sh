@@ -8,6 +8,7 @@ source dev/device_calls/setup.sh
 N=dist/ncu; mkdir -p $N
 rows=(
   "dev/device_calls/misses.yaml miss_u70_4096_n16 kernels/seeds/dense_stream.cu DenseStreamKernel"
+  "dev/device_calls/misses.yaml miss_u70_4096_n16 kernels/seeds/u24_stream_sp.cu U24StreamKernel"
   "dev/device_calls/misses.yaml miss_block64_90_4096_n2048 kernels/seeds/bsr_wgmma.cu BsrWgmma"
   "dev/device_calls/misses.yaml miss_block32_90_4096_n2048 kernels/seeds/bsr_mma.cu BsrMmaKernel"
   "dev/device_calls/misses.yaml miss_nm24_4096_n128 kernels/seeds/nm24_wgmma_sp.cu Nm24WgmmaSpKernel"
@@ -16,10 +17,11 @@ rows=(
 for row in "${rows[@]}"; do
   read -r suite task kernel regex <<< "$row"
   (( $(left) > 100 )) || { echo "no time left for $task"; continue; }
-  echo "=== $task $(basename "$kernel" .cu)"
-  timeout 150 scripts/ncu_profile.sh "$SD" "$suite" "$task" "$kernel" "$regex" "$N/$task" > "$N/$task.log" 2>&1
+  name="$task.$(basename "$kernel" .cu)"
+  echo "=== $name"
+  timeout 150 scripts/ncu_profile.sh "$SD" "$suite" "$task" "$kernel" "$regex" "$N/$name" > "$N/$name.log" 2>&1
   echo "exit $?"
-  grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Grid Size|Waves Per SM|L2 Hit Rate) " "$N/$task/details.txt" 2>/dev/null | head -12
+  grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Grid Size|Waves Per SM|L2 Hit Rate) " "$N/$name/details.txt" 2>/dev/null | head -12
 done
-tar -C dist --exclude='*.ncu-rep' --exclude='raw.csv' -cJf $OUT/ncu.tar.xz ncu
+tar -C dist --exclude='*.ncu-rep' --exclude='raw.csv' --exclude='bin' -cJf $OUT/ncu.tar.xz ncu
 echo "done, left $(left)s"
