@@ -1,7 +1,8 @@
 // Keys for caching baseline timings across candidates and runs: a baseline's time depends only on
 // (matrix structure and values, dtype, n, GPU, baseline), so the runner times each once.
 //
-// The hash is FNV-1a 64 over a byte stream we define: a format tag, then every field as
+// The hash is FNV-1a 64 over a byte stream we define: a format tag (bumped when the way baselines are
+// timed changes, so that older timings are not mixed with newer ones), then every field as
 // little-endian fixed-width integers, and every string or array preceded by its length (so fields
 // cannot run into each other). It is stable across runs, processes and machines of the same
 // endianness; it is not cryptographic (a cache key, not a defence against crafted collisions).

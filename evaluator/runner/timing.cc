@@ -26,17 +26,22 @@ struct EventPair {
   }
 };
 
-// One trial behind the gate: the GPU is held closed while start, `launch` (none for the idle trial) and
-// stop are enqueued, so the events see them back to back: the host's enqueue latency (which grows with CPU
-// load, e.g. compiles running beside the timing) stays out of the device time. The gate fills the GPU
-// (GateScope::kWholeGpu): work the launch puts on other streams cannot run ahead of the window either, so a
-// side stream joined back by an event is inside the events. Returns the host clock (ms)
-// from the gate's closing to the device's synchronize, which still covers enqueue + device work, for the
-// escaped-work check. Errors: the gate's, the event records', the launch's or the synchronize's.
-absl::StatusOr<double> GatedTrial(StreamGate& gate, EventPair& events, cudaStream_t stream, const LaunchFn* launch,
-                                  const char* what) {
+// One trial behind the gate: the GPU is held closed while the L2 flush, start, `launch` (none for the idle
+// trial) and stop are enqueued, so the events see them back to back: the host's enqueue latency (which grows
+// with CPU load, e.g. compiles running beside the timing) stays out of the device time. The flush sits right
+// before the start event, as in the candidate host's TimeBatch (evaluator/host/candidate_host_main.cc), so a
+// baseline and a candidate start from the same L2 state: with the flush first and a synchronise between, the
+// same cuBLAS call timed ~0.5-0.6 us faster as a baseline than in TimeBatch's form on an H100 at 6-22 us
+// (dev/harness_bias). The gate fills the GPU (GateScope::kWholeGpu): work the launch puts on other streams
+// cannot run ahead of the window either, so a side stream joined back by an event is inside the events.
+// Returns the host clock (ms) from the gate's closing to the device's synchronize, which still covers enqueue,
+// the flush and device work, for the escaped-work check (idle trials flush too, so its allowance covers the
+// flush). Errors: the gate's, the flush's, the event records', the launch's or the synchronize's.
+absl::StatusOr<double> GatedTrial(StreamGate& gate, EventPair& events, L2Flusher& flusher, cudaStream_t stream,
+                                  const LaunchFn* launch, const char* what) {
   absl::Status s = gate.Close(stream, kStreamGateTimeoutNs, what);
   const auto start = std::chrono::steady_clock::now();
+  if (s.ok()) s = flusher.Flush(stream);
   if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.start, stream), "cudaEventRecord");
   if (s.ok() && launch != nullptr) s = (*launch)(stream);
   if (s.ok()) s = gpu::CudaStatus(cudaEventRecord(events.stop, stream), "cudaEventRecord");
@@ -123,21 +128,18 @@ absl::StatusOr<v1::TimingStats> TimeLaunches(const LaunchFn& launch, cudaStream_
   v1::TimingStats stats;
   stats.set_n(n);
   while (static_cast<int>(event_ms.size()) < max_trials) {
-    s = flusher.Flush(stream);
-    if (s.ok()) s = gpu::CudaStatus(cudaDeviceSynchronize(), "flush");
-    if (!s.ok()) return s;
-    // Idle trials (the timed trial's steps with nothing launched) either side of the timed one, for
-    // WorkEscapedStream's allowance. The one before follows the flush, which has just had the GPU; on a
-    // shared GPU it may skip the time-slice wait that the timed trial then pays, so the one after counts
-    // too. The synchronize ends escaped work before the trial after starts, so that work cannot inflate it.
-    auto idle_before = GatedTrial(gate, events, stream, nullptr, "idle gate");
+    // Idle trials (the timed trial's steps, flush included, with nothing launched) either side of the timed
+    // one, for WorkEscapedStream's allowance. On a shared GPU the one before may skip the time-slice wait
+    // that the timed trial then pays, so the one after counts too. The synchronize ends escaped work before
+    // the trial after starts, so that work cannot inflate it.
+    auto idle_before = GatedTrial(gate, events, flusher, stream, nullptr, "idle gate");
     if (!idle_before.ok()) return idle_before.status();
-    auto host = GatedTrial(gate, events, stream, &launch, "trial gate");
+    auto host = GatedTrial(gate, events, flusher, stream, &launch, "trial gate");
     if (!host.ok()) return host.status();
     float ms = 0;
     s = gpu::CudaStatus(cudaEventElapsedTime(&ms, events.start, events.stop), "cudaEventElapsedTime");
     if (!s.ok()) return s;
-    auto idle_after = GatedTrial(gate, events, stream, nullptr, "idle gate");
+    auto idle_after = GatedTrial(gate, events, flusher, stream, nullptr, "idle gate");
     if (!idle_after.ok()) return idle_after.status();
     idle_host_ms.push_back(std::max(*idle_before, *idle_after));
     event_ms.push_back(ms);

@@ -1,5 +1,6 @@
 // Stage 5 of the cascade: timing one launch function truthfully (DESIGN.md §3.4). Warm-ups, an L2
-// flush before every trial, the whole GPU held closed by a gate kernel (GateScope::kWholeGpu) while start
+// flush right before every trial's start event (as the candidate host's TimeBatch does, so baselines and
+// candidates start from the same cache state), the whole GPU held closed by a gate kernel (GateScope::kWholeGpu) while start
 // event, launch and stop event are enqueued (so the events measure device time, not the host's enqueue
 // latency, which varies with CPU load, and work launched on other streams cannot run before the window),
 // CUDA events on the candidate's stream plus a host clock around a whole-
