@@ -1,5 +1,6 @@
 #include "evaluator/evaluator.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -13,6 +14,7 @@
 #include "evaluator/compile/static_screen.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/task_key.h"
+#include "evaluator/sandbox/host_layers.h"
 #include "evaluator/sanitizer_output.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
@@ -236,6 +238,23 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
                 std::to_string(setup->second.matrix_rows()), std::to_string(setup->second.matrix_cols())};
   spawn.inherit_variables = options_.runner.inherit_variables;
   spawn.environment["CUDA_MODULE_LOADING"] = "EAGER";
+  // The candidate runs here as in the judged cascade: inside the candidate host's sandbox (DESIGN.md §3.6), the
+  // tool's process inside it too. A candidate that behaves while judged and acts only under the tool (it can
+  // tell: the tool's library is in its process) meets the same walls. SPARSEDITTO_HOST_SANDBOX as the runner
+  // reads it; a value it refuses has already failed the candidate's evaluation there.
+  const char* asked = std::getenv("SPARSEDITTO_HOST_SANDBOX");
+  auto layers = ParseHostSandboxLayers(asked != nullptr && *asked != 0 ? asked : kDefaultHostSandboxLayers, host,
+                                       std::filesystem::path(library).parent_path().string());
+  if (!layers.ok()) {
+    result->set_run_log(result->run_log() + fmt::format("\n[{}] not run: {}", tool, layers.status().message()));
+    result->set_failure(v1::FAILURE_CATEGORY_INTERNAL);
+    result->set_failure_detail(fmt::format("compute-sanitizer {} not run: {}", tool, layers.status().message()));
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  spawn.sandbox = layers->spawn;
+  if (spawn.sandbox && spawn.sandbox->landlock) spawn.sandbox->landlock->executable.push_back(options_.compute_sanitizer);
+  if (!layers->in_process.empty()) spawn.environment["SPARSEDITTO_HOST_LOCKDOWN"] = layers->in_process;
   // On the evaluator's own GPU (`--gpus`). Not under the GPU's shared lock (gpu_share.h): the search
   // runs its finalists only once its evaluations are over.
   if (!options_.runner.cuda_visible_devices.empty()) {
@@ -251,16 +270,24 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   }
   const std::string output = TextTail(run->stdout_output.bytes, 8 << 10);
   std::optional<LibraryRaceHazards> library_only;
+  std::string verdict = run->outcome.ToString();
   if (tool == "racecheck" && run->outcome.kind == ExitOutcome::Kind::kExited &&
       run->outcome.exit_code == kSanitizerFound && !run->stdout_output.truncated) {
     library_only = RaceHazardsOnlyInLibraryKernels(run->stdout_output.bytes, options_.racecheck_library_kernels);
   }
-  const std::string verdict =
-      library_only ? fmt::format("{}; all {} of its hazard reports lie inside NVIDIA library kernels ({}: {}), not "
-                                 "the candidate's: not counted",
-                                 run->outcome.ToString(), library_only->reports, library_only->kernels.size(),
-                                 fmt::join(library_only->kernels, ", "))
-                   : run->outcome.ToString();
+  if (library_only) {
+    const std::string kernels = fmt::format("{} of its hazard reports lie inside kernels named like NVIDIA library "
+                                            "kernels ({}: {})", library_only->reports, library_only->kernels.size(),
+                                            fmt::join(library_only->kernels, ", "));
+    // A name is the candidate's to choose when it can bring kernels of its own in at run time.
+    if (std::optional<std::string> why = WhyLibraryKernelNamesAreNotTrusted(candidate.source(),
+                                                                             options_.racecheck_library_kernels)) {
+      verdict = fmt::format("{}; all {}, but they are counted: the candidate {}", verdict, kernels, *why);
+      library_only.reset();
+    } else {
+      verdict = fmt::format("{}; all {}, not the candidate's: not counted", verdict, kernels);
+    }
+  }
   const std::string line = fmt::format("[compute-sanitizer {}: {}]", tool, verdict);
   result->add_sanitizer_verdicts(line);
   result->set_run_log(result->run_log() + "\n" + line + "\n" + output);

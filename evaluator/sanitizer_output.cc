@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <regex>
 
+#include "evaluator/compile/source_lexer.h"
+#include "fmt/format.h"
+
 namespace sparseditto {
 namespace {
 
@@ -65,6 +68,23 @@ std::optional<LibraryRaceHazards> RaceHazardsOnlyInLibraryKernels(std::string_vi
   std::sort(found.kernels.begin(), found.kernels.end());
   found.kernels.erase(std::unique(found.kernels.begin(), found.kernels.end()), found.kernels.end());
   return found;
+}
+
+std::optional<std::string> WhyLibraryKernelNamesAreNotTrusted(std::string_view source,
+                                                              const std::vector<std::string>& library_kernel_prefixes) {
+  static constexpr std::string_view kLoaders[] = {"cudaLibraryLoad", "cudaGetDriverEntryPoint", "cuModuleLoad",
+                                                  "cuLibraryLoad",   "cuLink",                  "cuGetProcAddress",
+                                                  "nvrtc",           "nvJitLink",               "nvPTXCompiler"};
+  for (const SourceToken& token : LexSource(source)) {
+    if (token.kind != SourceToken::Kind::kIdentifier) continue;
+    for (std::string_view loader : kLoaders) {
+      if (token.text.rfind(loader, 0) == 0) return fmt::format("loads code at run time ({}, line {})", token.text, token.line);
+    }
+    if (FromLibrary(token.text, library_kernel_prefixes)) {
+      return fmt::format("names an identifier like a library kernel ({}, line {})", token.text, token.line);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace sparseditto

@@ -25,4 +25,15 @@ struct LibraryRaceHazards {
 std::optional<LibraryRaceHazards> RaceHazardsOnlyInLibraryKernels(std::string_view output,
                                                                   const std::vector<std::string>& library_kernel_prefixes);
 
+// Why racecheck's kernel names cannot be taken as NVIDIA's for this candidate `source`, or nullopt when they can:
+// "loads code at run time (cudaLibraryLoadData, line 12)" when it names a run-time module or code loader
+// (cudaLibraryLoad*, cudaGetDriverEntryPoint*, cuModuleLoad*, cuLibraryLoad*, cuLink*, cuGetProcAddress*, nvrtc*,
+// nvJitLink*, nvPTXCompiler*), whose kernels carry whatever names it gives them and no line of candidate.cu; "names
+// an identifier like a library kernel (nvjet_x, line 5)" when an identifier of its own begins with one of
+// `library_kernel_prefixes`. On the spelled source's tokens (source_lexer.h): the static screen refuses token
+// pasting and dlsym, so such a name cannot be assembled unspelled; a kernel compiled from candidate.cu reports
+// "in candidate.cu:N" (-lineinfo) and is counted whatever its name.
+std::optional<std::string> WhyLibraryKernelNamesAreNotTrusted(std::string_view source,
+                                                              const std::vector<std::string>& library_kernel_prefixes);
+
 }  // namespace sparseditto

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include "common/eval_outcome.h"
@@ -66,6 +67,8 @@ class SanitizerStageTest : public ::testing::Test {
     std::ofstream(dir / "memcheck.txt") << memcheck_output;
     const std::string script = (dir / "compute-sanitizer").string();
     std::ofstream(script) << "#!/bin/sh\necho \"$@\" >> '" << (dir / "args.txt").string() << "'\n"
+                          << "echo \"$(readlink /proc/self/ns/net) lockdown=$SPARSEDITTO_HOST_LOCKDOWN\" >> '"
+                          << (dir / "sandbox.txt").string() << "'\n"
                           << "case \"$2\" in\n"
                           << "  racecheck) cat '" << (dir / "racecheck.txt").string() << "'; exit " << racecheck_code << ";;\n"
                           << "  memcheck) cat '" << (dir / "memcheck.txt").string() << "'; exit " << memcheck_code << ";;\n"
@@ -74,7 +77,7 @@ class SanitizerStageTest : public ::testing::Test {
     return script;
   }
 
-  v1::EvalResult EvaluateAsFinalist(const std::string& sanitizer) {
+  v1::EvalResult EvaluateAsFinalist(const std::string& sanitizer, const std::string& source = Reference()) {
     EvaluatorOptions options;
     options.compiler.cache_directory = (folder_.path() / "compile").string();
     options.compile.abi_include_dir = SPARSEDITTO_SOURCE_DIR "/kernel_abi";
@@ -91,12 +94,13 @@ class SanitizerStageTest : public ::testing::Test {
     EXPECT_TRUE((*evaluator)->SetupTask(task).ok());
     v1::Candidate candidate;
     candidate.set_id("ok_finalist");  // the fake runner's correct result
-    candidate.set_source(Reference());
+    candidate.set_source(source);
     return (*evaluator)->Evaluate(task, candidate, /*finalist=*/true, 1);
   }
 
-  std::string Args() {
-    std::ifstream in(folder_.path() / "args.txt");
+  std::string Args() { return Slurp("args.txt"); }
+  std::string Slurp(const std::string& name) {
+    std::ifstream in(folder_.path() / name);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
@@ -109,7 +113,7 @@ TEST_F(SanitizerStageTest, CublasOnlyRacesAreLoggedAndNotCounted) {
   EXPECT_EQ(result.failure(), v1::FAILURE_CATEGORY_NONE) << result.failure_detail() << "\n" << result.run_log();
   EXPECT_EQ(result.stage_reached(), v1::EVAL_STAGE_DONE);
   EXPECT_THAT(result.run_log(), HasSubstr("[compute-sanitizer racecheck: exited with code 97; all 1 of its hazard "
-                                          "reports lie inside NVIDIA library kernels (1: "
+                                          "reports lie inside kernels named like NVIDIA library kernels (1: "
                                           "nvjet_sm90_hsh_32x64_64x16_1x4_h_bz_splitK_NNN), not the candidate's: "
                                           "not counted]"));
   EXPECT_THAT(result.run_log(), HasSubstr("[compute-sanitizer initcheck: exited with code 0]"));  // went on
@@ -121,6 +125,44 @@ TEST_F(SanitizerStageTest, CublasOnlyRacesAreLoggedAndNotCounted) {
   EXPECT_THAT(Args(), HasSubstr("--tool racecheck --error-exitcode 97 --print-limit 1000 "));
   EXPECT_THAT(Args(), HasSubstr("--tool memcheck --error-exitcode 97 --print-limit 20 "));
   EXPECT_THAT(Args(), HasSubstr("--sanitize "));
+}
+
+// The candidate runs under the tool in the judged host's sandbox (DESIGN.md §3.6): the tool's process starts in a
+// network namespace of its own, and the host is told the in-process layers to apply before it loads the candidate.
+TEST_F(SanitizerStageTest, TheToolAndTheCandidateRunInTheHostsSandbox) {
+  ASSERT_TRUE(folder_.ok());
+  const v1::EvalResult result = EvaluateAsFinalist(FakeSanitizer("", 0, "", 0));
+  EXPECT_EQ(result.failure(), v1::FAILURE_CATEGORY_NONE) << result.failure_detail() << "\n" << result.run_log();
+  ASSERT_EQ(result.sanitizer_verdicts_size(), 3) << result.run_log();
+  const std::string ours = std::filesystem::read_symlink("/proc/self/ns/net").string();
+  const std::string runs = Slurp("sandbox.txt");
+  ASSERT_FALSE(runs.empty());
+  std::istringstream lines(runs);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.find(ours), std::string::npos) << "the tool ran in the evaluator's network namespace: " << line;
+    EXPECT_THAT(line, HasSubstr(" lockdown=landlock,caps,seccomp"));
+  }
+}
+
+// Hazards in kernels named like cuBLAS's are excused only when the candidate cannot have named a kernel so: a
+// candidate that loads code at run time, or that spells such a name itself, has them counted.
+TEST_F(SanitizerStageTest, LibraryNamedRacesCountWhenTheCandidateCouldHaveNamedThem) {
+  ASSERT_TRUE(folder_.ok());
+  struct Case { const char* name; std::string addition; const char* why; };
+  const Case cases[] = {
+      {"a run-time library load", "\n[[maybe_unused]] static auto* const kLoad = &cudaLibraryLoadData;\n",
+       "the candidate loads code at run time (cudaLibraryLoadData, line"},
+      {"an identifier named like cuBLAS's kernels", "\n[[maybe_unused]] static void nvjet_sm90_mine() {}\n",
+       "the candidate names an identifier like a library kernel (nvjet_sm90_mine, line"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const v1::EvalResult result = EvaluateAsFinalist(FakeSanitizer(kCublasRaces, 97, "", 0), Reference() + c.addition);
+    EXPECT_EQ(result.failure(), v1::FAILURE_CATEGORY_CRASH) << result.failure_detail() << "\n" << result.run_log();
+    EXPECT_EQ(result.stage_reached(), v1::EVAL_STAGE_FINALIST);
+    EXPECT_THAT(result.run_log(), HasSubstr(std::string("but they are counted: ") + c.why));
+    EXPECT_THAT(result.run_log(), Not(HasSubstr("not counted")));
+  }
 }
 
 TEST_F(SanitizerStageTest, ACandidatesOwnRaceOrAMemcheckFindingFailsIt) {

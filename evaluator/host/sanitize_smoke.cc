@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status_format.h"
+#include "evaluator/host/host_lockdown.h"
 #include "evaluator/runner/candidate_library.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/smoke_cases.h"
@@ -73,6 +74,12 @@ int RunSanitizeSmoke(int argc, char** argv) {
     }
   }
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) return Fail("no usable CUDA device");
+  // The judged host's in-process layers (SPARSEDITTO_HOST_LOCKDOWN, set by the evaluator from the same layer list),
+  // after CUDA and the tool's injection are up and before the candidate is loaded.
+  const char* layers = std::getenv("SPARSEDITTO_HOST_LOCKDOWN");
+  if (absl::Status s = LockDownBeforeLoad(evaluate.library_path(), layers == nullptr ? "" : layers); !s.ok()) {
+    return Fail(fmt::format("lockdown: {}", s.message()));
+  }
   auto library = LoadCandidateLibrary(evaluate.library_path());
   if (!library.ok()) return Fail(std::string(library.status().message()));
   const int32_t dtype = evaluate.task().dtype();

@@ -5,7 +5,9 @@
 // process and the candidate's kernels are instrumented). There is no judge here and nothing is
 // checked for correctness: the candidate already passed the judged cascade; this run exists for the
 // tool's findings (out-of-bounds and misaligned accesses, races, reads of uninitialised memory),
-// which the evaluator reads from the tool's exit code. A candidate could tamper with the tool's
+// which the evaluator reads from the tool's exit code. It runs in the judged host's sandbox: the evaluator spawns
+// the tool inside the spawn-time layers, and this process applies the in-process ones (SPARSEDITTO_HOST_LOCKDOWN)
+// before it loads the candidate, as the judged host does. A candidate could tamper with the tool's
 // injection in its own process to hide findings; it can no longer forge a verdict or a time (those
 // are the judge's).
 #pragma once

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/text_tail.h"
-#include "evaluator/sandbox/landlock.h"
+#include "evaluator/sandbox/host_layers.h"
 #include "evaluator/gpu/cuda_status.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/step_trace.h"
@@ -42,28 +42,10 @@ absl::StatusOr<v1::IpcBuffer> MakeIpcBuffer(void* allocation_base, size_t offset
 
 absl::Status ApplyHostSandboxLayers(const std::string& layers, const std::string& host_binary,
                                     const std::string& library_dir, CandidateHostOptions* options) {
-  options->sandbox.reset();
-  options->in_process_layers.clear();
-  if (layers == "off") return absl::OkStatus();
-  SandboxPolicy policy;
-  policy.new_user_namespace = policy.new_pid_namespace = policy.new_network_namespace = policy.new_ipc_namespace = false;
-  policy.drop_root = false;
-  std::vector<std::string> in_process;
-  for (absl::string_view layer : absl::StrSplit(layers, ',', absl::SkipEmpty())) {
-    if (layer == "netns") policy.new_network_namespace = true;
-    else if (layer == "ipcns") policy.new_ipc_namespace = true;
-    else if (layer == "pidns") policy.new_pid_namespace = true;
-    else if (layer == "uid") policy.drop_root = true;
-    else if (layer == "spawn-landlock") policy.landlock = CandidateHostLandlockRules(host_binary, library_dir);
-    else if (layer == "landlock" || layer == "caps" || layer == "seccomp") {
-      in_process.emplace_back(std::string(layer));
-    } else {
-      return absl::InvalidArgumentError(fmt::format("SPARSEDITTO_HOST_SANDBOX: unknown layer '{}' (known: netns, ipcns, "
-                                                    "pidns, uid, spawn-landlock, landlock, caps, seccomp, off)", layer));
-    }
-  }
-  options->sandbox = policy;  // no_new_privs and the parent-death signal always
-  options->in_process_layers = absl::StrJoin(in_process, ",");
+  auto parsed = ParseHostSandboxLayers(layers, host_binary, library_dir);
+  if (!parsed.ok()) return parsed.status();
+  options->sandbox = parsed->spawn;
+  options->in_process_layers = parsed->in_process;
   return absl::OkStatus();
 }
 

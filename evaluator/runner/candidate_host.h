@@ -72,10 +72,8 @@ void TraceHostOpenSteps(const v1::HostReply& reply);
 // False with the spawn-time Landlock layer ("spawn-landlock"), whose rules name the library's folder.
 bool CanSpawnAhead(const CandidateHostOptions& options);
 
-// The candidate host's layers from a comma list (SPARSEDITTO_HOST_SANDBOX, runner_main.cc): "netns",
-// "ipcns", "pidns", "uid" (root only: run as nobody) and "spawn-landlock" before exec; "landlock" and
-// "seccomp" in the process after CUDA is up; "off" alone for none. Unknown names: InvalidArgument.
-// `host_binary` and `library_dir` are for the spawn-time Landlock rules.
+// The candidate host's layers from a comma list (SPARSEDITTO_HOST_SANDBOX, runner_main.cc), as
+// ParseHostSandboxLayers (evaluator/sandbox/host_layers.h) reads it, into `options`. Errors: its InvalidArgument.
 absl::Status ApplyHostSandboxLayers(const std::string& layers, const std::string& host_binary,
                                     const std::string& library_dir, CandidateHostOptions* options);
 

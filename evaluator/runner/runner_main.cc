@@ -20,6 +20,7 @@
 #include "evaluator/runner/candidate_evaluation.h"
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
+#include "evaluator/sandbox/host_layers.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/gpu_share.h"
 #include "evaluator/runner/task_context.h"
@@ -33,7 +34,7 @@ namespace {
 
 constexpr int kExitContextLost = 3;
 // The candidate host's layers unless SPARSEDITTO_HOST_SANDBOX says otherwise (candidate_host.h).
-constexpr const char* kDefaultHostLayers = "netns,ipcns,landlock,caps,seccomp";
+constexpr const char* kDefaultHostLayers = kDefaultHostSandboxLayers;  // evaluator/sandbox/host_layers.h
 constexpr int kExitNoCuda = 4;
 
 // sparseditto-candidate-host, installed beside this binary.

@@ -119,6 +119,9 @@ TEST(CorpusGpuTest, EveryCandidateIsCaughtWithItsCategoryAndTheEvaluatorSurvives
     const v1::EvalResult result = judge.Evaluate(nk ? nk_task : task, candidate, finalist, 1000 + total + skipped, &*compiled);
     const std::string got = CategoryName(result.failure());
     bool ok = accepted.contains(got);
+    // "stage": where it must be caught, when an earlier catch would hide that the cheat went unseen (a candidate
+    // whose cheat shows only under the finalist's sanitizers must not pass for caught by failing sooner).
+    if (entry.contains("stage")) ok = ok && v1::EvalStage_Name(result.stage_reached()) == "EVAL_STAGE_" + entry["stage"].get<std::string>();
     // "times_like_reference": a candidate that is the reference apart from how it reports its times must
     // not come out more than 15% faster than the reference did.
     if (ok && entry.contains("times_like_reference") && entry["times_like_reference"].get<bool>()) {
