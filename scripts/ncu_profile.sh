@@ -32,6 +32,8 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 [[ -x "$host" ]] || { echo "ncu_profile: no candidate host beside $sd ($host)" >&2; exit 1; }
 mkdir -p "$out/bin"; out=$(realpath "$out"); rm -f "$out"/light*.csv
 cp -f "$runner" "$out/bin/sparseditto-runner" || { echo "ncu_profile: cannot copy the runner into $out/bin" >&2; exit 1; }
+# A packaged runner finds its libraries through RUNPATH $ORIGIN/../lib (scripts/package_gpu.sh): the copy too.
+[[ -d "$(dirname "$runner")/../lib" ]] && ln -sfn "$(realpath "$(dirname "$runner")/../lib")" "$out/lib"
 
 # Runs eval once with every candidate host under `ncu ARGS...`; @PID@ in ARGS becomes the host wrapper's
 # process ID, so each host (the judge's calibration host, the candidate's) writes its own files. The wrapper

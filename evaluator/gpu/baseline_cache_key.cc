@@ -61,8 +61,7 @@ std::string BaselineCacheKey(uint64_t matrix_fingerprint, v1::Dtype dtype, int64
                              const std::string& baseline_name, v1::Layout layout) {
   Fnv1a64 h;
   // v2: baselines timed with the flush inside the gated trial, right before the start event, as the candidate
-  // host times candidates (evaluator/runner/timing.h); v1's timings (flush, synchronise, then the trial) read
-  // ~0.5-0.6 us faster on an H100 at 6-20 us kernels, so they must not be reused beside v2's.
+  // host times candidates (evaluator/runner/timing.h); a change of method, so v1's timings are not reused.
   h.String("sparseditto.baseline.v2");
   h.U64(matrix_fingerprint);
   h.U64(static_cast<uint64_t>(dtype));

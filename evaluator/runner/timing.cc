@@ -30,9 +30,10 @@ struct EventPair {
 // trial) and stop are enqueued, so the events see them back to back: the host's enqueue latency (which grows
 // with CPU load, e.g. compiles running beside the timing) stays out of the device time. The flush sits right
 // before the start event, as in the candidate host's TimeBatch (evaluator/host/candidate_host_main.cc), so a
-// baseline and a candidate start from the same L2 state: with the flush first and a synchronise between, the
-// same cuBLAS call timed ~0.5-0.6 us faster as a baseline than in TimeBatch's form on an H100 at 6-22 us
-// (dev/harness_bias). The gate fills the GPU (GateScope::kWholeGpu): work the launch puts on other streams
+// baseline and a candidate start from the same L2 state. (In dev/harness_bias's probe the flush-then-synchronise
+// form read 0.5-0.6 us faster than TimeBatch's; in the judge, on an H100, this form changed no cuBLAS baseline's
+// median measurably, and candidates making the same call still read ~0.85 us slower: the rest of the candidate
+// path, not this.) The gate fills the GPU (GateScope::kWholeGpu): work the launch puts on other streams
 // cannot run ahead of the window either, so a side stream joined back by an event is inside the events.
 // Returns the host clock (ms) from the gate's closing to the device's synchronize, which still covers enqueue,
 // the flush and device work, for the escaped-work check (idle trials flush too, so its allowance covers the
