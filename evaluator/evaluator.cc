@@ -253,7 +253,10 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
     return;
   }
   spawn.sandbox = layers->spawn;
-  if (spawn.sandbox && spawn.sandbox->landlock) spawn.sandbox->landlock->executable.push_back(options_.compute_sanitizer);
+  if (spawn.sandbox && spawn.sandbox->landlock) {  // spawn-landlock: the tool itself, and the request it hands the host
+    spawn.sandbox->landlock->executable.push_back(options_.compute_sanitizer);
+    spawn.sandbox->landlock->read_only.push_back(dir.string());
+  }
   if (!layers->in_process.empty()) spawn.environment["SPARSEDITTO_HOST_LOCKDOWN"] = layers->in_process;
   // On the evaluator's own GPU (`--gpus`). Not under the GPU's shared lock (gpu_share.h): the search
   // runs its finalists only once its evaluations are over.

@@ -144,6 +144,36 @@ TEST_F(SanitizerStageTest, TheToolAndTheCandidateRunInTheHostsSandbox) {
   }
 }
 
+// SPARSEDITTO_HOST_SANDBOX reaches the tool's run as it reaches the judged host: "off" runs it in our namespace
+// with no lockdown list; a layer list the parser refuses is the harness's failure (INTERNAL), never a skipped tool.
+TEST_F(SanitizerStageTest, TheHostSandboxVariableChoosesTheToolsLayers) {
+  ASSERT_TRUE(folder_.ok());
+  struct Case { const char* layers; v1::FailureCategory failure; bool own_netns; const char* lockdown; const char* detail; };
+  const Case cases[] = {
+      {"off", v1::FAILURE_CATEGORY_NONE, false, "lockdown=\n", ""},
+      {"netns,seccomp", v1::FAILURE_CATEGORY_NONE, true, "lockdown=seccomp\n", ""},
+      {"netns,bogus", v1::FAILURE_CATEGORY_INTERNAL, false, "", "compute-sanitizer memcheck not run: SPARSEDITTO_HOST_SANDBOX: unknown layer 'bogus'"},
+  };
+  const std::string ours = std::filesystem::read_symlink("/proc/self/ns/net").string();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.layers);
+    std::filesystem::remove(folder_.path() / "sandbox.txt");
+    setenv("SPARSEDITTO_HOST_SANDBOX", c.layers, 1);
+    const v1::EvalResult result = EvaluateAsFinalist(FakeSanitizer("", 0, "", 0));
+    unsetenv("SPARSEDITTO_HOST_SANDBOX");
+    EXPECT_EQ(result.failure(), c.failure) << result.failure_detail() << "\n" << result.run_log();
+    EXPECT_THAT(result.failure_detail(), HasSubstr(c.detail));
+    const std::string runs = Slurp("sandbox.txt");
+    if (c.failure != v1::FAILURE_CATEGORY_NONE) {
+      EXPECT_TRUE(runs.empty()) << runs;
+      continue;
+    }
+    ASSERT_FALSE(runs.empty());
+    EXPECT_EQ(runs.find(ours) == std::string::npos, c.own_netns) << runs;
+    EXPECT_THAT(runs, HasSubstr(c.lockdown));
+  }
+}
+
 // Hazards in kernels named like cuBLAS's are excused only when the candidate cannot have named a kernel so: a
 // candidate that loads code at run time, or that spells such a name itself, has them counted.
 TEST_F(SanitizerStageTest, LibraryNamedRacesCountWhenTheCandidateCouldHaveNamedThem) {
