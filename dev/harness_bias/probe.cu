@@ -9,6 +9,8 @@
 //              judge's stream waiting on the host's done event while the batch runs (the product's bracket)
 //   host_idle  the same, but the judge's stream waits for nothing (it learns the batch ended over the pipe)
 //   host_ipc   as host, the flush memset on the judge's buffer mapped over IPC (the product's flush)
+//   judge_now  the judge since 589c558: whole-GPU gate, flush, event, GEMM, event, open, synchronise (one a trial)
+//   batch_wide batch behind a whole-GPU gate instead of one block
 // judge vs batch isolates the flush right before the trial and the batching; batch vs host the second context;
 // host vs host_idle the judge's pending cross-context wait; host vs host_ipc the mapped flush buffer.
 //   nvcc -O2 -std=c++17 -arch=sm_90 -o probe probe.cu -lcublas && ./probe
@@ -172,8 +174,8 @@ int main(int argc, char** argv) {
   printf("%-18s %-10s %9s %9s %9s %9s %s\n", "shape m x k x n", "mode", "median us", "p10", "p90", "max", "trials > 100 us + 2 x median");
   for (int si = 0; si < kShapeCount; ++si) {
     const Shape& s = kShapes[si];
-    const char* modes[] = {"judge", "batch", "host", "host_idle", "host_ipc"};
-    for (int mode = 0; mode < 5; ++mode) {
+    const char* modes[] = {"judge", "batch", "host", "host_idle", "host_ipc", "judge_now", "batch_wide"};
+    for (int mode = 0; mode < 7; ++mode) {
       std::vector<double> us;
       for (int r = 0; r < kRounds; ++r) {
         if (mode == 0) {
@@ -191,6 +193,28 @@ int main(int argc, char** argv) {
             CK(cudaEventElapsedTime(&ms, ev0, ev1));
             us.push_back(ms * 1000);
           }
+        } else if (mode == 5) {  // the judge since 589c558: whole-GPU gate, then flush, event, GEMM, event
+          for (int i = 0; i < kTrials; ++i) {
+            *vflag = 0;
+            Gate<<<prop.multiProcessorCount * 2, 128, 0, js>>>(dflag);
+            CK(cudaMemsetAsync(flush, 0x5a, sh.flush_bytes, js));
+            CK(cudaEventRecord(ev0, js));
+            g.Run(s, js);
+            CK(cudaEventRecord(ev1, js));
+            *vflag = 1;
+            CK(cudaStreamSynchronize(js));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, ev0, ev1));
+            us.push_back(ms * 1000);
+          }
+        } else if (mode == 6) {  // batch behind a whole-GPU gate (not one block)
+          *vflag = 0;
+          Gate<<<prop.multiProcessorCount * 2, 128, 0, js>>>(dflag);
+          CK(cudaEventRecord(start, js));
+          EnqueueBatch(g, s, js, start, done, flush, sh.flush_bytes, ev);
+          *vflag = 1;
+          CK(cudaStreamSynchronize(js));
+          CollectBatch(ev, &us);
         } else if (mode == 1) {
           *vflag = 0;
           Gate<<<1, 1, 0, js>>>(dflag);
