@@ -255,5 +255,40 @@ TEST(BenchTableTest, NoCorrectSeedLeavesTheRowEmpty) {
   EXPECT_EQ(GeomeanSpeedup(rows), 0);
 }
 
+// The harness offset note: dense_cublas minus cublas_dense over the short rows that have both, median and range;
+// no note with fewer than 3 such rows.
+TEST(BenchTableTest, TheHarnessOffsetIsMeasuredFromDenseCublasAgainstItsBaseline) {
+  auto row = [](double seed_ms, double base_ms, bool shared = false) {
+    BenchRow r;
+    r.task = "t", r.dtype = "fp16", r.n = 16, r.best_kernel = "dense_cublas", r.kernel_ms = seed_ms;
+    r.seeds_ms = {{"other", seed_ms / 2}, {"dense_cublas", seed_ms}};
+    r.baselines_ms = {{"cusparse_csr", 0.1}, {"cublas_dense", base_ms}};
+    r.shared_gpu = shared;
+    return r;
+  };
+  struct Case { const char* name; std::vector<BenchRow> rows; int count; double median_us; const char* note; };
+  const Case cases[] = {
+      {"three short rows", {row(0.0068, 0.0060), row(0.0070, 0.0061), row(0.0065, 0.0060)}, 3, 0.8,
+       "timed +0.80 us (median; +0.50 to +0.90, 3 rows with it under 50 us) against it"},
+      {"a long row and a shared one are left out", {row(0.0068, 0.0060), row(0.0070, 0.0061), row(0.0880, 0.0910),
+                                                    row(0.0100, 0.0060, true)}, 2, 0.85, nullptr},
+      {"faster as a candidate", {row(0.0050, 0.0060), row(0.0051, 0.0060), row(0.0052, 0.0060)}, 3, -0.9,
+       "are overstated by about that much"},
+      {"no pair", {}, 0, 0, nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const HarnessOffset offset = MeasuredHarnessOffset(c.rows);
+    EXPECT_EQ(offset.count, c.count);
+    EXPECT_NEAR(offset.median_us, c.median_us, 1e-6);
+    const std::string table = FormatBenchTable(c.rows);
+    if (c.note != nullptr) {
+      EXPECT_NE(table.find(c.note), std::string::npos) << table;
+    } else {
+      EXPECT_EQ(table.find("own cost"), std::string::npos) << table;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sparseditto
