@@ -111,6 +111,19 @@ TEST_F(NcuProfileScriptTest, ProfilesOnlyTheLaunchWithTheLargestGrid) {
   EXPECT_EQ(calls.find("@PID@"), std::string::npos) << "each host's files are named by its process:\n" << calls;
   EXPECT_EQ(Slurp(dir_ / "out" / "details.txt"), "details of " + (dir_ / "out" / "full.ncu-rep").string() + "\n");
   EXPECT_TRUE(fs::exists(dir_ / "out" / "light.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "lib")) << "no lib folder beside the runner, none linked";
+}
+
+// A packaged runner (scripts/package_gpu.sh) finds its libraries through RUNPATH $ORIGIN/../lib: its copy in
+// OUT/bin gets OUT/lib linked to them.
+TEST_F(NcuProfileScriptTest, ThePackagedRunnersCopyFindsItsLibraries) {
+  fs::create_directories(dir_ / "lib");
+  Write(dir_ / "lib" / "libsomething.so", "");
+  const Outcome r = Run(Args());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(dir_ / "out" / "lib"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "lib" / "libsomething.so"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "bin" / "sparseditto-runner"));
   EXPECT_NE(Slurp(dir_ / "out" / "eval_light.txt").find("eval --task tasks.yaml --name t --kernel k.cu --task-shapes-only"),
             std::string::npos)
       << "both passes skip the smoke shapes";
