@@ -226,6 +226,7 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   const auto setup = setups_.find(TaskContextKey(task));
   if (setup == setups_.end() || setup->second.matrix_rows() <= 0) {
     result->set_run_log(result->run_log() + fmt::format("\n[{}] not run: the task was not set up", tool));
+    result->add_sanitizer_verdicts(fmt::format("[compute-sanitizer {}: not run: the task was not set up]", tool));
     std::filesystem::remove_all(dir);
     return;
   }
@@ -269,6 +270,9 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   result->set_stage_reached(v1::EVAL_STAGE_FINALIST);
   if (!run.ok()) {
     result->set_run_log(result->run_log() + fmt::format("\n[{}] could not run: {}", tool, run.status().message()));
+    // Said where reports and exports read the tools' verdicts, so a finalist is never shown as sanitized by a tool
+    // that did not run.
+    result->add_sanitizer_verdicts(fmt::format("[compute-sanitizer {}: could not run: {}]", tool, run.status().message()));
     return;  // the tool is missing or broken: not the candidate's fault, recorded in the log
   }
   const std::string output = TextTail(run->stdout_output.bytes, 8 << 10);

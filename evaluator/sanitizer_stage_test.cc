@@ -174,6 +174,18 @@ TEST_F(SanitizerStageTest, TheHostSandboxVariableChoosesTheToolsLayers) {
   }
 }
 
+// A tool that cannot be started is not the candidate's failure, but its verdict line says it did not run, so
+// that no report or export shows the finalist as sanitized by it.
+TEST_F(SanitizerStageTest, AToolThatCannotStartSaysSoInTheVerdicts) {
+  ASSERT_TRUE(folder_.ok());
+  const std::string tool = FakeSanitizer("", 0, "", 0);
+  chmod(tool.c_str(), 0644);  // not executable
+  const v1::EvalResult result = EvaluateAsFinalist(tool);
+  EXPECT_EQ(result.failure(), v1::FAILURE_CATEGORY_NONE) << result.failure_detail();
+  ASSERT_FALSE(result.sanitizer_verdicts().empty()) << result.run_log();
+  for (const std::string& verdict : result.sanitizer_verdicts()) EXPECT_THAT(verdict, HasSubstr(": could not run: "));
+}
+
 // Hazards in kernels named like cuBLAS's are excused only when the candidate cannot have named a kernel so: a
 // candidate that loads code at run time, or that spells such a name itself, has them counted.
 TEST_F(SanitizerStageTest, LibraryNamedRacesCountWhenTheCandidateCouldHaveNamedThem) {
