@@ -1,6 +1,5 @@
 #include "evaluator/evaluator.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -243,9 +242,7 @@ void Evaluator::RunSanitizer(const std::string& tool, const v1::Task& task, cons
   // tool's process inside it too. A candidate that behaves while judged and acts only under the tool (it can
   // tell: the tool's library is in its process) meets the same walls. SPARSEDITTO_HOST_SANDBOX as the runner
   // reads it; a value it refuses has already failed the candidate's evaluation there.
-  const char* asked = std::getenv("SPARSEDITTO_HOST_SANDBOX");
-  auto layers = ParseHostSandboxLayers(asked != nullptr && *asked != 0 ? asked : kDefaultHostSandboxLayers, host,
-                                       std::filesystem::path(library).parent_path().string());
+  auto layers = ParseHostSandboxLayers(HostSandboxLayerList(), host, std::filesystem::path(library).parent_path().string());
   if (!layers.ok()) {
     result->set_run_log(result->run_log() + fmt::format("\n[{}] not run: {}", tool, layers.status().message()));
     result->set_failure(v1::FAILURE_CATEGORY_INTERNAL);

@@ -6,8 +6,6 @@
 #include <iterator>
 #include <string_view>
 
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "common/text_tail.h"
 #include "evaluator/sandbox/host_layers.h"
 #include "evaluator/gpu/cuda_status.h"

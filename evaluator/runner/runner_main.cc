@@ -20,12 +20,12 @@
 #include "evaluator/runner/candidate_evaluation.h"
 #include "evaluator/runner/bracket.h"
 #include "evaluator/runner/candidate_host.h"
-#include "evaluator/sandbox/host_layers.h"
 #include "evaluator/runner/framing.h"
 #include "evaluator/runner/gpu_share.h"
 #include "evaluator/runner/task_context.h"
 #include "evaluator/runner/task_key.h"
 #include "evaluator/runner/timing.h"
+#include "evaluator/sandbox/host_layers.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 
@@ -33,8 +33,6 @@ namespace sparseditto {
 namespace {
 
 constexpr int kExitContextLost = 3;
-// The candidate host's layers unless SPARSEDITTO_HOST_SANDBOX says otherwise (candidate_host.h).
-constexpr const char* kDefaultHostLayers = kDefaultHostSandboxLayers;  // evaluator/sandbox/host_layers.h
 constexpr int kExitNoCuda = 4;
 
 // sparseditto-candidate-host, installed beside this binary.
@@ -199,10 +197,10 @@ class Runner {
     result.set_gpu_name(device_.name);
     result.set_arch(device_.arch);
     // The candidate's own output, for the run log (the evaluator treats it as untrusted text).
-    const char* asked = std::getenv("SPARSEDITTO_HOST_SANDBOX");
-    std::string log = fmt::format("[sandbox] candidate host layers: {}{}\n",
-                                  asked != nullptr && *asked != 0 ? asked : kDefaultHostLayers,
-                                  asked != nullptr && *asked != 0 ? " (SPARSEDITTO_HOST_SANDBOX)" : " (default)");
+    bool asked = false;
+    const std::string layers = HostSandboxLayerList(&asked);
+    std::string log = fmt::format("[sandbox] candidate host layers: {}{}\n", layers,
+                                  asked ? " (SPARSEDITTO_HOST_SANDBOX)" : " (default)");
     if (const std::string host_log = (*host)->Log(); !host_log.empty()) log += "[candidate host]\n" + host_log;
     result.set_run_log(log);
     FlushStepTrace(request.candidate_id());
@@ -245,8 +243,7 @@ class Runner {
   absl::StatusOr<CandidateHostOptions> HostOptions(const std::string& library_path) const {
     CandidateHostOptions options;
     options.host_path = host_path_;
-    const char* asked = std::getenv("SPARSEDITTO_HOST_SANDBOX");
-    const std::string layers = asked != nullptr && *asked != 0 ? asked : kDefaultHostLayers;
+    const std::string layers = HostSandboxLayerList();
     const std::string folder = library_path.empty() ? "/nonexistent" : library_path.substr(0, library_path.rfind('/'));
     if (absl::Status s = ApplyHostSandboxLayers(layers, host_path_, folder, &options); !s.ok()) return s;
     return options;

@@ -1,5 +1,6 @@
 #include "evaluator/sandbox/host_layers.h"
 
+#include <cstdlib>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -8,6 +9,13 @@
 #include "fmt/format.h"
 
 namespace sparseditto {
+
+std::string HostSandboxLayerList(bool* from_environment) {
+  const char* asked = std::getenv("SPARSEDITTO_HOST_SANDBOX");
+  const bool set = asked != nullptr && *asked != 0;
+  if (from_environment != nullptr) *from_environment = set;
+  return set ? asked : kDefaultHostSandboxLayers;
+}
 
 absl::StatusOr<HostSandboxLayers> ParseHostSandboxLayers(const std::string& layers, const std::string& host_binary,
                                                          const std::string& library_dir) {

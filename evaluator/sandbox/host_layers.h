@@ -15,6 +15,10 @@ namespace sparseditto {
 // IPC, and in the process, after CUDA is up and before the library loads, Landlock, no capabilities, seccomp.
 inline constexpr const char* kDefaultHostSandboxLayers = "netns,ipcns,landlock,caps,seccomp";
 
+// The layer list in force: SPARSEDITTO_HOST_SANDBOX when it is set and not empty, else kDefaultHostSandboxLayers.
+// `from_environment`, when given, says which.
+std::string HostSandboxLayerList(bool* from_environment = nullptr);
+
 struct HostSandboxLayers {
   // Set up before the host's program starts; nullopt: none ("off").
   std::optional<SandboxPolicy> spawn;
