@@ -16,6 +16,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/temp_folder.h"
 
 namespace sparseditto {
 namespace {
@@ -60,33 +61,35 @@ TEST(HostLockdownTest, CapsClosesTheEvaluatorsProcFilesToARootHost) {
   EXPECT_EQ(InLockedChild("caps,seccomp", ParentEnvironmentReadable), 1);
 }
 
-// tests/adversarial/escape_under_sanitizer.cu's two ways out, which it tries only under the finalist's
+// tests/adversarial/escape_under_sanitizer.cu's two ways out (a socket, a file created in the temporary folder), which it tries only under the finalist's
 // compute-sanitizer, where the --sanitize host now applies these layers before loading it (sanitize_smoke.cc).
 bool SocketOpens() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd >= 0) close(fd);
   return fd >= 0;
 }
-bool FileCreatedInTmp() {
-  char path[] = "/tmp/sparseditto_lockdown_test_XXXXXX";
-  const int fd = mkstemp(path);
+std::string escape_template;  // set before the fork: a name under this test process's own temporary folder
+bool FileCreatedInTempFolder() {
+  std::string path = escape_template;
+  const int fd = mkstemp(path.data());
   if (fd < 0) return false;
   close(fd);
-  unlink(path);
+  unlink(path.c_str());
   return true;
 }
 
-TEST(HostLockdownTest, TheDefaultLayersRefuseASocketAndAFileInTmp) {
+TEST(HostLockdownTest, TheDefaultLayersRefuseASocketAndANewFile) {
   if (InLockedChild("landlock,caps,seccomp", [] { return true; }) == 2) GTEST_SKIP() << "a layer is not available here";
+  escape_template = testing_support::ProcessTempDir() + "escape_XXXXXX";  // in the temporary folder, outside Landlock's rules
   struct Case { const char* layers; bool (*escape)(); int want; };
   const Case cases[] = {
       {"", SocketOpens, 0},  // unconfined: the escape works (the control)
-      {"", FileCreatedInTmp, 0},
+      {"", FileCreatedInTempFolder, 0},
       {"landlock,caps,seccomp", SocketOpens, 1},
-      {"landlock,caps,seccomp", FileCreatedInTmp, 1},
+      {"landlock,caps,seccomp", FileCreatedInTempFolder, 1},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(std::string("layers '") + c.layers + "', " + (c.escape == SocketOpens ? "socket" : "file in /tmp"));
+    SCOPED_TRACE(std::string("layers '") + c.layers + "', " + (c.escape == SocketOpens ? "socket" : "file in the temporary folder"));
     EXPECT_EQ(InLockedChild(c.layers, c.escape), c.want);
   }
 }
