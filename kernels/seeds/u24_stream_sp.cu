@@ -414,7 +414,7 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
 // How a run is cut: K splits (the cluster size) so that about CTAS_PER_SM CTAs per SM run, at most
 // max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
 // more than 8 slabs. prepare lowers max_splits until the clusters fit the device in one wave.
-struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0; size_t smem = 0; int64_t clusters = 0; };
+struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0, res_longest = 0; size_t smem = 0; int64_t clusters = 0; };
 Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
   Plan plan;
   const int64_t ktiles = kp / kBk;
@@ -447,6 +447,7 @@ Plan WithResidual(Plan plan, const std::vector<uint32_t>& rstart, int64_t mp, in
         longest = std::max(longest, rstart[ResidualStart(mt, end, g, ktiles)] - rstart[ResidualStart(mt, kt0, g, ktiles)]);
       }
   const size_t per_entry = size_t(WARPS) * 8 * 4, room = budget > plan.smem ? (budget - plan.smem) / per_entry : 0;
+  plan.res_longest = static_cast<int>(longest);
   plan.res_cap = static_cast<int>(std::min<size_t>(longest, room));
   plan.smem += plan.res_cap * per_entry;
   return plan;
@@ -471,21 +472,38 @@ cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cud
   config.attrs = cluster, config.numAttrs = 1;
   return config;
 }
-// The plan for n: fewer splits while the clusters would not all be resident at once (a second wave of
-// clusters costs more than the K parallelism it buys: measured on the H200, 8-CTA clusters at 2 CTAs/SM).
+// Which plan runs, of those FittedPlan weighs (widest_first[0] has the most splits; active[i]: clusters of
+// widest_first[i] the device holds at once): the widest that runs in one wave with its residual wholly staged,
+// else the widest. Fewer splits buy one wave (a second wave of clusters costs more than the K parallelism it buys),
+// but only when they get it: fewer splits that still leave a second wave only lengthen every CTA, and a plan whose
+// residual lists outgrow shared memory walks the rest from global memory, one dependent load an entry (both
+// slower on an H100: dev/u24_plan). Pure, for the unit test.
+size_t PickPlan(const std::vector<Plan>& widest_first, const std::vector<int>& active) {
+  for (size_t i = 0; i < widest_first.size() && i < active.size(); ++i)
+    if (active[i] >= widest_first[i].clusters && widest_first[i].res_cap >= widest_first[i].res_longest) return i;
+  return 0;
+}
+// The plan for n: every distinct split count from the widest down to the slab's least, weighed by PickPlan.
 template <typename T, bool kNk> Plan FittedPlan(const State* s, int64_t n) {
   auto make = [s, n](int cap) { return WithResidual(MakePlan(s->mp, s->kp, n, s->sms, cap), s->rstart, s->mp, s->kp, s->smem_budget); };
-  Plan plan = make(kMaxSplits);
-  for (int cap = plan.splits - 1; cap >= 1; --cap) {
+  std::vector<Plan> widest_first{make(kMaxSplits)};
+  for (int cap = widest_first[0].splits - 1; cap >= 1; --cap) {
+    const Plan fewer = make(cap);
+    if (fewer.splits == 0 || fewer.splits >= widest_first.back().splits) break;  // the slab needs these splits
+    widest_first.push_back(fewer);
+  }
+  std::vector<int> active;
+  for (const Plan& plan : widest_first) {
     cudaLaunchAttribute cluster;
     const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, nullptr, &cluster);
-    int active = 0;
-    if (cudaOccupancyMaxActiveClusters(&active, U24StreamKernel<T, kNk>, &config) != cudaSuccess || active >= plan.clusters) break;
-    const Plan fewer = make(cap);
-    if (fewer.splits >= plan.splits) break;  // the slab needs these splits
-    plan = fewer;
+    int held = 0;  // a query that fails counts as no cluster held (that plan is not picked for one wave); its error is cleared
+    if (plan.splits > 0 && cudaOccupancyMaxActiveClusters(&held, U24StreamKernel<T, kNk>, &config) != cudaSuccess) {
+      held = 0;
+      (void)cudaGetLastError();
+    }
+    active.push_back(held);
   }
-  return plan;
+  return widest_first[PickPlan(widest_first, active)];
 }
 template <typename T, bool kNk> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
   StreamArgs a{s->vals, s->meta, s->residual, s->rstart_d, b, c, s->m, s->k, n, s->kp / kBk, static_cast<int>(s->kp / kBk), plan.kt_per_split,

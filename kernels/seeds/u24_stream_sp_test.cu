@@ -126,10 +126,38 @@ TEST(U24Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
   ASSERT_GT(plan.splits, 1);
   const Plan roomy = WithResidual(plan, h.rstart, h.mp, h.kp, 1 << 20);
   ASSERT_GT(roomy.res_cap, 0);
+  EXPECT_EQ(roomy.res_cap, roomy.res_longest);
   EXPECT_EQ(roomy.smem, plan.smem + size_t(roomy.res_cap) * WARPS * 8 * 4);
-  EXPECT_EQ(WithResidual(plan, h.rstart, h.mp, h.kp, plan.smem + 3 * WARPS * 8 * 4 + 5).res_cap, 3);
+  const Plan tight = WithResidual(plan, h.rstart, h.mp, h.kp, plan.smem + 3 * WARPS * 8 * 4 + 5);
+  EXPECT_EQ(tight.res_cap, 3);
+  EXPECT_EQ(tight.res_longest, roomy.res_longest);
   EXPECT_GE(SmemBudget(232448, 233472), kRedBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes);
   EXPECT_LE(SmemBudget(232448, 233472), 232448u);
+}
+
+// Plans FittedPlan weighed for unstructured 70% at n = 16 on an H100 (from dev/u24_plan's table, some left out: splits, clusters, staged
+// residual entries against the longest list, clusters held at once) and the split count PickPlan must take.
+TEST(U24Plan, PicksTheWidestPlanThatRunsInOneWaveWithItsResidualStaged) {
+  struct Weighed { int splits; int64_t clusters; int res_cap, res_longest, active; };
+  const struct { const char* name; std::vector<Weighed> widest_first; int want_splits; } cases[] = {
+      {"4096x4096: 7 splits is one wave", {{8, 32, 45, 45, 30}, {7, 32, 54, 54, 32}, {6, 32, 54, 54, 39}}, 7},
+      {"4096x11008: 7 splits is one wave", {{8, 32, 101, 101, 30}, {7, 32, 116, 116, 32}, {5, 32, 112, 143, 47}}, 7},
+      {"11008x4096: only 2 splits is one wave", {{4, 86, 78, 78, 62}, {3, 86, 97, 97, 79}, {2, 86, 136, 136, 132}}, 2},
+      {"8192x8192: one wave truncates the residual, keep the widest", {{5, 64, 114, 114, 47}, {4, 64, 131, 131, 62}, {3, 64, 48, 171, 79}}, 5},
+      {"none is one wave", {{8, 200, 10, 10, 30}, {4, 200, 12, 12, 60}}, 8},
+      {"every query failed", {{8, 32, 10, 10, 0}, {4, 32, 12, 12, 0}}, 8},
+      {"the widest already fits", {{6, 10, 3, 3, 12}, {3, 10, 5, 5, 40}}, 6},
+  };
+  for (const auto& c : cases) {
+    std::vector<Plan> plans;
+    std::vector<int> active;
+    for (const Weighed& w : c.widest_first) {
+      Plan p;
+      p.splits = w.splits, p.clusters = w.clusters, p.res_cap = w.res_cap, p.res_longest = w.res_longest;
+      plans.push_back(p), active.push_back(w.active);
+    }
+    EXPECT_EQ(plans[PickPlan(plans, active)].splits, c.want_splits) << c.name;
+  }
 }
 
 // U24StreamKernel<T, kNk> for every CTA of the plan: nm24_stream_sp's main loop over the 2:4 layer, then the
