@@ -40,6 +40,7 @@
 #define UNROLL 4        // sparseditto:tunable values=[2, 4, 6]
 #define CTAS_PER_SM 2   // sparseditto:tunable values=[1, 2, 3]
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
+#define SPREAD_RESIDUAL 1  // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -303,18 +304,44 @@ __device__ __forceinline__ void AddResidual(uint32_t w, const T* sb, int kt0, fl
     acc[ni][2] += high ? x : 0.0f, acc[ni][3] += high ? y : 0.0f;
   }
 }
-// Lanes 4g .. 4g+3 walk list g in order (staged entries from shared memory, any beyond res_cap from global).
+// The warp's residual after its main loop. SPREAD_RESIDUAL 0: lanes 4g .. 4g+3 walk list g in order, so the warp
+// waits on its longest list. SPREAD_RESIDUAL 1: the lists in turn, quad q taking entries q, q + 8, .. of each; the
+// quads' partials of list g (each in quad g's fragment layout) are summed by shuffles and quad g adds them, so a
+// list far longer than the rest (a dense row pair of a skewed matrix) costs an eighth of its length. Staged entries
+// come from shared memory, any beyond res_cap from global.
 template <typename T, bool kNk>
 __device__ __forceinline__ void ApplyResidual(const StreamArgs& p, const ResidualSlice& r, const uint32_t* rs, const T* sb, int kt0,
                                               float (&acc)[2][4]) {
-  const int g = (threadIdx.x & 31) >> 2;
+  const int q = (threadIdx.x & 31) >> 2;
+  const uint32_t cap = static_cast<uint32_t>(p.res_cap);
+#if SPREAD_RESIDUAL
+#pragma unroll 1
+  for (int g = 0; g < 8; ++g) {
+    const uint32_t begin = __shfl_sync(0xffffffffu, r.begin, 4 * g), have = __shfl_sync(0xffffffffu, r.end, 4 * g) - begin;
+    if (have == 0) continue;  // the same for every lane
+    const uint32_t* staged = rs + g * p.res_cap;
+    float part[2][4] = {};
+#pragma unroll 4
+    for (uint32_t i = q; i < have; i += 8) AddResidual<T, kNk>(i < cap ? staged[i] : __ldg(p.residual + begin + i), sb, kt0, part);
+#pragma unroll
+    for (int ni = 0; ni < 2; ++ni)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float x = part[ni][j];
+#pragma unroll
+        for (int m = 4; m < 32; m <<= 1) x += __shfl_xor_sync(0xffffffffu, x, m);  // over the quads, lane t with lane t
+        acc[ni][j] += q == g ? x : 0.0f;
+      }
+  }
+#else
   const uint32_t have = r.end - r.begin, most = __reduce_max_sync(0xffffffffu, have);
-  const uint32_t* mine = rs + g * p.res_cap;
+  const uint32_t* mine = rs + q * p.res_cap;
 #pragma unroll 4
   for (uint32_t i = 0; i < most; ++i) {
     if (i >= have) continue;
-    AddResidual<T, kNk>(i < static_cast<uint32_t>(p.res_cap) ? mine[i] : __ldg(p.residual + r.begin + i), sb, kt0, acc);
+    AddResidual<T, kNk>(i < cap ? mine[i] : __ldg(p.residual + r.begin + i), sb, kt0, acc);
   }
+#endif
 }
 
 // Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2, at OutIndex.

@@ -177,14 +177,11 @@ std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t
           EmuMmaSp(a, e, nk ? EmuLdm(sb, addr) : EmuLdmTrans(sb, addr), &acc[ni * 128]);
         }
       }
-    for (int l = 0; l < 32; ++l)  // lanes 4g .. 4g+3 walk list g's slice in order
-      for (uint32_t i = h.rstart[ResidualStart(mt, kt0, l >> 2, ktiles)]; i < h.rstart[ResidualStart(mt, kt0 + count, l >> 2, ktiles)]; ++i) {
-        const int r = static_cast<int>(h.residual_row[i]), t = l & 3;
-        const int row = static_cast<int>(h.residual_col[i]) - kt0 * kBk, hh = r >> 3;
-        EXPECT_TRUE(row >= 0 && row < count * kBk) << "entry inside the slab";
-        for (int ni = 0; ni < 2; ++ni)
-          for (int x = 0; x < 2; ++x) acc[ni * 128 + l * 4 + 2 * hh + x] += h.residual_val[i] * sb[SlabElement(nk, row, ni * 8 + 2 * t + x)];
-      }
+    const auto range = [&](int g) {
+      return std::make_pair(h.rstart[ResidualStart(mt, kt0, g, ktiles)], h.rstart[ResidualStart(mt, kt0 + count, g, ktiles)]);
+    };
+    ReplayStreamResidual(h, range, int64_t(kt0) * kBk, count * kBk, SPREAD_RESIDUAL != 0,
+                         [&](int64_t row, int col) { return sb[SlabElement(nk, static_cast<int>(row), col)]; }, &acc);
   };
   if (nk) {
     return ReplayClusterStreamNk(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex,
@@ -201,6 +198,21 @@ void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, 
                                     << (nk ? " NK" : " KN"));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
   ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk));
+}
+
+// Rows 3 and 11 dense (one row pair, so one list of each warp-tile holds nearly all of the residual) among 10 percent
+// rows, every split count: the lists of a warp are walked quad-spread or in order (SPREAD_RESIDUAL) and both sum to
+// the product.
+TEST(U24Replay, ASkewedMatrixsDenseRowPairIsSummedWhicheverWayTheListsAreWalked) {
+  const Csr m = WithDenseRows(RandomCsr(130, 600, 0.1, 77), {3, 11});
+  const U24Host h = BuildU(m);
+  for (bool nk : {false, true})
+    for (int max_splits : {1, 3, 8}) {
+      const Plan plan = MakePlan(h.mp, h.kp, 16, 132, max_splits);
+      SCOPED_TRACE(::testing::Message() << "splits " << plan.splits << (nk ? " NK" : " KN"));
+      const std::vector<float> b = RandomB(600, 16, 5);
+      ExpectPlainProduct(m, b, 16, Replay(h, b, 16, plan, nk));
+    }
 }
 
 TEST(U24Replay, AwkwardShapesSplitsDensitiesAndNInBothLayouts) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -127,6 +128,57 @@ std::vector<float> ReplayClusterStreamNk(int64_t rows, int64_t cols, int64_t mp,
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < n; ++j) y[out_index(true, r, j, rows, n)] = c[r * n + j];
   return Transposed(y, n, rows);  // Y (n x rows) back to C
+}
+
+// The stream seeds' ApplyResidual for one warp, lane for lane, into acc ([ni][lane][i], fp32 fragments): list g's
+// entries are [begin(g), end(g)) of the host's residual_row / residual_col / residual_val; entry e adds value *
+// B(slab row, column) to row (residual_row % 8 == g, / 8 picks i / 2) at columns 8ni + 2t + {0, 1}, slab row =
+// column - row0, b_at(slab row, column) reading the slab. spread false: quad g walks list g in order. spread true
+// (SPREAD_RESIDUAL 1): quad q takes entries q, q + 8, .. of each list into a partial, the quads' partials are summed
+// by the kernel's xor butterfly (lane l + lane l ^ m, m = 4, 8, 16) and quad g adds the sum. Checks each entry's
+// row pair and that it lies inside the slab's `slab_rows`.
+template <typename Host, typename RangeFn, typename BAt>
+void ReplayStreamResidual(const Host& h, RangeFn range, int64_t row0, int slab_rows, bool spread, BAt b_at, std::vector<float>* acc) {
+  for (int g = 0; g < 8; ++g) {
+    const auto [begin, end] = range(g);
+    std::vector<float> part(2 * 32 * 4, 0.0f);  // [ni][lane][i], the partials before the butterfly
+    for (uint32_t e = begin; e < end; ++e) {
+      const int r = static_cast<int>(h.residual_row[e]), hh = r >> 3, q = spread ? static_cast<int>((e - begin) % 8) : g;
+      const int64_t row = static_cast<int64_t>(h.residual_col[e]) - row0;
+      EXPECT_EQ(r & 7, g) << "entry " << e << " in its row pair's list";
+      EXPECT_TRUE(row >= 0 && row < slab_rows) << "entry " << e << " inside the slab";
+      for (int t = 0; t < 4; ++t)
+        for (int ni = 0; ni < 2; ++ni)
+          for (int x = 0; x < 2; ++x) part[ni * 128 + (4 * q + t) * 4 + 2 * hh + x] += h.residual_val[e] * b_at(row, ni * 8 + 2 * t + x);
+    }
+    if (spread)
+      for (int m = 4; m < 32; m <<= 1) {
+        std::vector<float> next(part.size());
+        for (int ni = 0; ni < 2; ++ni)
+          for (int l = 0; l < 32; ++l)
+            for (int i = 0; i < 4; ++i) next[ni * 128 + l * 4 + i] = part[ni * 128 + l * 4 + i] + part[ni * 128 + (l ^ m) * 4 + i];
+        part.swap(next);
+      }
+    for (int ni = 0; ni < 2; ++ni)
+      for (int l = 4 * g; l < 4 * g + 4; ++l)
+        for (int i = 0; i < 4; ++i) (*acc)[ni * 128 + l * 4 + i] += part[ni * 128 + l * 4 + i];
+  }
+}
+
+// m with the given rows made dense (value 0.25 + 0.125 * (column % 5)): one row pair's residual list far longer
+// than the rest, as a skewed matrix's heaviest rows give.
+inline Csr WithDenseRows(const Csr& m, const std::vector<int64_t>& dense) {
+  Csr out;
+  out.rows = m.rows, out.cols = m.cols;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    if (std::find(dense.begin(), dense.end(), r) != dense.end()) {
+      for (int64_t c = 0; c < m.cols; ++c) out.ci.push_back(static_cast<int32_t>(c)), out.v.push_back(0.25f + 0.125f * float(c % 5));
+    } else {
+      for (int32_t e = m.ro[r]; e < m.ro[r + 1]; ++e) out.ci.push_back(m.ci[e]), out.v.push_back(m.v[e]);
+    }
+    out.ro.push_back(static_cast<int32_t>(out.ci.size()));
+  }
+  return out;
 }
 
 }  // namespace sparseditto::seed_testing

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The twelfth session's third device call (2026-12-07): SPREAD_RESIDUAL in u14_stream_sp and u24_stream_sp (a warp's
+# residual lists spread over its eight quads), checked by the stream seeds' GPU test, A/B'd against the in-order walk
+# on uniform and skewed rows (dev/skewed_residual/ab.sh), then the generality suite's unstructured tasks re-benched.
+#   LIMIT=420 bash dev/device_calls/checks_s12c.sh      (carry dist/gpu_*.tar.xz)
+set -uo pipefail
+source dev/device_calls/setup.sh
+L=dist/logs; mkdir -p $L
+mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+timeout 150 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "stream_seeds_gpu_test exit $?"
+grep -E "^\[ +(OK|FAILED|PASSED) " $L/stream_seeds.log | head
+dev/skewed_residual/ab.sh "$SD" dist/ab 170 | tee $L/ab.txt
+tar -C dist -cJf $OUT/logs.tar.xz logs ab/u90_4096x4096.txt ab/u90_skew1_5120x5120.txt 2>/dev/null
+bench_slice configs/suites/generality.yaml '^gen_unstructured' dist/bench_gen_u_s12 --timing-seconds 0.3
+grep -E "^gen_unstructured" dist/bench_gen_u_s12/bench.txt | cut -c1-140
+echo "done, left $(left)s"
