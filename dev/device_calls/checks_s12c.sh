@@ -9,8 +9,8 @@ L=dist/logs; mkdir -p $L
 mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
 timeout 150 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "stream_seeds_gpu_test exit $?"
 grep -E "^\[ +(OK|FAILED|PASSED) " $L/stream_seeds.log | head
-dev/skewed_residual/ab.sh "$SD" dist/ab 170 | tee $L/ab.txt
+dev/skewed_residual/ab.sh "$SD" dist/ab ${AB_LIMIT:-170} | tee $L/ab.txt
 tar -C dist -cJf $OUT/logs.tar.xz logs ab/u90_4096x4096.txt ab/u90_skew1_5120x5120.txt 2>/dev/null
-bench_slice configs/suites/generality.yaml '^gen_unstructured' dist/bench_gen_u_s12 --timing-seconds 0.3
+(( $(left) > 100 )) && bench_slice configs/suites/generality.yaml '^gen_unstructured' dist/bench_gen_u_s12 --timing-seconds 0.3
 grep -E "^gen_unstructured" dist/bench_gen_u_s12/bench.txt | cut -c1-140
 echo "done, left $(left)s"

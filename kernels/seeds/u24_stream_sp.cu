@@ -32,7 +32,7 @@
 #define UNROLL 4        // sparseditto:tunable values=[2, 4, 6]
 #define CTAS_PER_SM 2   // sparseditto:tunable values=[1, 2, 3]
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
-#define SPREAD_RESIDUAL 1  // sparseditto:tunable values=[0, 1]
+#define SPREAD_RESIDUAL 0  // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -252,7 +252,8 @@ __device__ __forceinline__ void AddResidual(uint32_t w, const T* sb, int kt0, fl
 // waits on its longest list. SPREAD_RESIDUAL 1: the lists in turn, quad q taking entries q, q + 8, .. of each; the
 // quads' partials of list g (each in quad g's fragment layout) are summed by shuffles and quad g adds them, so a
 // list far longer than the rest (a dense row pair of a skewed matrix) costs an eighth of its length. Staged entries
-// come from shared memory, any beyond res_cap from global.
+// come from shared memory, any beyond res_cap from global. The default stays 0, the walk measured on a GPU, until
+// the spread walk is timed against it on uniform and skewed rows (dev/skewed_residual); the search may pick 1.
 template <typename T, bool kNk>
 __device__ __forceinline__ void ApplyResidual(const StreamArgs& p, const ResidualSlice& r, const uint32_t* rs, const T* sb, int kt0,
                                               float (&acc)[2][4]) {

@@ -162,7 +162,7 @@ TEST(U24Plan, PicksTheWidestPlanThatRunsInOneWaveWithItsResidualStaged) {
 
 // U24StreamKernel<T, kNk> for every CTA of the plan: nm24_stream_sp's main loop over the 2:4 layer, then the
 // residual against the slab (ApplyResidual at SlabElement), before the cluster sum.
-std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk) {
+std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk, bool spread = SPREAD_RESIDUAL != 0) {
   const int64_t ktiles = h.kp / kBk;
   auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc_out) {
     std::vector<float>& acc = *acc_out;  // [ni][lane][i]
@@ -180,7 +180,7 @@ std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t
     const auto range = [&](int g) {
       return std::make_pair(h.rstart[ResidualStart(mt, kt0, g, ktiles)], h.rstart[ResidualStart(mt, kt0 + count, g, ktiles)]);
     };
-    ReplayStreamResidual(h, range, int64_t(kt0) * kBk, count * kBk, SPREAD_RESIDUAL != 0,
+    ReplayStreamResidual(h, range, int64_t(kt0) * kBk, count * kBk, spread,
                          [&](int64_t row, int col) { return sb[SlabElement(nk, static_cast<int>(row), col)]; }, &acc);
   };
   if (nk) {
@@ -190,14 +190,14 @@ std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t
   return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
 }
 
-void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk) {
+void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk) {  // both residual walks
   const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
   const U24Host h = BuildU(m);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
                                     << (nk ? " NK" : " KN"));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
-  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk));
+  for (bool spread : {false, true}) ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk, spread));
 }
 
 // Rows 3 and 11 dense (one row pair, so one list of each warp-tile holds nearly all of the residual) among 10 percent
@@ -206,13 +206,14 @@ void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, 
 TEST(U24Replay, ASkewedMatrixsDenseRowPairIsSummedWhicheverWayTheListsAreWalked) {
   const Csr m = WithDenseRows(RandomCsr(130, 600, 0.1, 77), {3, 11});
   const U24Host h = BuildU(m);
-  for (bool nk : {false, true})
-    for (int max_splits : {1, 3, 8}) {
-      const Plan plan = MakePlan(h.mp, h.kp, 16, 132, max_splits);
-      SCOPED_TRACE(::testing::Message() << "splits " << plan.splits << (nk ? " NK" : " KN"));
-      const std::vector<float> b = RandomB(600, 16, 5);
-      ExpectPlainProduct(m, b, 16, Replay(h, b, 16, plan, nk));
-    }
+  for (bool spread : {false, true})
+    for (bool nk : {false, true})
+      for (int max_splits : {1, 3, 8}) {
+        const Plan plan = MakePlan(h.mp, h.kp, 16, 132, max_splits);
+        SCOPED_TRACE(::testing::Message() << "splits " << plan.splits << (nk ? " NK" : " KN") << (spread ? " spread" : " in order"));
+        const std::vector<float> b = RandomB(600, 16, 5);
+        ExpectPlainProduct(m, b, 16, Replay(h, b, 16, plan, nk, spread));
+      }
 }
 
 TEST(U24Replay, AwkwardShapesSplitsDensitiesAndNInBothLayouts) {
