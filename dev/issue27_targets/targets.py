@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 27's target rows, read from `sparseditto bench` tables, each with its verdict and the miss.
 
-    dev/issue27_targets/targets.py [--llm LLM/bench.csv] [--dlmc DLMC/bench.csv] [--dtype fp16] [--like-with-like]
+    dev/issue27_targets/targets.py [--llm LLM/bench.csv] [--dlmc DLMC/bench.csv] [--generality GEN/bench.csv]
+                                   [--dtype fp16] [--like-with-like]
 
 Reads the bench CSV (columns task, dtype, n, best_kernel, kernel_ms, baselines "name=ms;...", shared_gpu) and
 prints one markdown table: per target the value on each of the four LLM shapes (or the DLMC geomean), the
@@ -9,6 +10,8 @@ goal, and met / missed by how much. A target whose rows are absent is said so, n
 --like-with-like: the cublas_dense baseline's time is replaced by the seed dense_cublas's where the row has it:
 the same cuBLAS call as a candidate, timed the way every other seed is (the judge's baseline path reads ~0.85 us
 faster at small sizes and up to 3 us slower at n = 2048: docs/results/session_h100_2026-12-07b.md).
+--generality: the same LLM targets on configs/suites/generality.yaml's tasks of each target's family (other shapes,
+generator seed, skewed row lengths), one line a target: does the verdict hold off the suite it was tuned on?
 """
 import argparse
 import csv
@@ -81,6 +84,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llm")
     ap.add_argument("--dlmc")
+    ap.add_argument("--generality")
     ap.add_argument("--dtype", default="fp16")
     ap.add_argument("--like-with-like", action="store_true")
     a = ap.parse_args()
@@ -109,6 +113,17 @@ def main():
             g = math.exp(sum(math.log(v) for v in vals) / len(vals))
             v = "met" if g >= goal else f"missed by {100 * (1 - g / goal):.0f}%"
             print(f"| {label} | {g:.2f} over {len(vals)} rows (min {min(vals):.2f}, max {max(vals):.2f}) | | ≥ {goal} | {v} |")
+    if a.generality:
+        rows = read_rows(a.generality)
+        print("\n| target (generality suite) | tasks: value (best kernel) | goal | verdict |")
+        print("|---|---|---|---|")
+        for label, fam, n, over, goal in LLM_TARGETS:
+            got = sorted((task, row) for (task, rn), row in rows.items()
+                         if rn == n and task.startswith(f"gen_{fam}_") and task.endswith(f"_{a.dtype}"))
+            vals = [speedup(row, over) for _, row in got]
+            shown = "; ".join(f"{task[len('gen_'):-len(a.dtype) - 1]}: " + ("-" if v is None else f"{v:.2f}") +
+                              f" ({row['kernel']}{'*' if row['shared'] else ''})" for (task, row), v in zip(got, vals))
+            print(f"| {label} | {shown or '-'} | ≥ {goal} | {verdict(vals, goal)} |")
     print("\n(* a row timed on a shared GPU)")
 
 

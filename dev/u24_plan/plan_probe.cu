@@ -4,6 +4,9 @@
 // active clusters the occupancy API allows), with an L2 flush before each of 50 trials, median of events.
 // Question (docs/results/session_h100_2026-12-07b.md): is u24's 1.4-2x gap to nm24_stream_sp at large K the plan
 // (residual entries left unstaged and walked from global memory, or a second wave) rather than the residual walk?
+// Answer (H100, 2026-12-07): at 8192² yes, the plan: prepare took 3 splits whose lists outgrew shared memory (73.0 us)
+// where 5 splits ran 65.2; now PickPlan (f7e2027). Elsewhere prepare already took the fastest plan, so the rest of
+// the gap to nm24_stream_sp lies in the kernel (residual walk, 120 registers), not the plan (docs/results/session_h100_2026-12-07c.md).
 //   nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -o plan_probe dev/u24_plan/plan_probe.cu && ./plan_probe
 #include "kernels/seeds/u24_stream_sp.cu"
 
