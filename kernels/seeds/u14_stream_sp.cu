@@ -41,6 +41,7 @@
 #define CTAS_PER_SM 2   // sparseditto:tunable values=[1, 2, 3]
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
 #define SPREAD_RESIDUAL 0  // sparseditto:tunable values=[0, 1]
+#define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -392,13 +393,26 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
   StageResidual(p, res, rs);
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   __syncthreads();  // the B slab and the residual landed (the first batch's loads were issued before the wait)
+#if RESIDUAL_FIRST
+  // The residual walk is instructions and shared-memory reads, the stream is waits on DRAM: walk it while the first
+  // two batches land, then the same pipeline one batch ahead.
+  LoadBatch<T>(vals, meta, secs, UNROLL, count, y);
+  ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);
+  for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
+    ComputeBatch<T, kNk>(x, sb, scratch, j0, count, acc);
+    LoadBatch<T>(vals, meta, secs, j0 + 2 * UNROLL, count, x);
+    ComputeBatch<T, kNk>(y, sb, scratch, j0 + UNROLL, count, acc);
+    LoadBatch<T>(vals, meta, secs, j0 + 3 * UNROLL, count, y);
+  }
+#else
   for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
     LoadBatch<T>(vals, meta, secs, j0 + UNROLL, count, y);
     ComputeBatch<T, kNk>(x, sb, scratch, j0, count, acc);
     LoadBatch<T>(vals, meta, secs, j0 + 2 * UNROLL, count, x);
     ComputeBatch<T, kNk>(y, sb, scratch, j0 + UNROLL, count, acc);
   }
-  ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);
+  ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);  // after the stream (RESIDUAL_FIRST 0: the order a GPU has timed)
+#endif
   if (splits == 1) return StoreTile<T, kNk>(p, mt, n0, acc);
   // Push, not pull: each rank stores its partial of row tile `warp` into the owner's slot (rank, tile) over
   // DSMEM and arrives (release) on the cluster barrier; non-owners leave at once, owners wait (acquire) and sum.

@@ -162,10 +162,19 @@ TEST(U24Plan, PicksTheWidestPlanThatRunsInOneWaveWithItsResidualStaged) {
 
 // U24StreamKernel<T, kNk> for every CTA of the plan: nm24_stream_sp's main loop over the 2:4 layer, then the
 // residual against the slab (ApplyResidual at SlabElement), before the cluster sum.
-std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk, bool spread = SPREAD_RESIDUAL != 0) {
+std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk, bool spread = SPREAD_RESIDUAL != 0,
+                          bool residual_first = RESIDUAL_FIRST != 0) {
   const int64_t ktiles = h.kp / kBk;
   auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc_out) {
     std::vector<float>& acc = *acc_out;  // [ni][lane][i]
+    const auto residual = [&] {
+      const auto range = [&](int g) {
+        return std::make_pair(h.rstart[ResidualStart(mt, kt0, g, ktiles)], h.rstart[ResidualStart(mt, kt0 + count, g, ktiles)]);
+      };
+      ReplayStreamResidual(h, range, int64_t(kt0) * kBk, count * kBk, spread,
+                           [&](int64_t row, int col) { return sb[SlabElement(nk, static_cast<int>(row), col)]; }, &acc);
+    };
+    if (residual_first) residual();  // RESIDUAL_FIRST 1: walked while the first batches land
     for (int j = 0; j < count; ++j)
       for (int q = 0; q < 2; ++q) {
         Lanes4 a;
@@ -177,11 +186,7 @@ std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t
           EmuMmaSp(a, e, nk ? EmuLdm(sb, addr) : EmuLdmTrans(sb, addr), &acc[ni * 128]);
         }
       }
-    const auto range = [&](int g) {
-      return std::make_pair(h.rstart[ResidualStart(mt, kt0, g, ktiles)], h.rstart[ResidualStart(mt, kt0 + count, g, ktiles)]);
-    };
-    ReplayStreamResidual(h, range, int64_t(kt0) * kBk, count * kBk, spread,
-                         [&](int64_t row, int col) { return sb[SlabElement(nk, static_cast<int>(row), col)]; }, &acc);
+    if (!residual_first) residual();
   };
   if (nk) {
     return ReplayClusterStreamNk(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex,
@@ -197,7 +202,8 @@ void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, 
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
                                     << (nk ? " NK" : " KN"));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
-  for (bool spread : {false, true}) ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk, spread));
+  for (bool spread : {false, true})
+    for (bool first : {false, true}) ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk, spread, first));
 }
 
 // Rows 3 and 11 dense (one row pair, so one list of each warp-tile holds nearly all of the residual) among 10 percent
@@ -212,7 +218,7 @@ TEST(U24Replay, ASkewedMatrixsDenseRowPairIsSummedWhicheverWayTheListsAreWalked)
         const Plan plan = MakePlan(h.mp, h.kp, 16, 132, max_splits);
         SCOPED_TRACE(::testing::Message() << "splits " << plan.splits << (nk ? " NK" : " KN") << (spread ? " spread" : " in order"));
         const std::vector<float> b = RandomB(600, 16, 5);
-        ExpectPlainProduct(m, b, 16, Replay(h, b, 16, plan, nk, spread));
+        for (bool first : {false, true}) ExpectPlainProduct(m, b, 16, Replay(h, b, 16, plan, nk, spread, first));
       }
 }
 
