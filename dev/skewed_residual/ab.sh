@@ -2,7 +2,7 @@
 # Lab A/B (run from the repository root on a GPU node): u14_stream_sp and u24_stream_sp under their two residual
 # tunables, sSfF = SPREAD_RESIDUAL S (0: a quad walks its own row pair's residual list; 1: every list spread over the
 # warp's eight quads) and RESIDUAL_FIRST F (0: walked after the stream; 1: walked while the first two batches land),
-# s0f0 being the default every table timed; one `sparseditto eval` a task of skew16.yaml (verified, timed 0.3 s
+# s0f0 being the default (the walk every table timed, its per-entry arithmetic FMAs since 2026-12-07); one `sparseditto eval` a task of skew16.yaml (verified, timed 0.3 s
 # against the baselines).
 #   dev/skewed_residual/ab.sh SPARSEDITTO OUT_DIR [LIMIT_S]
 here=$(cd "$(dirname "$0")" && pwd); sd=$(realpath "$1"); out=$(realpath -m "$2"); limit=${3:-240}; start=$(date +%s)

@@ -295,14 +295,15 @@ __device__ __forceinline__ void AddResidual(uint32_t w, const T* sb, int kt0, fl
   const int t = threadIdx.x & 3, row = static_cast<int>(w >> 17) - kt0 * kBk;
   const float v = FromBits(T(), w & 0xFFFFu);
   const bool high = (w >> 16) & 1u;
+  const float lo = high ? 0.0f : v, hi = high ? v : 0.0f;  // one select an entry, four FMAs a column pair
 #pragma unroll
   for (int ni = 0; ni < 2; ++ni) {
     const uint16_t* at = reinterpret_cast<const uint16_t*>(sb) + SlabElement(kNk, row, ni * 8 + 2 * t);  // B(row, 2t + {0, 1})
     const uint32_t pair = kNk ? at[0] | (uint32_t(reinterpret_cast<const uint16_t*>(sb)[SlabElement(true, row, ni * 8 + 2 * t + 1)]) << 16)
                               : *reinterpret_cast<const uint32_t*>(at);
-    const float x = v * FromBits(T(), pair & 0xFFFFu), y = v * FromBits(T(), pair >> 16);
-    acc[ni][0] += high ? 0.0f : x, acc[ni][1] += high ? 0.0f : y;  // constant indices: acc stays in registers
-    acc[ni][2] += high ? x : 0.0f, acc[ni][3] += high ? y : 0.0f;
+    const float b0 = FromBits(T(), pair & 0xFFFFu), b1 = FromBits(T(), pair >> 16);
+    acc[ni][0] = fmaf(lo, b0, acc[ni][0]), acc[ni][1] = fmaf(lo, b1, acc[ni][1]);  // constant indices: acc stays in registers
+    acc[ni][2] = fmaf(hi, b0, acc[ni][2]), acc[ni][3] = fmaf(hi, b1, acc[ni][3]);
   }
 }
 // The warp's residual after its main loop. SPREAD_RESIDUAL 0: lanes 4g .. 4g+3 walk list g in order, so the warp
