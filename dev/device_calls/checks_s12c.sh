@@ -4,7 +4,7 @@
 # moved before the stream's first computes), checked by the stream seeds' GPU test, A/B'd against the in-order walk
 # on uniform and skewed rows (dev/skewed_residual/ab.sh), nm24_stream_sp's and u14_stream_sp's split counts forced
 # (dev/stream_plan/split_probe.cu), then the generality suite's unstructured tasks re-benched in the time left.
-#   LIMIT=420 bash dev/device_calls/checks_s12c.sh      (carry dist/gpu_*.tar.xz)
+#   LIMIT=560 bash dev/device_calls/checks_s12c.sh      (carry dist/gpu_*.tar.xz)
 set -uo pipefail
 source dev/device_calls/setup.sh
 L=dist/logs; mkdir -p $L
@@ -13,9 +13,9 @@ timeout 150 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "st
 grep -E "^\[ +(OK|FAILED|PASSED) " $L/stream_seeds.log | head
 dev/skewed_residual/ab.sh "$SD" dist/ab ${AB_LIMIT:-240} | tee $L/ab.txt
 for seed in nm24 u14; do  # split counts forced (dev/stream_plan)
-  nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=$seed -o $L/split_$seed dev/stream_plan/split_probe.cu && timeout 60 $L/split_$seed | tee $L/split_$seed.txt
+  nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=$seed -o dist/split_$seed dev/stream_plan/split_probe.cu && timeout 60 dist/split_$seed | tee $L/split_$seed.txt
 done
-tar -C dist -cJf $OUT/logs.tar.xz logs ab/u90_4096x4096.txt ab/u90_skew1_5120x5120.txt 2>/dev/null
+tar -C dist --exclude=ab/v --exclude=ab/cache -cJf $OUT/logs.tar.xz logs ab
 (( $(left) > 100 )) && bench_slice configs/suites/generality.yaml '^gen_unstructured' dist/bench_gen_u_s12 --timing-seconds 0.3
 grep -E "^gen_unstructured" dist/bench_gen_u_s12/bench.txt | cut -c1-140
 echo "done, left $(left)s"
