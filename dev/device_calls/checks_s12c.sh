@@ -3,7 +3,8 @@
 # RESIDUAL_FIRST in u14_stream_sp and u24_stream_sp (the warp's residual lists spread over its eight quads; the walk
 # moved before the stream's first computes), checked by the stream seeds' GPU test, A/B'd against the in-order walk
 # on uniform and skewed rows (dev/skewed_residual/ab.sh), nm24_stream_sp's and u14_stream_sp's split counts forced
-# (dev/stream_plan/split_probe.cu), then the generality suite's unstructured tasks re-benched in the time left.
+# (dev/stream_plan/split_probe.cu), the harness bias at batch caps of 2 and 50 (dev/harness_bias/batch_size.sh), then
+# the generality suite's unstructured tasks re-benched in the time left.
 #   LIMIT=560 bash dev/device_calls/checks_s12c.sh      (carry dist/gpu_*.tar.xz)
 set -uo pipefail
 source dev/device_calls/setup.sh
@@ -15,6 +16,7 @@ dev/skewed_residual/ab.sh "$SD" dist/ab ${AB_LIMIT:-240} | tee $L/ab.txt
 for seed in nm24 u14; do  # split counts forced (dev/stream_plan)
   nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=$seed -o dist/split_$seed dev/stream_plan/split_probe.cu && timeout 60 dist/split_$seed | tee $L/split_$seed.txt
 done
+(( $(left) > 200 )) && dev/harness_bias/batch_size.sh "$SD" dist/batch_size | tee $L/batch_size.txt  # the harness bias by batch size
 tar -C dist --exclude=ab/v --exclude=ab/cache -cJf $OUT/logs.tar.xz logs ab
 (( $(left) > 100 )) && bench_slice configs/suites/generality.yaml '^gen_unstructured' dist/bench_gen_u_s12 --timing-seconds 0.3
 grep -E "^gen_unstructured" dist/bench_gen_u_s12/bench.txt | cut -c1-140
