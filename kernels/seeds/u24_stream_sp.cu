@@ -456,7 +456,7 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
 }
 // How a run is cut: K splits (the cluster size) so that about CTAS_PER_SM CTAs per SM run, at most
 // max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
-// more than 8 slabs. prepare lowers max_splits until the clusters fit the device in one wave.
+// more than 8 slabs. prepare weighs each lower max_splits too (FittedPlan, PickPlan).
 struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0, res_longest = 0; size_t smem = 0; int64_t clusters = 0; };
 Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
   Plan plan;
