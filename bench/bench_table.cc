@@ -4,10 +4,12 @@
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "common/dtype.h"
 #include "common/eval_outcome.h"
 #include "common/shared_gpu.h"
+#include "common/spread.h"
 #include "fmt/format.h"
 
 namespace sparseditto {
@@ -94,12 +96,9 @@ HarnessOffset MeasuredHarnessOffset(const std::vector<BenchRow>& rows) {
     if (seed == r.seeds_ms.end() || base == r.baselines_ms.end() || base->second <= 0) continue;
     if (base->second < kHarnessOffsetBelowMs) us.push_back(1000 * (seed->second - base->second));
   }
+  const Spread s = SpreadOf(std::move(us));
   HarnessOffset offset;
-  if (us.empty()) return offset;
-  std::sort(us.begin(), us.end());
-  offset.count = static_cast<int>(us.size());
-  offset.median_us = us.size() % 2 ? us[us.size() / 2] : (us[us.size() / 2 - 1] + us[us.size() / 2]) / 2;
-  offset.min_us = us.front(), offset.max_us = us.back();
+  offset.count = s.count, offset.median_us = s.median, offset.min_us = s.low, offset.max_us = s.high;
   return offset;
 }
 

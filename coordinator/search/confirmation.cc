@@ -4,6 +4,7 @@
 
 #include "common/eval_outcome.h"
 #include "common/shared_gpu.h"
+#include "common/spread.h"
 #include "common/status_format.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -11,18 +12,11 @@
 namespace sparseditto {
 namespace {
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
+// Leaves the three untouched when `values` is empty.
 void Summarise(const std::vector<double>& values, double* median, double* low, double* high) {
   if (values.empty()) return;
-  *median = Median(values);
-  *low = *std::min_element(values.begin(), values.end());
-  *high = *std::max_element(values.begin(), values.end());
+  const Spread s = SpreadOf(values);
+  *median = s.median, *low = s.low, *high = s.high;
 }
 
 }  // namespace
