@@ -124,10 +124,7 @@ std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t
   auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc_out) {
     std::vector<float>& acc = *acc_out;  // [ni][lane][i]
     const auto residual = [&] {
-      const auto range = [&](int g) {
-        return std::make_pair(h.rstart[ResidualStart(mt, kt0, g, ktiles)], h.rstart[ResidualStart(mt, kt0 + count, g, ktiles)]);
-      };
-      ReplayStreamResidual(h, range, int64_t(kt0) * kBk, count * kBk, spread,
+      ReplayStreamResidual(h, &ResidualStart, mt, kt0, count, ktiles, kBk, spread,
                            [&](int64_t row, int col) { return sb[SlabElement(nk, static_cast<int>(row), col)]; }, &acc);
     };
     if (residual_first) residual();  // RESIDUAL_FIRST 1: walked while the first batches land

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -130,17 +129,20 @@ std::vector<float> ReplayClusterStreamNk(int64_t rows, int64_t cols, int64_t mp,
   return Transposed(y, n, rows);  // Y (n x rows) back to C
 }
 
-// The stream seeds' ApplyResidual for one warp, lane for lane, into acc ([ni][lane][i], fp32 fragments): list g's
-// entries are [begin(g), end(g)) of the host's residual_row / residual_col / residual_val; entry e adds value *
-// B(slab row, column) to row (residual_row % 8 == g, / 8 picks i / 2) at columns 8ni + 2t + {0, 1}, slab row =
-// column - row0, b_at(slab row, column) reading the slab. spread false: quad g walks list g in order. spread true
-// (SPREAD_RESIDUAL 1): quad q takes entries q, q + 8, .. of each list into a partial, the quads' partials are summed
-// by the kernel's xor butterfly (lane l + lane l ^ m, m = 4, 8, 16) and quad g adds the sum. Checks each entry's
-// row pair and that it lies inside the slab's `slab_rows`.
-template <typename Host, typename RangeFn, typename BAt>
-void ReplayStreamResidual(const Host& h, RangeFn range, int64_t row0, int slab_rows, bool spread, BAt b_at, std::vector<float>* acc) {
+// The stream seeds' ApplyResidual for the warp of row tile `mt` over K tiles kt0 .. kt0+count-1 of `ktiles`, lane
+// for lane, into acc ([ni][lane][i], fp32 fragments): list g's entries are h.residual_row / residual_col /
+// residual_val [h.rstart[start(mt, kt0, g, ktiles)], h.rstart[start(mt, kt0 + count, g, ktiles)]) (`start` is the
+// seed's ResidualStart); entry e adds value * B(slab row, column) to row (residual_row % 8 == g, / 8 picks i / 2) at
+// columns 8ni + 2t + {0, 1}, slab row = column - kt0 * kbk, b_at(slab row, column) reading the slab. spread false:
+// quad g walks list g in order. spread true (SPREAD_RESIDUAL 1): quad q takes entries q, q + 8, .. of each list into
+// a partial, the quads' partials are summed by the kernel's xor butterfly (lane l + lane l ^ m, m = 4, 8, 16) and
+// quad g adds the sum. Checks each entry's row pair and that it lies inside the slab's count * kbk rows.
+template <typename Host, typename StartFn, typename BAt>
+void ReplayStreamResidual(const Host& h, StartFn start, int64_t mt, int kt0, int count, int64_t ktiles, int kbk, bool spread, BAt b_at,
+                          std::vector<float>* acc) {
+  const int64_t row0 = int64_t(kt0) * kbk, slab_rows = int64_t(count) * kbk;
   for (int g = 0; g < 8; ++g) {
-    const auto [begin, end] = range(g);
+    const uint32_t begin = h.rstart[start(mt, kt0, g, ktiles)], end = h.rstart[start(mt, kt0 + count, g, ktiles)];
     std::vector<float> part(2 * 32 * 4, 0.0f);  // [ni][lane][i], the partials before the butterfly
     for (uint32_t e = begin; e < end; ++e) {
       const int r = static_cast<int>(h.residual_row[e]), hh = r >> 3, q = spread ? static_cast<int>((e - begin) % 8) : g;
