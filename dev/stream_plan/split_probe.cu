@@ -54,20 +54,6 @@ Plan Forced(const State* s, int splits) {
 #endif
   return plan;
 }
-#if HAS_RESIDUAL
-// The longest slice of any residual list over the plan's K ranges (what WithResidual would stage).
-uint32_t Longest(const State* s, const Plan& q) {
-  const int64_t ktiles = s->kp / kBk;
-  uint32_t longest = 0;
-  for (int64_t mt = 0; mt < s->mp / 16; ++mt)
-    for (int g = 0; g < 8; ++g)
-      for (int64_t k0 = 0; k0 < ktiles; k0 += q.kt_per_split) {
-        const int64_t end = std::min<int64_t>(k0 + q.kt_per_split, ktiles);
-        longest = std::max(longest, s->rstart[ResidualStart(mt, end, g, ktiles)] - s->rstart[ResidualStart(mt, k0, g, ktiles)]);
-      }
-  return longest;
-}
-#endif
 }  // namespace
 
 int main() {
@@ -124,7 +110,7 @@ int main() {
       printf("  splits=%d per=%d ctas=%lld active_clusters=%d/%lld", q.splits, q.kt_per_split, (long long)(q.clusters * q.splits), active,
              (long long)q.clusters);
 #if HAS_RESIDUAL
-      printf(" res_cap=%d longest=%u", q.res_cap, Longest(s, q));
+      printf(" res_cap=%d longest=%d", q.res_cap, q.res_longest);
 #endif
       printf(" -> median %.1f us (p10 %.1f, p90 %.1f)\n", us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]);
     }

@@ -56,14 +56,6 @@ int main() {
     for (int cap = 8; cap >= 2; --cap) {
       const Plan q = WithResidual(MakePlan(s->mp, s->kp, n, s->sms, cap), s->rstart, s->mp, s->kp, s->smem_budget);
       if (cap < 8 && q.splits >= cap + 1) continue;  // the same plan as a larger cap
-      const int64_t ktiles = s->kp / kBk;
-      uint32_t longest = 0;
-      for (int64_t mt = 0; mt < s->mp / 16; ++mt)
-        for (int g = 0; g < 8; ++g)
-          for (int64_t k0 = 0; k0 < ktiles; k0 += q.kt_per_split) {
-            const int64_t end = std::min<int64_t>(k0 + q.kt_per_split, ktiles);
-            longest = std::max(longest, s->rstart[ResidualStart(mt, end, g, ktiles)] - s->rstart[ResidualStart(mt, k0, g, ktiles)]);
-          }
       cudaLaunchAttribute cluster;
       const cudaLaunchConfig_t config = LaunchConfig(s, q, n, nullptr, &cluster);
       int active = 0;
@@ -81,8 +73,8 @@ int main() {
         if (t >= 3) ms.push_back(x * 1000);
       }
       std::sort(ms.begin(), ms.end());
-      printf("  cap %d: splits=%d per=%d res_cap=%d longest=%u smem=%zu clusters=%lld active=%d -> median %.1f us (p10 %.1f, p90 %.1f)\n",
-             cap, q.splits, q.kt_per_split, q.res_cap, longest, q.smem, (long long)q.clusters, active, ms[ms.size() / 2],
+      printf("  cap %d: splits=%d per=%d res_cap=%d longest=%d smem=%zu clusters=%lld active=%d -> median %.1f us (p10 %.1f, p90 %.1f)\n",
+             cap, q.splits, q.kt_per_split, q.res_cap, q.res_longest, q.smem, (long long)q.clusters, active, ms[ms.size() / 2],
              ms[ms.size() / 10], ms[ms.size() * 9 / 10]);
     }
     sparseditto_release(st);

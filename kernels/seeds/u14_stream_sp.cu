@@ -513,7 +513,7 @@ bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
 // How a run is cut: K splits (the cluster size) so that about CTAS_PER_SM CTAs per SM run, at most
 // max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
 // more than 8 slabs. prepare lowers max_splits until the clusters fit the device in one wave.
-struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0; size_t smem = 0; int64_t clusters = 0; };
+struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0, res_longest = 0; size_t smem = 0; int64_t clusters = 0; };
 Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
   Plan plan;
   const int64_t ktiles = kp / kBk;
@@ -546,6 +546,7 @@ Plan WithResidual(Plan plan, const std::vector<uint32_t>& rstart, int64_t mp, in
         longest = std::max(longest, rstart[ResidualStart(mt, end, g, ktiles)] - rstart[ResidualStart(mt, kt0, g, ktiles)]);
       }
   const size_t per_entry = size_t(WARPS) * 8 * 4, room = budget > plan.smem ? (budget - plan.smem) / per_entry : 0;
+  plan.res_longest = static_cast<int>(longest);
   plan.res_cap = static_cast<int>(std::min<size_t>(longest, room));
   plan.smem += plan.res_cap * per_entry;
   return plan;

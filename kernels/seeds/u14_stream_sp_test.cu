@@ -241,6 +241,8 @@ TEST(U14Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
   EXPECT_EQ(roomy.smem, plan.smem + size_t(longest) * WARPS * 8 * 4);
   const Plan tight = WithResidual(plan, h.rstart, h.mp, h.kp, plan.smem + 3 * WARPS * 8 * 4 + 5);
   EXPECT_EQ(tight.res_cap, 3) << "only what fits is staged; the kernel reads the rest from global";
+  EXPECT_EQ(roomy.res_longest, static_cast<int>(longest));
+  EXPECT_EQ(tight.res_longest, static_cast<int>(longest)) << "the longest list is recorded whatever was staged";
   EXPECT_EQ(WithResidual(plan, h.rstart, h.mp, h.kp, plan.smem).res_cap, 0);
   EXPECT_GE(SmemBudget(232448, 233472), kRedBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes);
   EXPECT_LE(SmemBudget(232448, 233472), 232448u);
