@@ -94,6 +94,22 @@ TEST(HostLockdownTest, TheDefaultLayersRefuseASocketAndANewFile) {
   }
 }
 
+// tests/adversarial/outlive_under_sanitizer.cu's way out: a forked child that would outlive the host (and the
+// compute-sanitizer it runs under). The child here leaves at once; what matters is whether it could be made.
+bool ChildForked() {
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  return true;
+}
+
+TEST(HostLockdownTest, TheDefaultLayersRefuseAChildThatWouldOutliveTheHost) {
+  if (InLockedChild("landlock,caps,seccomp", [] { return true; }) == 2) GTEST_SKIP() << "a layer is not available here";
+  EXPECT_EQ(InLockedChild("", ChildForked), 0) << "unconfined, the fork works (the control)";
+  EXPECT_EQ(InLockedChild("landlock,caps,seccomp", ChildForked), 1) << "the default in-process layers refuse it";
+}
+
 TEST(HostLockdownTest, UnknownLayerIsRefused) {
   EXPECT_FALSE(LockDownBeforeLoad("", "caps,bogus").ok());
 }
