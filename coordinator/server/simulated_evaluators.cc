@@ -61,6 +61,7 @@ struct SimulatedEvaluators::Sim {
   bool done ABSL_GUARDED_BY(mutex) = false;  // told draining, or its session is gone
   bool holding ABSL_GUARDED_BY(mutex) = false;
   int64_t generation ABSL_GUARDED_BY(mutex) = 0;  // +1 for each job taken
+  int64_t reported ABSL_GUARDED_BY(mutex) = 0;    // the generation whose report was last sent
   v1::EvaluationGrant grant ABSL_GUARDED_BY(mutex);
   Clock::time_point renewed ABSL_GUARDED_BY(mutex);  // when the lease was last granted or renewed
   std::chrono::milliseconds lease{0};
@@ -250,6 +251,7 @@ void SimulatedEvaluators::StartReport(Sim& sim, int64_t generation) {
   {
     absl::MutexLock lock(&sim.mutex);
     if (sim.killed || !sim.holding || sim.generation != generation) return delete call;  // killed, or told to stop
+    sim.reported = generation;
     call->request.set_session_id(sim.session_id);
     call->request.set_job_id(sim.grant.job().job_id());
     call->request.set_attempt(sim.grant.attempt());
@@ -353,15 +355,20 @@ int SimulatedEvaluators::Kill(double fraction) {
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::shuffle(order.begin(), order.end(), std::mt19937_64(options_.seed + 17));
   int killed = 0;
-  for (int i : order) {
-    if (killed == want) break;
-    Sim& sim = *sims_[i];
-    absl::MutexLock lock(&sim.mutex);
-    if (sim.killed || !sim.holding) continue;
-    sim.killed = true;
-    ++killed;
-    absl::MutexLock stats(&stats_mutex_);
-    killed_lease_end_[sim.grant.job().job_id()] = sim.renewed + sim.lease;
+  // Workers still evaluating first: a worker whose report is already on its way leaves nothing to
+  // re-lease, and on a loaded machine (CI) reports can be in flight for as long as evaluations take.
+  for (const bool take_reporting : {false, true}) {
+    for (int i : order) {
+      if (killed == want) break;
+      Sim& sim = *sims_[i];
+      absl::MutexLock lock(&sim.mutex);
+      if (sim.killed || !sim.holding) continue;
+      if (!take_reporting && sim.reported == sim.generation) continue;
+      sim.killed = true;
+      ++killed;
+      absl::MutexLock stats(&stats_mutex_);
+      killed_lease_end_[sim.grant.job().job_id()] = sim.renewed + sim.lease;
+    }
   }
   return killed;
 }

@@ -83,9 +83,10 @@ class SimulatedEvaluators {
   // Clears the window's counters and samples.
   void StartWindow();
   SimulatedEvaluatorsStats Stats();
-  // Kills round(fraction * count) (at least 1) of the workers that hold a job: they never heartbeat,
-  // report or pull again, as a process killed mid-job (a report already sent still lands: its job is
-  // then not waited for, killed_after_report). Returns how many.
+  // Kills round(fraction * count) (at least 1) of the workers that hold a job, those still evaluating
+  // (no report sent) before those reporting: they never heartbeat, report or pull again, as a process
+  // killed mid-job (a report already sent still lands: its job is then not waited for,
+  // killed_after_report). Returns how many.
   int Kill(double fraction);
   // No new calls; cancels the long polls and waits for every call in flight to end.
   void Stop();
