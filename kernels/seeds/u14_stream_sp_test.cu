@@ -11,10 +11,10 @@ namespace {
 
 using namespace sparseditto::seed_testing;
 
-U14Host BuildU(const Csr& m) {
+U14Host BuildU(const Csr& m, bool balance = false) {
   U14Host h;
   std::string why;
-  EXPECT_TRUE(BuildU14(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
+  EXPECT_TRUE(BuildU14(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why, balance)) << why;
   return h;
 }
 
@@ -60,10 +60,11 @@ TEST(U14Format, NibblesAndExpansion) {
 
 TEST(U14Format, ReexpandsToTheCsrMatrixWithTheResidual) {
   struct Case { int64_t rows, cols; double density; };
-  for (const Case& c : {Case{7, 96, 0.1}, Case{65, 36, 0.3}, Case{33, 200, 0.5}, Case{130, 68, 0.9}, Case{16, 64, 1.0}, Case{3, 6, 0.5}}) {
-    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density);
-    const Csr m = RandomCsr(c.rows, c.cols, c.density, static_cast<uint32_t>(c.rows * 7 + c.cols));
-    const U14Host h = BuildU(m);
+  for (const Case& c : {Case{7, 96, 0.1}, Case{65, 36, 0.3}, Case{33, 200, 0.5}, Case{130, 68, 0.9}, Case{16, 64, 1.0}, Case{3, 6, 0.5}})
+  for (bool balance : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density << (balance ? " balanced" : ""));
+    const Csr m = WithDenseRows(RandomCsr(c.rows, c.cols, c.density, static_cast<uint32_t>(c.rows * 7 + c.cols)), {c.rows / 2});
+    const U14Host h = BuildU(m, balance);
     ASSERT_EQ(h.mp % kMPad, 0);
     ASSERT_EQ(h.kp % kBk, 0);
     const int64_t kpairs = h.kp / kBk;
@@ -90,8 +91,8 @@ TEST(U14Format, ReexpandsToTheCsrMatrixWithTheResidual) {
             }
           for (int r = 0; r < 16; ++r)
             for (int k = 0; k < 32; ++k) {
-              const int64_t row = mt * 16 + r, col = kt * kBk + q * 32 + k;
-              const float want = row < c.rows && col < c.cols ? dense[row * c.cols + col] : 0.0f;
+              const int64_t row = h.row_of[mt * 16 + r], col = kt * kBk + q * 32 + k;
+              const float want = row >= 0 && col < c.cols ? dense[row * c.cols + col] : 0.0f;
               ASSERT_EQ(tile[r][k], want) << "A[" << row << "][" << col << "]";
             }
         }
@@ -141,19 +142,19 @@ std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t
       }
     if (!residual_first) residual();
   };
-  if (nk) {
-    return ReplayClusterStreamNk(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex,
-                                 warp_product);
-  }
-  return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
+  // Every stored row (padding too), then each to its row of C as StoreTile does (row_of; padding rows must be 0).
+  const std::vector<float> stored =
+      nk ? ReplayClusterStreamNk(h.mp, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex, warp_product)
+         : ReplayClusterStream(h.mp, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
+  return StoredRowsToC(stored, h.row_of, h.rows, n);
 }
 
-void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk) {  // both residual walks
+void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk, bool balance = false) {  // both walks
   const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
-  const U14Host h = BuildU(m);
+  const U14Host h = BuildU(m, balance);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
-                                    << (nk ? " NK" : " KN"));
+                                    << (nk ? " NK" : " KN") << (balance ? " balanced" : ""));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
   for (bool spread : {false, true})
     for (bool first : {false, true}) ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk, spread, first));
@@ -199,6 +200,47 @@ TEST(U14Format, SecondWordsSpreadBackToTheirSlots) {
   tiny.seconds.assign(256, 0.0f);
   tiny.seconds[37] = 1e-12f;
   EXPECT_EQ(SecondWords<__half>(tiny)[0], 0x8000u | (37u << 16));
+}
+
+// BALANCE_ROWS's order: a permutation of the rows into the first ceil(rows / 16) tiles, the heaviest rows one a tile
+// at tile row 0, and each tile's rows heaviest first in the order 0 .. 7, 15 .. 8 (list g pairs heavy with light).
+TEST(U14Format, BalancedRowOrderDealsHeavyRowsOneATileAndPairsThemWithLightOnes) {
+  for (int64_t rows : {1, 7, 16, 33, 130, 300}) {
+    SCOPED_TRACE(::testing::Message() << rows << " rows");
+    std::vector<int32_t> ro(1, 0);
+    for (int64_t r = 0; r < rows; ++r) ro.push_back(ro.back() + static_cast<int32_t>((r * 37) % 23));
+    const int64_t mp = (rows + kMPad - 1) / kMPad * kMPad, tiles = (rows + 15) / 16;
+    const std::vector<int32_t> same = RowOrder(rows, mp, ro.data(), false);
+    for (int64_t s = 0; s < mp; ++s) ASSERT_EQ(same[s], s < rows ? s : -1);
+    const std::vector<int32_t> row_of = RowOrder(rows, mp, ro.data(), true);
+    ASSERT_EQ(static_cast<int64_t>(row_of.size()), mp);
+    std::vector<int> seen(rows, 0);
+    for (int64_t s = 0; s < mp; ++s) {
+      if (row_of[s] < 0) continue;
+      ASSERT_LT(s, tiles * 16) << "stored in the first tiles";
+      ASSERT_LT(row_of[s], rows);
+      ++seen[row_of[s]];
+    }
+    for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(seen[r], 1) << "row " << r;
+    auto count = [&](int64_t s) { return row_of[s] < 0 ? -1 : ro[row_of[s] + 1] - ro[row_of[s]]; };
+    int64_t least_at_0 = 1 << 30, most_elsewhere = -1;
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int order[16] = {0, 1, 2, 3, 4, 5, 6, 7, 15, 14, 13, 12, 11, 10, 9, 8};
+      for (int k = 1; k < 16; ++k) ASSERT_GE(count(t * 16 + order[k - 1]), count(t * 16 + order[k])) << "tile " << t << " k " << k;
+      least_at_0 = std::min<int64_t>(least_at_0, count(t * 16));
+      for (int r = 1; r < 16; ++r) most_elsewhere = std::max<int64_t>(most_elsewhere, count(t * 16 + r));
+    }
+    EXPECT_GE(least_at_0, most_elsewhere) << "the tiles' row 0 holds the heaviest rows, one a tile";
+  }
+}
+
+// Eight dense rows in one tile's row pairs (0-3 with 8-11): unbalanced, four of that tile's lists hold them all;
+// dealt by count, each lands in its own tile, at least halving the longest list.
+TEST(U14Format, BalancedRowsShortenASkewedMatrixsLongestResidualList) {
+  const Csr m = WithDenseRows(RandomCsr(256, 512, 0.1, 3), {0, 1, 2, 3, 8, 9, 10, 11});
+  const uint32_t in_order = LongestResidualList(BuildU(m, false), &ResidualStart), balanced = LongestResidualList(BuildU(m, true), &ResidualStart);
+  EXPECT_GT(in_order, 200u);
+  EXPECT_LE(2 * balanced, in_order) << in_order << " against " << balanced;
 }
 
 TEST(U14Format, RefusesKBeyondTheResidualColumnBits) {
@@ -253,12 +295,14 @@ TEST(U14Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
 // the product.
 TEST(U14Replay, ASkewedMatrixsDenseRowPairIsSummedWhicheverWayTheListsAreWalked) {
   const Csr m = WithDenseRows(RandomCsr(130, 600, 0.1, 77), {3, 11});
-  const U14Host h = BuildU(m);
+  for (bool balance : {false, true})
   for (bool spread : {false, true})
     for (bool nk : {false, true})
       for (int max_splits : {1, 3, 8}) {
+        const U14Host h = BuildU(m, balance);
         const Plan plan = MakePlan(h.mp, h.kp, 16, 132, max_splits);
-        SCOPED_TRACE(::testing::Message() << "splits " << plan.splits << (nk ? " NK" : " KN") << (spread ? " spread" : " in order"));
+        SCOPED_TRACE(::testing::Message() << "splits " << plan.splits << (nk ? " NK" : " KN") << (spread ? " spread" : " in order")
+                                          << (balance ? " balanced" : ""));
         const std::vector<float> b = RandomB(600, 16, 5);
         for (bool first : {false, true}) ExpectPlainProduct(m, b, 16, Replay(h, b, 16, plan, nk, spread, first));
       }
@@ -273,6 +317,8 @@ TEST(U14Replay, AwkwardShapesSplitsDensitiesAndNInBothLayouts) {
       ExpectReplayMatches(33, 200, 0.3, n, 3, nk);   // 2 ranks of 2 tiles
       ExpectReplayMatches(130, 600, 0.1, n, 8, nk);  // 10 K tiles: 5 ranks of 2
       ExpectReplayMatches(130, 600, 0.7, n, 1, nk);  // mostly residual
+      ExpectReplayMatches(33, 200, 0.3, n, 3, nk, true);  // rows dealt by count: 3 tiles, the last part full
+      ExpectReplayMatches(130, 600, 0.7, n, 8, nk, true);
     }
 }
 

@@ -15,6 +15,7 @@
 // prepare builds nm24_stream_sp's layout from the first two nonzeros of each group (M padded to 128, K to 64;
 // K <= 32768: a residual column has 15 bits) and the residual lists with, per (row tile, K tile boundary,
 // row % 8), where each list's slice starts. Edges and layouts (KN, and PyTorch's NK) as nm24_stream_sp's.
+// BALANCE_ROWS 1 stores the rows dealt to the row tiles by nonzero count (RowOrder) and the store maps them back.
 // sparseditto:seed families=[unstructured, file] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -34,6 +35,7 @@
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
 #define SPREAD_RESIDUAL 0  // sparseditto:tunable values=[0, 1]
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
+#define BALANCE_ROWS 0     // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -149,6 +151,7 @@ __device__ __forceinline__ uint32_t Bits(__half x) { return __half_as_ushort(x);
 __device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
 struct StreamArgs {
   const void* vals; const uint32_t* meta; const uint32_t* residual; const uint32_t* rstart; const void* b; void* c;
+  const int32_t* row_of;  // BALANCE_ROWS: stored row -> row of C (-1: none); else unused (stored row = row)
   int64_t m, k, n, kpairs;
   int ktiles, kt_per_split, pair_store /* KN, n even, C 4-byte aligned */, vec /* B's rows (KN: n, NK: K) % 8 == 0, B 16-byte aligned */;
   int slab_bytes, res_cap;  // the slab's shared bytes; entries of one list a warp stages in shared memory
@@ -291,7 +294,8 @@ __device__ __forceinline__ void ApplyResidual(const StreamArgs& p, const Residua
 #endif
 }
 
-// Accumulator i of n8 tile ni: C row 16mt + lane/4 + 8(i/2), column n0 + 8ni + 2(lane%4) + i%2, at OutIndex.
+// Accumulator i of n8 tile ni: stored row 16mt + lane/4 + 8(i/2) (C's row of that number, or row_of's under
+// BALANCE_ROWS), column n0 + 8ni + 2(lane%4) + i%2, at OutIndex.
 template <typename T, bool kNk>
 __device__ __forceinline__ void StoreTile(const StreamArgs& p, int64_t mt, int64_t n0, const float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31;
@@ -300,8 +304,14 @@ __device__ __forceinline__ void StoreTile(const StreamArgs& p, int64_t mt, int64
   for (int ni = 0; ni < 2; ++ni)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int64_t row = mt * 16 + (lane >> 2) + 8 * h, col = n0 + ni * 8 + 2 * (lane & 3);
+      const int64_t stored = mt * 16 + (lane >> 2) + 8 * h, col = n0 + ni * 8 + 2 * (lane & 3);
+#if BALANCE_ROWS
+      const int64_t row = __ldg(p.row_of + stored);
+      if (row < 0 || col >= p.n) continue;
+#else
+      const int64_t row = stored;
       if (row >= p.m || col >= p.n) continue;
+#endif
       const float x = acc[ni][2 * h], y = acc[ni][2 * h + 1];
       if (!kNk && p.pair_store) {
         *reinterpret_cast<uint32_t*>(c + OutIndex(false, row, col, p.m, p.n)) = Bits(FromF<T>(x)) | (Bits(FromF<T>(y)) << 16);
@@ -387,12 +397,37 @@ struct U24Host {
   std::vector<uint32_t> residual_row, residual_col;  // row in the tile (0-15), column; lists (mt, g) in order
   std::vector<float> residual_val;
   std::vector<uint32_t> rstart;                // (mp/16) * (kp/64 + 1) * 8, see ResidualStart
+  std::vector<int32_t> row_of;                 // mp: stored row -> row of the matrix, -1 for padding (see RowOrder)
 };
+// Stored row -> matrix row (-1: padding), u14_stream_sp's: identity unless `balance`, then the rows by nonzero count
+// dealt to the row tiles in turns, the k-th a tile gets at tile row k (k < 8) or 23 - k, so the residual that
+// heavy rows carry spreads over every tile and list.
+std::vector<int32_t> RowOrder(int64_t rows, int64_t mp, const int32_t* ro, bool balance) {
+  std::vector<int32_t> row_of(mp, -1);
+  if (!balance) {
+    for (int64_t r = 0; r < rows; ++r) row_of[r] = static_cast<int32_t>(r);
+    return row_of;
+  }
+  std::vector<int32_t> by_count(rows);
+  for (int64_t r = 0; r < rows; ++r) by_count[r] = static_cast<int32_t>(r);
+  std::stable_sort(by_count.begin(), by_count.end(),
+                   [ro](int32_t x, int32_t y) { return int64_t(ro[x + 1]) - ro[x] > int64_t(ro[y + 1]) - ro[y]; });
+  const int64_t tiles = (rows + 15) / 16;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t turn = i / tiles, at = i % tiles, tile = turn % 2 ? tiles - 1 - at : at;
+    row_of[tile * 16 + (turn < 8 ? turn : 23 - turn)] = by_count[i];
+  }
+  return row_of;
+}
 // Keeps the first two nonzeros of every group of four in nm24_stream_sp's 2:4 layout (metadata as it builds it:
 // an empty group (0, 1), one nonzero paired with an explicit zero) and lists the third and fourth in the
-// residual; entries with value 0 are dropped. False on malformed input.
-bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, U24Host* out, std::string* why) {
+// residual; entries with value 0 are dropped. Rows are stored in RowOrder(.., balance)'s order. False on malformed
+// input.
+bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, U24Host* out, std::string* why,
+              bool balance = BALANCE_ROWS != 0) {
   if (rows <= 0 || cols <= 0) return (*why = "bad shape", false);
+  for (int64_t r = 0; r < rows; ++r)
+    if (ro[r] > ro[r + 1]) return (*why = "row offsets decrease", false);
   if (cols > kMaxResidualCols) return (*why = "K = " + std::to_string(cols) + " above " + std::to_string(kMaxResidualCols) + " (15-bit residual columns)", false);
   out->rows = rows, out->cols = cols;
   out->mp = (rows + kMPad - 1) / kMPad * kMPad, out->kp = (cols + kBk - 1) / kBk * kBk;
@@ -402,12 +437,16 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
   std::vector<std::vector<std::pair<int64_t, int64_t>>> extra(row_tiles * 8);  // (K tile, CSR entry) per list
   std::vector<int8_t> idx(groups * 2);  // per group of the current row: kept positions and values
   std::vector<float> kept(groups * 2);
-  for (int64_t r = 0; r < rows; ++r) {
-    if (ro[r] > ro[r + 1]) return (*why = "row offsets decrease", false);
+  out->row_of = RowOrder(rows, out->mp, ro, balance);
+  std::vector<int> r16_of(rows);
+  for (int64_t stored = 0; stored < out->mp; ++stored) {
+    const int64_t r = out->row_of[stored];
+    if (r < 0) continue;
     std::fill(idx.begin(), idx.end(), -1);
     std::fill(kept.begin(), kept.end(), 0.0f);
-    const int64_t mt = r / 16;
-    const int r16 = static_cast<int>(r % 16), g = r16 % 8, half = r16 / 8;
+    const int64_t mt = stored / 16;
+    const int r16 = static_cast<int>(stored % 16), g = r16 % 8, half = r16 / 8;
+    r16_of[r] = r16;
     for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
       if (ci[e] < 0 || ci[e] >= cols || (e > ro[r] && ci[e] <= ci[e - 1])) return (*why = "column indices out of range or not increasing", false);
       if (v[e] == 0.0f) continue;
@@ -445,7 +484,7 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
         out->rstart[ResidualStart(mt, kt, g, kpairs)] = static_cast<uint32_t>(out->residual_val.size());
         for (; i < list.size() && list[i].first == kt; ++i) {
           const int64_t e = list[i].second, r = std::upper_bound(ro, ro + rows + 1, static_cast<int32_t>(e)) - ro - 1;
-          out->residual_row.push_back(static_cast<uint32_t>(r % 16));
+          out->residual_row.push_back(static_cast<uint32_t>(r16_of[r]));
           out->residual_col.push_back(static_cast<uint32_t>(ci[e]));
           out->residual_val.push_back(v[e]);
         }
@@ -502,6 +541,7 @@ struct State {
   size_t smem_budget = 0;
   std::vector<uint32_t> rstart;  // host copy, to size each plan's residual staging
   void* vals = nullptr; uint32_t* meta = nullptr; uint32_t* residual = nullptr; uint32_t* rstart_d = nullptr;
+  int32_t* row_of = nullptr;  // BALANCE_ROWS only
   std::vector<std::pair<int64_t, Plan>> plans;  // per prepared n
 };
 cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cudaStream_t stream, cudaLaunchAttribute* cluster) {
@@ -549,7 +589,7 @@ template <typename T, bool kNk> Plan FittedPlan(const State* s, int64_t n) {
   return widest_first[PickPlan(widest_first, active)];
 }
 template <typename T, bool kNk> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
-  StreamArgs a{s->vals, s->meta, s->residual, s->rstart_d, b, c, s->m, s->k, n, s->kp / kBk, static_cast<int>(s->kp / kBk), plan.kt_per_split,
+  StreamArgs a{s->vals, s->meta, s->residual, s->rstart_d, b, c, s->row_of, s->m, s->k, n, s->kp / kBk, static_cast<int>(s->kp / kBk), plan.kt_per_split,
                (!kNk && n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
                ((kNk ? s->k : n) % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
                plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap};
@@ -603,7 +643,7 @@ SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) { return SPARSEDITTO_LAYOU
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
   State* s = static_cast<State*>(state);
   if (s == nullptr) return;
-  cudaFree(s->vals), cudaFree(s->meta), cudaFree(s->residual), cudaFree(s->rstart_d);
+  cudaFree(s->vals), cudaFree(s->meta), cudaFree(s->residual), cudaFree(s->rstart_d), cudaFree(s->row_of);
   delete s;
 }
 
@@ -634,6 +674,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   if (e == cudaSuccess) e = Upload(h.meta, reinterpret_cast<void**>(&s->meta));
   if (e == cudaSuccess) e = fp16 ? UploadResidual<__half>(h, &s->residual) : UploadResidual<__nv_bfloat16>(h, &s->residual);
   if (e == cudaSuccess) e = Upload(h.rstart, reinterpret_cast<void**>(&s->rstart_d));
+  if (e == cudaSuccess && BALANCE_ROWS) e = Upload(h.row_of, reinterpret_cast<void**>(&s->row_of));
   if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = ConfigureLayout<__half>(s, p);
   if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = ConfigureLayout<__nv_bfloat16>(s, p);
   if (e != cudaSuccess) {

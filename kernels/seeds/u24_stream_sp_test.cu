@@ -12,10 +12,10 @@ namespace {
 
 using namespace sparseditto::seed_testing;
 
-U24Host BuildU(const Csr& m) {
+U24Host BuildU(const Csr& m, bool balance = false) {
   U24Host h;
   std::string why;
-  EXPECT_TRUE(BuildU24(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why)) << why;
+  EXPECT_TRUE(BuildU24(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why, balance)) << why;
   return h;
 }
 
@@ -32,10 +32,11 @@ void TileOperands(const U24Host& h, int64_t mt, int64_t kc, Lanes4* a, std::arra
 
 TEST(U24Format, ReexpandsToTheCsrMatrixWithTheResidual) {
   struct Case { int64_t rows, cols; double density; };
-  for (const Case& c : {Case{7, 96, 0.1}, Case{65, 36, 0.3}, Case{33, 200, 0.5}, Case{130, 68, 0.7}, Case{16, 64, 1.0}, Case{3, 6, 0.5}}) {
-    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density);
-    const Csr m = RandomCsr(c.rows, c.cols, c.density, static_cast<uint32_t>(c.rows * 7 + c.cols));
-    const U24Host h = BuildU(m);
+  for (const Case& c : {Case{7, 96, 0.1}, Case{65, 36, 0.3}, Case{33, 200, 0.5}, Case{130, 68, 0.7}, Case{16, 64, 1.0}, Case{3, 6, 0.5}})
+  for (bool balance : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density << (balance ? " balanced" : ""));
+    const Csr m = WithDenseRows(RandomCsr(c.rows, c.cols, c.density, static_cast<uint32_t>(c.rows * 7 + c.cols)), {c.rows / 2});
+    const U24Host h = BuildU(m, balance);
     ASSERT_EQ(h.mp % kMPad, 0);
     ASSERT_EQ(h.kp % kBk, 0);
     const int64_t kpairs = h.kp / kBk;
@@ -62,8 +63,8 @@ TEST(U24Format, ReexpandsToTheCsrMatrixWithTheResidual) {
         }
         for (int r = 0; r < 16; ++r)
           for (int k = 0; k < 32; ++k) {
-            const int64_t row = mt * 16 + r, col = kc * 32 + k;
-            const float want = row < c.rows && col < c.cols ? dense[row * c.cols + col] : 0.0f;
+            const int64_t row = h.row_of[mt * 16 + r], col = kc * 32 + k;
+            const float want = row >= 0 && col < c.cols ? dense[row * c.cols + col] : 0.0f;
             ASSERT_EQ(tile[r][k], want) << "A[" << row << "][" << col << "]";
           }
       }
@@ -108,6 +109,16 @@ TEST(U24Format, RefusesMalformedCsrAndKBeyondTheResidualColumnBits) {
     EXPECT_FALSE(BuildU24(c.m.rows, c.m.cols, c.m.ro.data(), c.m.ci.data(), c.m.v.data(), &h, &why)) << c.name;
     EXPECT_NE(why.find(c.why), std::string::npos) << c.name << ": " << why;
   }
+}
+
+// Eight dense rows in one tile's row pairs (0-3 with 8-11): dealt by count (u14_stream_sp's RowOrder, tested
+// there), each lands in its own tile: the longest list holds one dense row's residual and a light row's, not two
+// dense rows'.
+TEST(U24Format, BalancedRowsShortenASkewedMatrixsLongestResidualList) {
+  const Csr m = WithDenseRows(RandomCsr(256, 512, 0.3, 3), {0, 1, 2, 3, 8, 9, 10, 11});
+  const uint32_t in_order = LongestResidualList(BuildU(m, false), &ResidualStart), balanced = LongestResidualList(BuildU(m, true), &ResidualStart);
+  EXPECT_GT(in_order, 200u);
+  EXPECT_LE(5 * balanced, 3 * in_order) << in_order << " against " << balanced;
 }
 
 TEST(U24Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
@@ -185,19 +196,19 @@ std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t
       }
     if (!residual_first) residual();
   };
-  if (nk) {
-    return ReplayClusterStreamNk(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex,
-                                 warp_product);
-  }
-  return ReplayClusterStream(h.rows, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
+  // Every stored row (padding too), then each to its row of C as StoreTile does.
+  const std::vector<float> stored =
+      nk ? ReplayClusterStreamNk(h.mp, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &NkSlabOffset, &OutIndex, warp_product)
+         : ReplayClusterStream(h.mp, h.cols, h.mp, h.kp, b, n, plan.splits, plan.kt_per_split, WARPS, &SlabChunk, warp_product);
+  return StoredRowsToC(stored, h.row_of, h.rows, n);
 }
 
-void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk) {  // both residual walks
+void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk, bool balance = false) {  // both walks
   const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
-  const U24Host h = BuildU(m);
+  const U24Host h = BuildU(m, balance);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
-                                    << (nk ? " NK" : " KN"));
+                                    << (nk ? " NK" : " KN") << (balance ? " balanced" : ""));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
   for (bool spread : {false, true})
     for (bool first : {false, true}) ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk, spread, first));
@@ -208,12 +219,14 @@ void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, 
 // the product.
 TEST(U24Replay, ASkewedMatrixsDenseRowPairIsSummedWhicheverWayTheListsAreWalked) {
   const Csr m = WithDenseRows(RandomCsr(130, 600, 0.1, 77), {3, 11});
-  const U24Host h = BuildU(m);
+  for (bool balance : {false, true})
   for (bool spread : {false, true})
     for (bool nk : {false, true})
       for (int max_splits : {1, 3, 8}) {
+        const U24Host h = BuildU(m, balance);
         const Plan plan = MakePlan(h.mp, h.kp, 16, 132, max_splits);
-        SCOPED_TRACE(::testing::Message() << "splits " << plan.splits << (nk ? " NK" : " KN") << (spread ? " spread" : " in order"));
+        SCOPED_TRACE(::testing::Message() << "splits " << plan.splits << (nk ? " NK" : " KN") << (spread ? " spread" : " in order")
+                                          << (balance ? " balanced" : ""));
         const std::vector<float> b = RandomB(600, 16, 5);
         for (bool first : {false, true}) ExpectPlainProduct(m, b, 16, Replay(h, b, 16, plan, nk, spread, first));
       }
@@ -228,6 +241,8 @@ TEST(U24Replay, AwkwardShapesSplitsDensitiesAndNInBothLayouts) {
       ExpectReplayMatches(33, 200, 0.5, n, 3, nk);   // 2 ranks of 2 tiles
       ExpectReplayMatches(130, 600, 0.3, n, 8, nk);  // 10 K tiles: 5 ranks of 2
       ExpectReplayMatches(130, 600, 0.9, n, 1, nk);  // mostly residual
+      ExpectReplayMatches(33, 200, 0.5, n, 3, nk, true);  // rows dealt by count: 3 tiles, the last part full
+      ExpectReplayMatches(130, 600, 0.9, n, 8, nk, true);
     }
 }
 

@@ -167,6 +167,28 @@ void ReplayStreamResidual(const Host& h, StartFn start, int64_t mt, int kt0, int
   }
 }
 
+// The longest residual list over all K of any (row tile, g) of a stream seed's host format (`start` its ResidualStart).
+template <typename Host, typename StartFn>
+uint32_t LongestResidualList(const Host& h, StartFn start) {
+  const int64_t ktiles = h.kp / 64;
+  uint32_t most = 0;
+  for (int64_t mt = 0; mt < h.mp / 16; ++mt)
+    for (int g = 0; g < 8; ++g) most = std::max(most, h.rstart[start(mt, ktiles, g, ktiles)] - h.rstart[start(mt, 0, g, ktiles)]);
+  return most;
+}
+
+// C (rows x n) from a replay over every stored row (mp x n): stored row s is row_of[s] of C, as the stream seeds'
+// StoreTile puts it (BALANCE_ROWS); a padding row (row_of -1) must come out zero.
+inline std::vector<float> StoredRowsToC(const std::vector<float>& stored, const std::vector<int32_t>& row_of, int64_t rows, int64_t n) {
+  std::vector<float> c(rows * n, std::numeric_limits<float>::quiet_NaN());
+  for (size_t s = 0; s < row_of.size(); ++s)
+    for (int64_t j = 0; j < n; ++j) {
+      if (row_of[s] >= 0) c[row_of[s] * n + j] = stored[s * n + j];
+      else EXPECT_EQ(stored[s * n + j], 0.0f) << "padding row " << s;
+    }
+  return c;
+}
+
 // m with the given rows made dense (value 0.25 + 0.125 * (column % 5)): one row pair's residual list far longer
 // than the rest, as a skewed matrix's heaviest rows give.
 inline Csr WithDenseRows(const Csr& m, const std::vector<int64_t>& dense) {
