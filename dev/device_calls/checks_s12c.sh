@@ -11,7 +11,7 @@ set -uo pipefail
 source dev/device_calls/setup.sh
 L=dist/logs; mkdir -p $L
 mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
-timeout 150 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "stream_seeds_gpu_test exit $?"
+timeout 240 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "stream_seeds_gpu_test exit $?"
 grep -E "^\[ +(OK|FAILED|PASSED) " $L/stream_seeds.log | head
 SPARSEDITTO_CORPUS_ONLY=outlive_under_sanitizer.cu,escape_under_sanitizer.cu timeout 200 build/bin/adversarial_corpus_gpu_test > $L/corpus.log 2>&1
 echo "corpus exit $?"; grep -E "^[a-z0-9_]+\.cu |^corpus|PASSED|FAILED" $L/corpus.log | cut -c1-250

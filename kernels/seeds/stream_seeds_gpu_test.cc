@@ -4,20 +4,27 @@
 // path: 16-byte B chunks (KN: n % 8 == 0; NK: K % 8 == 0 and X 16-byte aligned), guarded scalar loads (n odd;
 // K % 8 != 0; X one value off), C pairs and single stores, a second n tile, the cluster's K split (4096 x 4096),
 // against a host product; and at 4096 x 4096, n = 16, NK's Y is KN's C transposed bit for bit (the same mma
-// operands and the same sum order). Skips without a compute capability 9.x device.
+// operands and the same sum order). The residual walks off by default (SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS
+// of u14_stream_sp and u24_stream_sp) are built too, set through ApplyTunables as the search sets them, and run on
+// the generality suite's skewed rows (log-normal lengths: a dense row's long residual list), in both layouts. The
+// libraries compile in parallel. Skips without a compute capability 9.x device.
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <future>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/dtype.h"
 #include "common/rng.h"
 #include "gtest/gtest.h"
+#include "kernel_abi/tunables.h"
 #include "kernels/testing/candidate_build.h"
 #include "kernels/testing/device_run.h"
 #include "kernels/testing/host_product_check.h"
@@ -28,17 +35,47 @@ namespace sparseditto {
 namespace {
 
 struct Seed {
-  std::string name;
+  std::string name;         // the library's: the seed's, with its tunables when any are set
+  std::string source;       // kernels/seeds/<source>.cu
   v1::PatternSpec pattern;  // the family the seed serves, for its test matrices
+  std::map<std::string, std::string> tunables;  // set over the seed's defaults
 };
 
+v1::PatternSpec Unstructured(float sparsity, float skew = 0) {
+  v1::PatternSpec p;
+  p.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), p.set_sparsity(sparsity);
+  if (skew > 0) p.set_row_lengths(v1::ROW_LENGTHS_SKEWED), p.set_skew(skew);
+  return p;
+}
+
 std::vector<Seed> Seeds() {
-  v1::PatternSpec nm24, u90, u70, u50;
+  v1::PatternSpec nm24;
   nm24.set_family(v1::PATTERN_FAMILY_N_M), nm24.set_n(2), nm24.set_m(4);
-  u90.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), u90.set_sparsity(0.9f);
-  u70.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), u70.set_sparsity(0.7f);
-  u50.set_family(v1::PATTERN_FAMILY_UNSTRUCTURED), u50.set_sparsity(0.5f);
-  return {{"nm24_stream_sp", nm24}, {"u14_stream_sp", u90}, {"u24_stream_sp", u70}, {"dense_stream", u50}};
+  const v1::PatternSpec u90 = Unstructured(0.9f), u70 = Unstructured(0.7f), u50 = Unstructured(0.5f);
+  const v1::PatternSpec u90_skew = Unstructured(0.9f, 1.0f), u70_skew = Unstructured(0.7f, 0.5f);  // the generality suite's
+  return {{"nm24_stream_sp", "nm24_stream_sp", nm24, {}},
+          {"u14_stream_sp", "u14_stream_sp", u90, {}},
+          {"u24_stream_sp", "u24_stream_sp", u70, {}},
+          {"dense_stream", "dense_stream", u50, {}},
+          {"u14_stream_sp spread balanced", "u14_stream_sp", u90_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
+          {"u14_stream_sp first balanced", "u14_stream_sp", u90_skew, {{"RESIDUAL_FIRST", "1"}, {"BALANCE_ROWS", "1"}}},
+          {"u24_stream_sp spread balanced", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
+          {"u24_stream_sp spread first", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"RESIDUAL_FIRST", "1"}}}};
+}
+
+// The seed's source with its tunables set, written where the library will be built (the seeds' own folder
+// untouched); the seed's path when none are set.
+absl::StatusOr<std::string> VariantSource(const Seed& seed, const std::string& folder, int index) {
+  const std::string path = SPARSEDITTO_SOURCE_DIR "/kernels/seeds/" + seed.source + ".cu";
+  if (seed.tunables.empty()) return path;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto source = ApplyTunables(text.str(), seed.tunables);
+  if (!source.ok()) return source.status();
+  const std::string out = (std::filesystem::path(folder) / (seed.source + "_variant" + std::to_string(index) + ".cu")).string();
+  std::ofstream(out) << *source;
+  return out;
 }
 
 class StreamSeedsGpuTest : public ::testing::Test {
@@ -50,15 +87,24 @@ class StreamSeedsGpuTest : public ::testing::Test {
         prop.major != 9)
       return;
     libraries_ = new std::map<std::string, testing::CandidateLibrary>;
-    for (const Seed& seed : Seeds()) {
-      const std::string library = (std::filesystem::path(::sparseditto::testing_support::ProcessTempDir()) /
-                                   ("sd_" + seed.name + "_gpu_" + std::to_string(getpid()) + ".so")).string();
-      auto log = testing::CompileCandidate(SPARSEDITTO_NVCC, SPARSEDITTO_SOURCE_DIR "/kernels/seeds/" + seed.name + ".cu", {"sm_90"},
-                                           library);
-      ASSERT_TRUE(log.ok()) << seed.name << ": " << log.status();
-      auto lib = testing::LoadCandidate(library);
+    const std::string folder = ::sparseditto::testing_support::ProcessTempDir();
+    const std::vector<Seed> seeds = Seeds();
+    std::vector<std::future<absl::StatusOr<std::string>>> builds;  // nvcc runs a process each: in parallel
+    for (size_t i = 0; i < seeds.size(); ++i)
+      builds.push_back(std::async(std::launch::async, [&seeds, &folder, i]() -> absl::StatusOr<std::string> {
+        auto source = VariantSource(seeds[i], folder, static_cast<int>(i));
+        if (!source.ok()) return source.status();
+        const std::string library = (std::filesystem::path(folder) / ("sd_stream_" + std::to_string(i) + "_gpu_" + std::to_string(getpid()) + ".so")).string();
+        auto log = testing::CompileCandidate(SPARSEDITTO_NVCC, *source, {"sm_90"}, library);
+        if (!log.ok()) return log.status();
+        return library;
+      }));
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      auto library = builds[i].get();
+      ASSERT_TRUE(library.ok()) << seeds[i].name << ": " << library.status();
+      auto lib = testing::LoadCandidate(*library);
       ASSERT_TRUE(lib.ok()) << lib.status();
-      (*libraries_)[seed.name] = *lib;
+      (*libraries_)[seeds[i].name] = *lib;
     }
   }
   void SetUp() override {
