@@ -4,8 +4,8 @@
 // path: 16-byte B chunks (KN: n % 8 == 0; NK: K % 8 == 0 and X 16-byte aligned), guarded scalar loads (n odd;
 // K % 8 != 0; X one value off), C pairs and single stores, a second n tile, the cluster's K split (4096 x 4096),
 // against a host product; and at 4096 x 4096, n = 16, NK's Y is KN's C transposed bit for bit (the same mma
-// operands and the same sum order). The residual walks off by default (SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS
-// of u14_stream_sp and u24_stream_sp) are built too, set through ApplyTunables as the search sets them, and run on
+// operands and the same sum order). The residual paths off by default (SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS
+// of u14_stream_sp and u24_stream_sp, u24's THIRDS) are built too, set through ApplyTunables as the search sets them, and run on
 // the generality suite's skewed rows (log-normal lengths: a dense row's long residual list), in both layouts. The
 // libraries compile in parallel. Skips without a compute capability 9.x device.
 #include <cuda_runtime_api.h>
@@ -60,7 +60,9 @@ std::vector<Seed> Seeds() {
           {"u14_stream_sp spread balanced", "u14_stream_sp", u90_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u14_stream_sp first balanced", "u14_stream_sp", u90_skew, {{"RESIDUAL_FIRST", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u24_stream_sp spread balanced", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
-          {"u24_stream_sp spread first", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"RESIDUAL_FIRST", "1"}}}};
+          {"u24_stream_sp spread first", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"RESIDUAL_FIRST", "1"}}},
+          {"u24_stream_sp thirds", "u24_stream_sp", u70, {{"THIRDS", "24"}}},
+          {"u24_stream_sp thirds first balanced", "u24_stream_sp", u70_skew, {{"THIRDS", "32"}, {"RESIDUAL_FIRST", "1"}, {"BALANCE_ROWS", "1"}}}};
 }
 
 // The seed's source with its tunables set, written where the library will be built (the seeds' own folder

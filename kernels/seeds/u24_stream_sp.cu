@@ -16,6 +16,10 @@
 // K <= 32768: a residual column has 15 bits) and the residual lists with, per (row tile, K tile boundary,
 // row % 8), where each list's slice starts. Edges and layouts (KN, and PyTorch's NK) as nm24_stream_sp's.
 // BALANCE_ROWS 1 stores the rows dealt to the row tiles by nonzero count (RowOrder) and the store maps them back.
+// THIRDS > 0 moves the third values of up to THIRDS groups a record from the residual into a record of 4-byte
+// entries that a second mma.sp on the same B fragments consumes (the walk costs ~25 instructions a lane an entry;
+// the mma.sp path a few a K tile): at 70% about the bytes of the residual entries it replaces, few of their
+// instructions.
 // sparseditto:seed families=[unstructured, file] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -36,6 +40,7 @@
 #define SPREAD_RESIDUAL 0  // sparseditto:tunable values=[0, 1]
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
 #define BALANCE_ROWS 0     // sparseditto:tunable values=[0, 1]
+#define THIRDS 0           // sparseditto:tunable values=[0, 24, 32]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -49,6 +54,10 @@ constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // the owner's
 // rank order.
 __host__ __device__ __forceinline__ int PushOwner(int warp, int splits) { return warp % splits; }
 __host__ __device__ __forceinline__ int PushSlot(int warp, int split, int splits) { return (warp / splits) * splits + split; }
+// THIRDS > 0: a warp's scratch for spreading a record's third values to their lanes (256 value words, 256 nibbles).
+constexpr int kThirds = THIRDS;
+constexpr int kThirdsScratchBytes = THIRDS ? WARPS * (256 * 4 + 256) : 0;
+constexpr int kPrefixBytes = kRedBytes + kThirdsScratchBytes;  // shared memory before the slab
 constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
 constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
 static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");
@@ -66,6 +75,28 @@ __host__ __device__ __forceinline__ int ValInTile(int r16, int cc) {
 // t=sel)'s operand for step q: bits 0-15 row g, bits 16-31 row g+8, groups 4 sel .. 4 sel + 3, 4 bits a group.
 __host__ __device__ __forceinline__ int64_t MetaRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * 32; }
 __host__ __device__ __forceinline__ int MetaLaneWord(int lane) { return ((lane >> 2) * 2 + (lane & 1)) * 2; }
+// Thirds (THIRDS > 0): a group's third value, for the first THIRDS such groups of a record (row tile x K tile of 64,
+// stored row then column order), goes to a second mma.sp on the same B fragments instead of the residual, whose walk
+// costs ~25 instructions a lane an entry (at 70% sparsity 8% of groups have a third value, under 1% a fourth; fourths
+// stay in the residual). Record (mt, kpair) of THIRDS 4-byte entries in slot order: value bits | slot << 16 | nibble
+// << 24 (0: unused). A slot is a group's lane and register in the A fragment: lane * 8 + step * 4 + register.
+__host__ __device__ __forceinline__ int64_t ThirdRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * kThirds; }
+__host__ __device__ __forceinline__ int ThirdSlot(int r16, int q, int group) {  // group 0..7 of k32 step q
+  const int g = r16 & 7, lane = 4 * g + (group & 3), reg = (r16 >> 3) + 2 * (group >> 2);
+  return lane * 8 + q * 4 + reg;
+}
+// A third value at position p: metadata (p, p + 1), value in the low half; at 3: (0, 3), value in the high half.
+__host__ __device__ __forceinline__ uint32_t ThirdNibble(int p) { return p == 3 ? 0xCu : uint32_t(p | ((p + 1) << 2)); }
+// Its mma.sp register.
+__host__ __device__ __forceinline__ uint32_t ThirdReg(uint32_t bits16, uint32_t nibble) { return nibble == 0xCu ? bits16 << 16 : bits16; }
+// Lane (g, t)'s share of step q's metadata words of selector lanes t = 0 (groups 0-3) and 1 (groups 4-7), from its
+// registers' nibbles (0: empty): groups t (registers 0, 1: rows g, g + 8) and t + 4 (registers 2, 3), each nibble
+// XOR 0x4 so that an empty group adds nothing. The quad's OR, XOR 0x44444444, is the word (empty groups (0, 1)).
+__host__ __device__ __forceinline__ void ThirdMetaPart(const uint32_t (&nib)[4], int t, uint32_t* w0, uint32_t* w1) {
+  auto part = [](uint32_t n) { return (n ? n : 0x4u) ^ 0x4u; };
+  *w0 = part(nib[0]) << (4 * t) | part(nib[1]) << (16 + 4 * t);
+  *w1 = part(nib[2]) << (4 * t) | part(nib[3]) << (16 + 4 * t);
+}
 // Residual: the entries of rows 16mt + g and 16mt + g + 8 form list (mt, g), ordered by K tile; entry = value
 // bits | (row in the tile / 8) << 16 | column << 17. ResidualStart(mt, kt, g, ktiles): index into the
 // (row tile, K tile boundary 0..ktiles, g) table of where list (mt, g)'s entries of K tiles >= kt begin.
@@ -112,6 +143,11 @@ __device__ __forceinline__ uint4 LdStream16(const void* p) {  // read once: no L
 }
 __device__ __forceinline__ float FromBits(__half, uint32_t b) { return __half2float(__ushort_as_half(static_cast<unsigned short>(b))); }
 __device__ __forceinline__ float FromBits(__nv_bfloat16, uint32_t b) { return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(b))); }
+__device__ __forceinline__ uint32_t LdStream4(const void* p) {
+  uint32_t r;
+  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(r) : "l"(p));
+  return r;
+}
 __device__ __forceinline__ uint2 LdStream8(const void* p) {
   uint2 r;
   asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];\n" : "=r"(r.x), "=r"(r.y) : "l"(p));
@@ -151,6 +187,7 @@ __device__ __forceinline__ uint32_t Bits(__half x) { return __half_as_ushort(x);
 __device__ __forceinline__ uint32_t Bits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
 struct StreamArgs {
   const void* vals; const uint32_t* meta; const uint32_t* residual; const uint32_t* rstart; const void* b; void* c;
+  const uint32_t* thirds;  // THIRDS: the third-value records (ThirdRecord); else unused
   const int32_t* row_of;  // BALANCE_ROWS: stored row -> row of C (-1: none); else unused (stored row = row)
   int64_t m, k, n, kpairs;
   int ktiles, kt_per_split, pair_store /* KN, n even, C 4-byte aligned */, vec /* B's rows (KN: n, NK: K) % 8 == 0, B 16-byte aligned */;
@@ -189,23 +226,61 @@ __device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, i
 struct Batch {
   uint4 a[UNROLL][2];
   uint2 e[UNROLL];
+#if THIRDS
+  uint32_t t[UNROLL];  // lanes < THIRDS: one entry of the tile's third-value record
+#endif
 };
 template <typename T>
-__device__ __forceinline__ void LoadBatch(const T* vals, const uint32_t* meta, int j0, int count, Batch& x) {
+__device__ __forceinline__ void LoadBatch(const T* vals, const uint32_t* meta, const uint32_t* thirds, int j0, int count, Batch& x) {
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
     if (j0 + u >= count) break;
     x.a[u][0] = LdStream16(vals + static_cast<int64_t>(j0 + u) * 512);
     x.a[u][1] = LdStream16(vals + static_cast<int64_t>(j0 + u) * 512 + 256);
     x.e[u] = LdStream8(meta + static_cast<int64_t>(j0 + u) * 32);
+#if THIRDS
+    x.t[u] = (threadIdx.x & 31) < kThirds ? LdStream4(thirds + static_cast<int64_t>(j0 + u) * kThirds) : 0u;
+#endif
   }
 }
+#if THIRDS
+// A record's thirds into the warp's zeroed scratch: each entry's register and nibble at its slot (the lanes then
+// read their slots step by step, MmaThirds, and zero them behind for the next record).
+__device__ __forceinline__ void SpreadThirds(uint32_t entry, uint32_t* scratch) {
+  const uint32_t slot = (entry >> 16) & 0xFFu, nibble = entry >> 24;
+  if (nibble) scratch[slot] = ThirdReg(entry & 0xFFFFu, nibble), reinterpret_cast<uint8_t*>(scratch + 256)[slot] = static_cast<uint8_t>(nibble);
+  __syncwarp();
+}
+// Step q's third values as mma.sp's A operand (the lane's slots 8 lane + 4q .. + 3 and the quad-built metadata word),
+// D += thirds * B; the slots read are zeroed, and after step 1 the warp is in step for the next SpreadThirds.
+template <typename T>
+__device__ __forceinline__ void MmaThirds(uint32_t* scratch, int q, const uint32_t (&b0)[4], const uint32_t (&b1)[4], float (&acc)[2][4]) {
+  const int lane = threadIdx.x & 31, t = lane & 3;
+  uint4* slots = reinterpret_cast<uint4*>(scratch + lane * 8 + q * 4);
+  uint32_t* nibs = reinterpret_cast<uint32_t*>(reinterpret_cast<uint8_t*>(scratch + 256) + lane * 8 + q * 4);
+  const uint4 a = *slots;  // the registers (0: no third value)
+  const uint32_t packed = *nibs;  // byte r: register r's nibble
+  *slots = make_uint4(0, 0, 0, 0), *nibs = 0;
+  const uint32_t nib[4] = {packed & 0xFu, (packed >> 8) & 0xFu, (packed >> 16) & 0xFu, packed >> 24};
+  uint32_t w0, w1;
+  ThirdMetaPart(nib, t, &w0, &w1);
+  w0 |= __shfl_xor_sync(0xffffffffu, w0, 1), w1 |= __shfl_xor_sync(0xffffffffu, w1, 1);
+  w0 |= __shfl_xor_sync(0xffffffffu, w0, 2), w1 |= __shfl_xor_sync(0xffffffffu, w1, 2);
+  const uint32_t e = ((t & 1) ? w1 : w0) ^ 0x44444444u;
+  MmaSp<T>(acc[0], a, b0, e);
+  MmaSp<T>(acc[1], a, b1, e);
+  if (q == 1) __syncwarp();  // every slot read before the next record's entries land
+}
+#endif
 template <typename T, bool kNk>
-__device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, int j0, int count, float (&acc)[2][4]) {
+__device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, uint32_t* scratch, int j0, int count, float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
     if (j0 + u >= count) break;
+#if THIRDS
+    SpreadThirds(x.t[u], scratch);
+#endif
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
       uint32_t b0[4], b1[4];
@@ -218,6 +293,9 @@ __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, int j0
       }
       MmaSp<T>(acc[0], x.a[u][q], b0, q ? x.e[u].y : x.e[u].x);
       MmaSp<T>(acc[1], x.a[u][q], b1, q ? x.e[u].y : x.e[u].x);
+#if THIRDS
+      MmaThirds<T>(scratch, q, b0, b1, acc);
+#endif
     }
   }
 }
@@ -328,9 +406,14 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U24StreamKernel(StreamA
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
   float* red = reinterpret_cast<float*>(smem);
-  T* sb = reinterpret_cast<T*>(smem + kRedBytes);
+  T* sb = reinterpret_cast<T*>(smem + kPrefixBytes);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
-  uint32_t* rs = reinterpret_cast<uint32_t*>(smem + kRedBytes + p.slab_bytes) + warp * 8 * p.res_cap;
+  uint32_t* rs = reinterpret_cast<uint32_t*>(smem + kPrefixBytes + p.slab_bytes) + warp * 8 * p.res_cap;
+  uint32_t* scratch = reinterpret_cast<uint32_t*>(smem + kRedBytes) + warp * (256 + 64);  // THIRDS only
+#if THIRDS
+  reinterpret_cast<uint4*>(scratch)[2 * lane] = reinterpret_cast<uint4*>(scratch)[2 * lane + 1] = make_uint4(0, 0, 0, 0);
+  reinterpret_cast<uint2*>(scratch + 256)[lane] = make_uint2(0, 0);  // SpreadThirds keeps it zero between records
+#endif
   const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
   // A rank stores into another's shared memory only once that rank has started: this arrive, the wait below.
@@ -338,30 +421,31 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U24StreamKernel(StreamA
   LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
   const T* vals = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), 2 * p.kpairs) + lane * 8;
   const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kpairs) + MetaLaneWord(lane);
+  const uint32_t* thirds = THIRDS ? p.thirds + ThirdRecord(mt, kt0, p.kpairs) + lane : nullptr;
   const ResidualSlice res = FindResidual(p, mt, kt0, count);
   float acc[2][4] = {};
   Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
-  LoadBatch<T>(vals, meta, 0, count, x);
+  LoadBatch<T>(vals, meta, thirds, 0, count, x);
   StageResidual(p, res, rs);
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   __syncthreads();  // the B slab and the residual landed (the first batch's loads were issued before the wait)
 #if RESIDUAL_FIRST
   // The residual walk is instructions and shared-memory reads, the stream is waits on DRAM: walk it while the first
   // two batches land, then the same pipeline one batch ahead.
-  LoadBatch<T>(vals, meta, UNROLL, count, y);
+  LoadBatch<T>(vals, meta, thirds, UNROLL, count, y);
   ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);
   for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
-    ComputeBatch<T, kNk>(x, sb, j0, count, acc);
-    LoadBatch<T>(vals, meta, j0 + 2 * UNROLL, count, x);
-    ComputeBatch<T, kNk>(y, sb, j0 + UNROLL, count, acc);
-    LoadBatch<T>(vals, meta, j0 + 3 * UNROLL, count, y);
+    ComputeBatch<T, kNk>(x, sb, scratch, j0, count, acc);
+    LoadBatch<T>(vals, meta, thirds, j0 + 2 * UNROLL, count, x);
+    ComputeBatch<T, kNk>(y, sb, scratch, j0 + UNROLL, count, acc);
+    LoadBatch<T>(vals, meta, thirds, j0 + 3 * UNROLL, count, y);
   }
 #else
   for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
-    LoadBatch<T>(vals, meta, j0 + UNROLL, count, y);
-    ComputeBatch<T, kNk>(x, sb, j0, count, acc);
-    LoadBatch<T>(vals, meta, j0 + 2 * UNROLL, count, x);
-    ComputeBatch<T, kNk>(y, sb, j0 + UNROLL, count, acc);
+    LoadBatch<T>(vals, meta, thirds, j0 + UNROLL, count, y);
+    ComputeBatch<T, kNk>(x, sb, scratch, j0, count, acc);
+    LoadBatch<T>(vals, meta, thirds, j0 + 2 * UNROLL, count, x);
+    ComputeBatch<T, kNk>(y, sb, scratch, j0 + UNROLL, count, acc);
   }
   ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);  // after the stream (RESIDUAL_FIRST 0: the order a GPU has timed)
 #endif
@@ -398,6 +482,9 @@ struct U24Host {
   std::vector<float> residual_val;
   std::vector<uint32_t> rstart;                // (mp/16) * (kp/64 + 1) * 8, see ResidualStart
   std::vector<int32_t> row_of;                 // mp: stored row -> row of the matrix, -1 for padding (see RowOrder)
+  int thirds = 0;                              // third-value entries a record (THIRDS of the build)
+  std::vector<float> third_val;                // thirds > 0: (mp/16) * (kp/64) records of 256 slots (ThirdSlot)
+  std::vector<uint8_t> third_nibble;           // per slot: ThirdNibble, 0 where the slot holds none
 };
 // Stored row -> matrix row (-1: padding), u14_stream_sp's: identity unless `balance`, then the rows by nonzero count
 // dealt to the row tiles in turns, the k-th a tile gets at tile row k (k < 8) or 23 - k, so the residual that
@@ -424,7 +511,7 @@ std::vector<int32_t> RowOrder(int64_t rows, int64_t mp, const int32_t* ro, bool 
 // residual; entries with value 0 are dropped. Rows are stored in RowOrder(.., balance)'s order. False on malformed
 // input.
 bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, U24Host* out, std::string* why,
-              bool balance = BALANCE_ROWS != 0) {
+              bool balance = BALANCE_ROWS != 0, int thirds = kThirds) {
   if (rows <= 0 || cols <= 0) return (*why = "bad shape", false);
   for (int64_t r = 0; r < rows; ++r)
     if (ro[r] > ro[r + 1]) return (*why = "row offsets decrease", false);
@@ -437,6 +524,11 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
   std::vector<std::vector<std::pair<int64_t, int64_t>>> extra(row_tiles * 8);  // (K tile, CSR entry) per list
   std::vector<int8_t> idx(groups * 2);  // per group of the current row: kept positions and values
   std::vector<float> kept(groups * 2);
+  std::vector<int64_t> beyond(groups * 2);  // per group of the current row: CSR entries of its third and fourth values
+  out->thirds = thirds;
+  out->third_val.assign(thirds ? row_tiles * kpairs * 256 : 0, 0.0f);
+  out->third_nibble.assign(out->third_val.size(), 0);
+  std::vector<int> thirds_used(row_tiles * kpairs, 0);
   out->row_of = RowOrder(rows, out->mp, ro, balance);
   std::vector<int> r16_of(rows);
   for (int64_t stored = 0; stored < out->mp; ++stored) {
@@ -444,6 +536,7 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
     if (r < 0) continue;
     std::fill(idx.begin(), idx.end(), -1);
     std::fill(kept.begin(), kept.end(), 0.0f);
+    std::fill(beyond.begin(), beyond.end(), -1);
     const int64_t mt = stored / 16;
     const int r16 = static_cast<int>(stored % 16), g = r16 % 8, half = r16 / 8;
     r16_of[r] = r16;
@@ -453,7 +546,7 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
       const int64_t gi = ci[e] / 4;
       const int slot = idx[2 * gi] < 0 ? 0 : idx[2 * gi + 1] < 0 ? 1 : 2;
       if (slot == 2) {
-        extra[mt * 8 + g].emplace_back(ci[e] / kBk, e);
+        beyond[2 * gi + (beyond[2 * gi] < 0 ? 0 : 1)] = e;  // at most two more: the group has four columns
         continue;
       }
       idx[2 * gi + slot] = static_cast<int8_t>(ci[e] % 4);  // columns increase: idx0 < idx1
@@ -471,6 +564,17 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
       uint32_t& word = out->meta[MetaRecord(mt, kc / 2, kpairs) + MetaLaneWord(4 * g + sel) + kc % 2];
       const int shift = half * 16 + (j % 4) * 4;
       word = (word & ~(0xFu << shift)) | (static_cast<uint32_t>(i0 | (i1 << 2)) << shift);
+      const int64_t e3 = beyond[2 * gi], e4 = beyond[2 * gi + 1];
+      if (e3 < 0) continue;
+      const int64_t rec = mt * kpairs + kc / 2;
+      if (thirds_used[rec] < thirds) {  // the record's next entry
+        ++thirds_used[rec];
+        const int64_t at = rec * 256 + ThirdSlot(r16, static_cast<int>(kc % 2), j);
+        out->third_val[at] = v[e3], out->third_nibble[at] = static_cast<uint8_t>(ThirdNibble(ci[e3] % 4));
+      } else {
+        extra[mt * 8 + g].emplace_back(kc / 2, e3);
+      }
+      if (e4 >= 0) extra[mt * 8 + g].emplace_back(kc / 2, e4);
     }
   }
   out->residual_row.clear(), out->residual_col.clear(), out->residual_val.clear();
@@ -507,13 +611,13 @@ Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxS
   if (s > kMaxSplits || per > kMaxSlabTiles) return plan;
   plan.kt_per_split = static_cast<int>(per);
   plan.splits = static_cast<int>((ktiles + per - 1) / per);
-  plan.smem = kRedBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  plan.smem = kPrefixBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
   return plan;
 }
 // Shared memory a CTA may take: the CTAS_PER_SM share of the SM's, but at least the reduction and the largest
 // slab (then fewer CTAs fit), at most the opt-in limit.
 size_t SmemBudget(int optin_per_block, int per_sm) {
-  const size_t share = static_cast<size_t>(per_sm) / CTAS_PER_SM - 1024, least = kRedBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes;
+  const size_t share = static_cast<size_t>(per_sm) / CTAS_PER_SM - 1024, least = kPrefixBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes;
   return std::min<size_t>(optin_per_block, std::max(share, least));
 }
 // The plan with its residual staging: res_cap = the longest slice of any list over the plan's K ranges, as
@@ -541,6 +645,7 @@ struct State {
   size_t smem_budget = 0;
   std::vector<uint32_t> rstart;  // host copy, to size each plan's residual staging
   void* vals = nullptr; uint32_t* meta = nullptr; uint32_t* residual = nullptr; uint32_t* rstart_d = nullptr;
+  uint32_t* thirds = nullptr;  // THIRDS only
   int32_t* row_of = nullptr;  // BALANCE_ROWS only
   std::vector<std::pair<int64_t, Plan>> plans;  // per prepared n
 };
@@ -589,7 +694,7 @@ template <typename T, bool kNk> Plan FittedPlan(const State* s, int64_t n) {
   return widest_first[PickPlan(widest_first, active)];
 }
 template <typename T, bool kNk> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
-  StreamArgs a{s->vals, s->meta, s->residual, s->rstart_d, b, c, s->row_of, s->m, s->k, n, s->kp / kBk, static_cast<int>(s->kp / kBk), plan.kt_per_split,
+  StreamArgs a{s->vals, s->meta, s->residual, s->rstart_d, b, c, s->thirds, s->row_of, s->m, s->k, n, s->kp / kBk, static_cast<int>(s->kp / kBk), plan.kt_per_split,
                (!kNk && n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
                ((kNk ? s->k : n) % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
                plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap};
@@ -611,6 +716,15 @@ template <typename T> uint32_t Bits16(float v) {
   uint16_t bits;
   memcpy(&bits, &x, 2);
   return bits;
+}
+// The third-value records (see ThirdRecord) as the kernel reads them: h.thirds entries a record.
+template <typename T> std::vector<uint32_t> ThirdWords(const U24Host& h) {
+  std::vector<uint32_t> words(std::max<size_t>(h.third_val.size() / 256 * h.thirds, 1), 0);
+  for (size_t rec = 0; rec < h.third_val.size() / 256; ++rec)
+    for (int slot = 0, used = 0; slot < 256; ++slot)
+      if (h.third_nibble[rec * 256 + slot] != 0)
+        words[rec * h.thirds + used++] = Bits16<T>(h.third_val[rec * 256 + slot]) | (uint32_t(slot) << 16) | (uint32_t(h.third_nibble[rec * 256 + slot]) << 24);
+  return words;
 }
 template <typename T> cudaError_t UploadResidual(const U24Host& h, uint32_t** d) {  // see ResidualWord
   std::vector<uint32_t> entries(std::max<size_t>(h.residual_val.size(), 1), 0);
@@ -643,7 +757,7 @@ SPARSEDITTO_EXPORT uint32_t sparseditto_layouts(void) { return SPARSEDITTO_LAYOU
 SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
   State* s = static_cast<State*>(state);
   if (s == nullptr) return;
-  cudaFree(s->vals), cudaFree(s->meta), cudaFree(s->residual), cudaFree(s->rstart_d), cudaFree(s->row_of);
+  cudaFree(s->vals), cudaFree(s->meta), cudaFree(s->residual), cudaFree(s->rstart_d), cudaFree(s->row_of), cudaFree(s->thirds);
   delete s;
 }
 
@@ -675,6 +789,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
   if (e == cudaSuccess) e = fp16 ? UploadResidual<__half>(h, &s->residual) : UploadResidual<__nv_bfloat16>(h, &s->residual);
   if (e == cudaSuccess) e = Upload(h.rstart, reinterpret_cast<void**>(&s->rstart_d));
   if (e == cudaSuccess && BALANCE_ROWS) e = Upload(h.row_of, reinterpret_cast<void**>(&s->row_of));
+  if (e == cudaSuccess && THIRDS) e = Upload(fp16 ? ThirdWords<__half>(h) : ThirdWords<__nv_bfloat16>(h), reinterpret_cast<void**>(&s->thirds));
   if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_FP16)) if (e == cudaSuccess && fp16) e = ConfigureLayout<__half>(s, p);
   if constexpr (SPARSEDITTO_BUILDS_DTYPE(SD_DTYPE_BF16)) if (e == cudaSuccess && !fp16) e = ConfigureLayout<__nv_bfloat16>(s, p);
   if (e != cudaSuccess) {

@@ -12,10 +12,10 @@ namespace {
 
 using namespace sparseditto::seed_testing;
 
-U24Host BuildU(const Csr& m, bool balance = false) {
+U24Host BuildU(const Csr& m, bool balance = false, int thirds = 0) {
   U24Host h;
   std::string why;
-  EXPECT_TRUE(BuildU24(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why, balance)) << why;
+  EXPECT_TRUE(BuildU24(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why, balance, thirds)) << why;
   return h;
 }
 
@@ -30,13 +30,38 @@ void TileOperands(const U24Host& h, int64_t mt, int64_t kc, Lanes4* a, std::arra
   }
 }
 
+// The second mma.sp's operand of 32-column tile kc (THIRDS): what each lane reads from the warp's scratch after
+// SpreadThirds (ThirdReg of its slots' values; here ids 1-4 to see where ThirdReg puts them) and the metadata word the
+// quad builds (ThirdMetaPart, OR over lanes 4g .. 4g + 3, XOR 0x44444444), selector lanes t = 0, 1 taking words 0, 1.
+void ThirdOperands(const U24Host& h, int64_t mt, int64_t kc, Lanes4* a, std::array<uint32_t, 32>* e) {
+  const int64_t rec = mt * (h.kp / kBk) + kc / 2;
+  std::array<uint32_t, 32> w0{}, w1{};
+  for (int l = 0; l < 32; ++l) {
+    uint32_t nib[4];
+    for (int r = 0; r < 4; ++r) {
+      const int64_t at = rec * 256 + l * 8 + (kc % 2) * 4 + r;
+      nib[r] = h.third_nibble[at];
+      const uint32_t id = static_cast<uint32_t>(r + 1), reg = nib[r] ? ThirdReg(id, nib[r]) : 0u;
+      ASSERT_TRUE(reg == 0 || reg == id || reg == id << 16) << "lane " << l << " register " << r;
+      (*a)[l][r] = reg == id ? Reg{h.third_val[at], 0.0f} : reg ? Reg{0.0f, h.third_val[at]} : Reg{0.0f, 0.0f};
+    }
+    ThirdMetaPart(nib, l & 3, &w0[l], &w1[l]);
+  }
+  for (int l = 0; l < 32; ++l) {
+    const int q0 = l & ~3;
+    const uint32_t word0 = w0[q0] | w0[q0 + 1] | w0[q0 + 2] | w0[q0 + 3], word1 = w1[q0] | w1[q0 + 1] | w1[q0 + 2] | w1[q0 + 3];
+    (*e)[l] = ((l & 1) ? word1 : word0) ^ 0x44444444u;
+  }
+}
+
 TEST(U24Format, ReexpandsToTheCsrMatrixWithTheResidual) {
   struct Case { int64_t rows, cols; double density; };
   for (const Case& c : {Case{7, 96, 0.1}, Case{65, 36, 0.3}, Case{33, 200, 0.5}, Case{130, 68, 0.7}, Case{16, 64, 1.0}, Case{3, 6, 0.5}})
-  for (bool balance : {false, true}) {
-    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density << (balance ? " balanced" : ""));
+  for (bool balance : {false, true})
+  for (int thirds : {0, 24, 2}) {
+    SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density << (balance ? " balanced" : "") << " thirds " << thirds);
     const Csr m = WithDenseRows(RandomCsr(c.rows, c.cols, c.density, static_cast<uint32_t>(c.rows * 7 + c.cols)), {c.rows / 2});
-    const U24Host h = BuildU(m, balance);
+    const U24Host h = BuildU(m, balance, thirds);
     ASSERT_EQ(h.mp % kMPad, 0);
     ASSERT_EQ(h.kp % kBk, 0);
     const int64_t kpairs = h.kp / kBk;
@@ -50,6 +75,16 @@ TEST(U24Format, ReexpandsToTheCsrMatrixWithTheResidual) {
         TileOperands(h, mt, kc, &a, &e);
         float tile[16][32];
         DecodeA(a, e, tile);
+        if (thirds > 0) {
+          float third[16][32];
+          ThirdOperands(h, mt, kc, &a, &e);
+          DecodeA(a, e, third);
+          for (int r = 0; r < 16; ++r)
+            for (int k = 0; k < 32; ++k) {
+              ASSERT_TRUE(third[r][k] == 0.0f || tile[r][k] == 0.0f) << "a third value where the 2:4 layer keeps one";
+              tile[r][k] += third[r][k];
+            }
+        }
         for (int g = 0; g < 8; ++g) {
           ASSERT_LE(h.rstart[ResidualStart(mt, kt, g, kpairs)], h.rstart[ResidualStart(mt, kt + 1, g, kpairs)]);
           for (uint32_t i = h.rstart[ResidualStart(mt, kt, g, kpairs)]; i < h.rstart[ResidualStart(mt, kt + 1, g, kpairs)]; ++i) {
@@ -91,6 +126,40 @@ TEST(U24Format, ResidualHoldsOnlyTheThirdAndFourthNonzerosOfAGroup) {
   EXPECT_EQ((h.meta[MetaRecord(0, 0, h.kp / kBk) + MetaLaneWord(0)] >> 4) & 0xFu, 0xEu) << "row 0 group 1: (2, 3), value at 3";
 }
 
+// THIRDS: a record's first `thirds` third values (stored row, then column order) go to the third-value layer,
+// the later ones and every fourth value to the residual; ThirdWords lists them in slot order as the kernel reads them.
+TEST(U24Format, ThirdsTakeARecordsFirstThirdValuesTheRestAndFourthsGoToTheResidual) {
+  Csr m;  // 16 rows, 8 columns, every element nonzero: 32 groups of four, each with a third and a fourth value
+  m.rows = 16, m.cols = 8;
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 8; ++c) m.ci.push_back(c), m.v.push_back(float(r * 8 + c + 1));
+    m.ro.push_back(static_cast<int32_t>(m.ci.size()));
+  }
+  const U24Host h = BuildU(m, false, 24);
+  int held = 0;
+  for (uint8_t n : h.third_nibble) held += n != 0;
+  EXPECT_EQ(held, 24);
+  EXPECT_EQ(h.residual_val.size(), size_t(32 - 24 + 32)) << "8 third values past the record's 24, and all 32 fourths";
+  EXPECT_EQ(h.third_val[ThirdSlot(0, 0, 0)], 3.0f) << "row 0 group 0: its third value, column 2";
+  EXPECT_EQ(h.third_nibble[ThirdSlot(0, 0, 0)], ThirdNibble(2));
+  EXPECT_EQ(h.third_nibble[ThirdSlot(12, 0, 0)], 0) << "rows 12-15 come after the record ran out";
+  const std::vector<uint32_t> words = ThirdWords<__half>(h);
+  ASSERT_EQ(words.size(), size_t(h.third_val.size() / 256 * 24));
+  for (size_t i = 24; i < words.size(); ++i) EXPECT_EQ(words[i], 0u) << "row tiles 1-7 are padding: no entries";
+  int last = -1;
+  for (int i = 0; i < 24; ++i) {
+    const uint32_t w = words[i];
+    const int slot = (w >> 16) & 0xFF;
+    ASSERT_NE(w >> 24, 0u) << "entry " << i;
+    EXPECT_GT(slot, last) << "slot order";
+    last = slot;
+    EXPECT_EQ(w >> 24, h.third_nibble[slot]);
+    EXPECT_EQ(__half2float(__ushort_as_half(static_cast<uint16_t>(w & 0xFFFFu))), h.third_val[slot]);
+  }
+  EXPECT_EQ(ThirdReg(0x1234u, ThirdNibble(3)), 0x12340000u) << "a third value at position 3 sits in the high half";
+  EXPECT_EQ(ThirdReg(0x1234u, ThirdNibble(1)), 0x1234u);
+}
+
 TEST(U24Format, RefusesMalformedCsrAndKBeyondTheResidualColumnBits) {
   Csr wide;
   wide.rows = 1, wide.cols = kMaxResidualCols + 1, wide.ci = {0}, wide.v = {1}, wide.ro = {0, 1};
@@ -128,7 +197,7 @@ TEST(U24Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
 TEST(U24Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
-                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
+                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kPrefixBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
 }
 
 TEST(U24Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
@@ -142,7 +211,7 @@ TEST(U24Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
   const Plan tight = WithResidual(plan, h.rstart, h.mp, h.kp, plan.smem + 3 * WARPS * 8 * 4 + 5);
   EXPECT_EQ(tight.res_cap, 3);
   EXPECT_EQ(tight.res_longest, roomy.res_longest);
-  EXPECT_GE(SmemBudget(232448, 233472), kRedBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes);
+  EXPECT_GE(SmemBudget(232448, 233472), kPrefixBytes + size_t(kMaxSlabTiles) * kBk * kSlabRowBytes);
   EXPECT_LE(SmemBudget(232448, 233472), 232448u);
 }
 
@@ -188,10 +257,15 @@ std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t
         Lanes4 a;
         std::array<uint32_t, 32> e;
         TileOperands(h, mt, 2 * (int64_t(kt0) + j) + q, &a, &e);
+        Lanes4 a3;
+        std::array<uint32_t, 32> e3;
+        if (h.thirds > 0) ThirdOperands(h, mt, 2 * (int64_t(kt0) + j) + q, &a3, &e3);
         for (int ni = 0; ni < 2; ++ni) {
           std::array<int, 32> addr;
           for (int l = 0; l < 32; ++l) addr[l] = nk ? NkBFragOffset(j, q, ni, l) : BFragOffset(j, q, ni, l);
-          EmuMmaSp(a, e, nk ? EmuLdm(sb, addr) : EmuLdmTrans(sb, addr), &acc[ni * 128]);
+          const Lanes4 b_frag = nk ? EmuLdm(sb, addr) : EmuLdmTrans(sb, addr);
+          EmuMmaSp(a, e, b_frag, &acc[ni * 128]);
+          if (h.thirds > 0) EmuMmaSp(a3, e3, b_frag, &acc[ni * 128]);  // MmaThirds: the same B fragments
         }
       }
     if (!residual_first) residual();
@@ -203,12 +277,13 @@ std::vector<float> Replay(const U24Host& h, const std::vector<float>& b, int64_t
   return StoredRowsToC(stored, h.row_of, h.rows, n);
 }
 
-void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk, bool balance = false) {  // both walks
+void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk, bool balance = false,
+                         int thirds = 0) {  // both walks
   const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
-  const U24Host h = BuildU(m, balance);
+  const U24Host h = BuildU(m, balance, thirds);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
-                                    << (nk ? " NK" : " KN") << (balance ? " balanced" : ""));
+                                    << (nk ? " NK" : " KN") << (balance ? " balanced" : "") << " thirds " << thirds);
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
   for (bool spread : {false, true})
     for (bool first : {false, true}) ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk, spread, first));
@@ -243,6 +318,8 @@ TEST(U24Replay, AwkwardShapesSplitsDensitiesAndNInBothLayouts) {
       ExpectReplayMatches(130, 600, 0.9, n, 1, nk);  // mostly residual
       ExpectReplayMatches(33, 200, 0.5, n, 3, nk, true);  // rows dealt by count: 3 tiles, the last part full
       ExpectReplayMatches(130, 600, 0.9, n, 8, nk, true);
+      ExpectReplayMatches(130, 600, 0.3, n, 8, nk, false, 24);  // third values in their own mma.sp
+      ExpectReplayMatches(33, 200, 0.9, n, 3, nk, true, 32);    // and past THIRDS in the residual
     }
 }
 
