@@ -20,6 +20,9 @@
 // K tile a 128-byte line a row, 128-byte swizzled, read with ldmatrix (not transposed: a row of X is a column of
 // B, k pairs adjacent as mma.sp's B operand wants them); Y is stored value by value (a fragment's rows g, g + 8
 // are not adjacent in a row of Y). NK's 16-byte B chunks need K % 8 == 0 and X 16-byte aligned.
+// STAGE_A 1: where a CTA's share of shared memory holds every warp's K range beside the slab (short ranges: 2:4
+// 4096 x 4096 at n = 16), each warp copies its range of A there with cp.async at the start (three groups) and
+// computes from it, one DRAM round trip instead of a chain of them; otherwise the register stream above.
 // sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -36,6 +39,7 @@
 #define UNROLL 4        // sparseditto:tunable values=[2, 4, 6]
 #define CTAS_PER_SM 1   // sparseditto:tunable values=[1, 2, 3]
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
+#define STAGE_A 0       // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -53,6 +57,8 @@ constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
 constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
 static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");
 static_assert(UNROLL >= 1 && kMaxSlabTiles >= 1, "tiling");
+// STAGE_A: a K tile's A as the warp stages it in shared memory, its two value tiles (1 KB) and its metadata record.
+constexpr int kTileValBytes = 2 * 256 * 2, kTileMetaBytes = 32 * 4, kStagedTileBytes = kTileValBytes + kTileMetaBytes;
 // ---- layouts shared by prepare and the kernel (host + device) ----------------------------------
 // Compressed values: tile (mt, kc) = rows 16mt.., logical columns 32kc..; 256 values, lane-major.
 __host__ __device__ __forceinline__ int64_t ValTile(int64_t mt, int64_t kc, int64_t kchunks) { return (mt * kchunks + kc) * 256; }
@@ -86,6 +92,11 @@ __host__ __device__ __forceinline__ int NkSlabOffset(int j, int r, int c) { retu
 __host__ __device__ __forceinline__ int NkBFragOffset(int j, int q, int ni, int lane) {
   return NkSlabOffset(j, ni * 8 + (lane & 7), 4 * q + (lane >> 3));
 }
+// STAGE_A: a warp's shared region holds its K range's value tiles (`per` of kTileValBytes, as they lie in global
+// memory from ValTile(mt, 2 kt0)) then their metadata records (from MetaRecord(mt, kt0)); byte offsets of what
+// lane `lane` reads for K tile j (k32 step q) and of the 16-byte chunk i a copy moves (values, then metadata).
+__host__ __device__ __forceinline__ int StagedVal(int j, int q, int lane) { return j * kTileValBytes + q * 512 + lane * 16; }
+__host__ __device__ __forceinline__ int StagedMeta(int per, int j, int lane) { return per * kTileValBytes + j * kTileMetaBytes + MetaLaneWord(lane) * 4; }
 // Where C(row, col) goes: C[row][col] (KN) or Y[col][row] (NK).
 __host__ __device__ __forceinline__ int64_t OutIndex(bool nk, int64_t row, int64_t col, int64_t m, int64_t n) {
   return nk ? col * m + row : row * n + col;
@@ -142,6 +153,7 @@ struct StreamArgs {
   const void* vals; const uint32_t* meta; const void* b; void* c;
   int64_t m, k, n, kchunks;
   int ktiles, kt_per_split, pair_store /* KN, n even, C 4-byte aligned */, vec /* B's rows (KN: n, NK: K) % 8 == 0, B 16-byte aligned */;
+  int staged;  // STAGE_A: each warp copies its whole K range of A into shared memory first (Plan::staged)
 };
 // ---- roles --------------------------------------------------------------------------------------
 // B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n. A chunk is 8 values
@@ -187,6 +199,30 @@ __device__ __forceinline__ void LoadBatch(const T* vals, const uint32_t* meta, i
     x.e[u] = LdStream8(meta + static_cast<int64_t>(j0 + u) * 32);
   }
 }
+#if STAGE_A
+// K tiles j0 .. j1-1 of the warp's range into its shared region (cp.async, 16 bytes a lane at a time: a tile's
+// values are 64 chunks, its metadata 8), committed as one group; `vals` and `meta` point at the range's first tile.
+__device__ __forceinline__ void StageA(unsigned char* mine, int per, const void* vals, const uint32_t* meta, int j0, int j1) {
+  const int lane = threadIdx.x & 31;
+  const unsigned char* gv = static_cast<const unsigned char*>(vals);
+  const unsigned char* gm = reinterpret_cast<const unsigned char*>(meta);
+  for (int i = j0 * (kTileValBytes / 16) + lane; i < j1 * (kTileValBytes / 16); i += 32) CpAsync16(mine + i * 16, gv + i * 16, 16);
+  for (int i = j0 * (kTileMetaBytes / 16) + lane; i < j1 * (kTileMetaBytes / 16); i += 32)
+    CpAsync16(mine + per * kTileValBytes + i * 16, gm + i * 16, 16);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+// Batch j0's operands from the warp's shared region, as LoadBatch reads them from global memory.
+__device__ __forceinline__ void LoadBatchStaged(const unsigned char* mine, int per, int j0, int count, Batch& x) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    if (j0 + u >= count) break;
+    x.a[u][0] = *reinterpret_cast<const uint4*>(mine + StagedVal(j0 + u, 0, lane));
+    x.a[u][1] = *reinterpret_cast<const uint4*>(mine + StagedVal(j0 + u, 1, lane));
+    x.e[u] = *reinterpret_cast<const uint2*>(mine + StagedMeta(per, j0 + u, lane));
+  }
+}
+#endif
 template <typename T, bool kNk>
 __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, int j0, int count, float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31;
@@ -247,6 +283,35 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
   const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kchunks / 2) + MetaLaneWord(lane);
   float acc[2][4] = {};
   Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
+#if STAGE_A
+  if (p.staged) {
+    // The whole K range in flight at once (three groups behind the slab's), instead of two batches a round trip:
+    // at n = 16 a warp's range is a few batches, so the stream is a chain of DRAM round trips, not a flow.
+    const int per = p.kt_per_split;
+    unsigned char* mine = smem + kRedBytes + per * kBk * kSlabRowBytes + warp * per * kStagedTileBytes;
+    const void* range = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), p.kchunks);
+    const uint32_t* records = p.meta + MetaRecord(mt, kt0, p.kchunks / 2);
+    const int b1 = min(count, UNROLL), b2 = min(count, 2 * UNROLL);
+    StageA(mine, per, range, records, 0, b1);
+    StageA(mine, per, range, records, b1, b2);
+    StageA(mine, per, range, records, b2, count);
+    asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+    __syncthreads();  // the B slab and the first batch landed
+    LoadBatchStaged(mine, per, 0, count, x);
+    ComputeBatch<T, kNk>(x, sb, 0, count, acc);
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    __syncwarp();
+    LoadBatchStaged(mine, per, UNROLL, count, x);
+    ComputeBatch<T, kNk>(x, sb, UNROLL, count, acc);
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    __syncwarp();
+    for (int j0 = 2 * UNROLL; j0 < count; j0 += UNROLL) {
+      LoadBatchStaged(mine, per, j0, count, x);
+      ComputeBatch<T, kNk>(x, sb, j0, count, acc);
+    }
+  } else
+#endif
+  {
   LoadBatch<T>(vals, meta, 0, count, x);
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   __syncthreads();  // the B slab landed (the first batch's loads were issued before the wait)
@@ -255,6 +320,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
     ComputeBatch<T, kNk>(x, sb, j0, count, acc);
     LoadBatch<T>(vals, meta, j0 + 2 * UNROLL, count, x);
     ComputeBatch<T, kNk>(y, sb, j0 + UNROLL, count, acc);
+  }
   }
   if (splits == 1) return StoreTile<T, kNk>(p, mt, n0, acc);
   // Push, not pull: each rank stores its partial of row tile `warp` into the owner's slot (rank, tile) over
@@ -332,7 +398,7 @@ bool BuildNm24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci,
 // How a run is cut: K splits (the cluster size) so that about CTAS_PER_SM CTAs per SM run, at most
 // max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
 // more than 8 slabs. prepare lowers max_splits until the clusters fit the device in one wave.
-struct Plan { int splits = 0, kt_per_split = 0; size_t smem = 0; int64_t clusters = 0; };
+struct Plan { int splits = 0, kt_per_split = 0; size_t smem = 0; int64_t clusters = 0; bool staged = false; };
 Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
   Plan plan;
   const int64_t ktiles = kp / kBk;
@@ -346,10 +412,22 @@ Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxS
   plan.smem = kRedBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
   return plan;
 }
+// Shared memory a CTA may take: the CTAS_PER_SM share of the SM's, at most the opt-in limit.
+size_t SmemBudget(int optin_per_block, int per_sm) {
+  return std::min<size_t>(optin_per_block, static_cast<size_t>(per_sm) / CTAS_PER_SM - 1024);
+}
+// STAGE_A: the plan stages each warp's K range of A in shared memory when the CTA's share holds it beside the slab
+// (small K a split: at 4096 x 4096 13 tiles, 120 KB a CTA; the long-K shapes stream through registers as before).
+Plan WithStaging(Plan plan, size_t budget, bool stage = STAGE_A != 0) {
+  const size_t staged = size_t(WARPS) * plan.kt_per_split * kStagedTileBytes;
+  if (stage && plan.splits > 0 && plan.smem + staged <= budget) plan.staged = true, plan.smem += staged;
+  return plan;
+}
 struct State {
   int dtype = 0, sms = 1;
   bool nk = false;  // sd_problem.layout == SD_LAYOUT_NK
   int64_t m = 0, k = 0, mp = 0, kp = 0;
+  size_t smem_budget = 0;
   void* vals = nullptr; uint32_t* meta = nullptr;
   std::vector<std::pair<int64_t, Plan>> plans;  // per prepared n
 };
@@ -367,13 +445,13 @@ cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cud
 // The plan for n: fewer splits while the clusters would not all be resident at once (a second wave of
 // clusters costs more than the K parallelism it buys: measured on the H200, 8-CTA clusters at 2 CTAs/SM).
 template <typename T, bool kNk> Plan FittedPlan(const State* s, int64_t n) {
-  Plan plan = MakePlan(s->mp, s->kp, n, s->sms);
+  Plan plan = WithStaging(MakePlan(s->mp, s->kp, n, s->sms), s->smem_budget);
   for (int cap = plan.splits - 1; cap >= 1; --cap) {
     cudaLaunchAttribute cluster;
     const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, nullptr, &cluster);
     int active = 0;
     if (cudaOccupancyMaxActiveClusters(&active, Nm24StreamKernel<T, kNk>, &config) != cudaSuccess || active >= plan.clusters) break;
-    const Plan fewer = MakePlan(s->mp, s->kp, n, s->sms, cap);
+    const Plan fewer = WithStaging(MakePlan(s->mp, s->kp, n, s->sms, cap), s->smem_budget);
     if (fewer.splits >= plan.splits) break;  // the slab needs these splits
     plan = fewer;
   }
@@ -382,7 +460,7 @@ template <typename T, bool kNk> Plan FittedPlan(const State* s, int64_t n) {
 template <typename T, bool kNk> void Launch(const State* s, const Plan& plan, const void* b, void* c, int64_t n, cudaStream_t stream) {
   StreamArgs a{s->vals, s->meta, b, c, s->m, s->k, n, s->kp / 32, static_cast<int>(s->kp / kBk), plan.kt_per_split,
                (!kNk && n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
-               ((kNk ? s->k : n) % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0};
+               ((kNk ? s->k : n) % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0, plan.staged ? 1 : 0};
   cudaLaunchAttribute cluster;
   const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, stream, &cluster);
   cudaLaunchKernelEx(&config, Nm24StreamKernel<T, kNk>, a);
@@ -398,8 +476,8 @@ template <typename T> cudaError_t UploadValues(const std::vector<float>& v, void
 }
 // Room for the largest slab a plan can ask for, then the plan of every n prepare was given.
 template <typename T, bool kNk> cudaError_t ConfigureAndPlan(State* s, const sd_problem* p) {
-  cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&Nm24StreamKernel<T, kNk>),
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kRedBytes + kMaxSlabTiles * kBk * kSlabRowBytes);
+  const int most = STAGE_A ? static_cast<int>(s->smem_budget) : kRedBytes + kMaxSlabTiles * kBk * kSlabRowBytes;
+  cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&Nm24StreamKernel<T, kNk>), cudaFuncAttributeMaxDynamicSharedMemorySize, most);
   for (int i = 0; e == cudaSuccess && i < p->num_n_values; ++i) s->plans.emplace_back(p->n_values[i], FittedPlan<T, kNk>(s, p->n_values[i]));
   return e;
 }
@@ -428,9 +506,11 @@ SPARSEDITTO_EXPORT void sparseditto_release(void* state) {
 SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, char* error, size_t cap) {
   Nm24Host h;
   std::string why = "dtype " + std::to_string(p->dtype) + " unsupported (fp16, bf16 only) or not in this build";
-  int major = 0, sms = 1;
+  int major = 0, sms = 1, optin = 0, per_sm = 0;
   cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p->device);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, p->device);
   if (e == cudaSuccess && major < 9) why = "needs thread-block clusters (sm_90 or newer), device is sm_" + std::to_string(major) + "x";
   const bool layout_ok = (p->layout == SD_LAYOUT_KN || p->layout == SD_LAYOUT_NK) && SPARSEDITTO_BUILDS_LAYOUT(p->layout);
   if (!layout_ok) why = "layout " + std::to_string(p->layout) + " unsupported (KN, NK only) or not in this build";
@@ -444,7 +524,7 @@ SPARSEDITTO_EXPORT int sparseditto_prepare(const sd_problem* p, void** state, ch
     snprintf(error, cap, "nm24_stream_sp: %s", e != cudaSuccess ? cudaGetErrorString(e) : why.c_str());
     return 1;
   }
-  State* s = new State{p->dtype, sms, p->layout == SD_LAYOUT_NK, p->rows, p->cols, h.mp, h.kp};
+  State* s = new State{p->dtype, sms, p->layout == SD_LAYOUT_NK, p->rows, p->cols, h.mp, h.kp, SmemBudget(optin, per_sm)};
   const bool fp16 = p->dtype == SD_DTYPE_FP16;
   e = fp16 ? UploadValues<__half>(h.vals, &s->vals) : UploadValues<__nv_bfloat16>(h.vals, &s->vals);
   if (e == cudaSuccess) e = Upload(h.meta, reinterpret_cast<void**>(&s->meta));

@@ -30,10 +30,17 @@ TEST(Nm24StreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {
 // Nm24StreamKernel<T, kNk> for every CTA of the plan (grid splits x row groups x n tiles): its pointer walk
 // over A, its B slab (LoadBSlab's swizzle and zero fill: KN's rows of B or NK's rows of X), ldmatrix(.trans) at
 // (Nk)BFragOffset, mma.sp, and the cluster's sum of the ranks' partials in rank order, stored at StoreTile's
-// coordinates (OutIndex: C, or Y = C^T in NK). Returns C (rows x n) either way.
-std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk) {
+// coordinates (OutIndex: C, or Y = C^T in NK). Returns C (rows x n) either way. Staged (STAGE_A): each warp's
+// K range copied as StageA copies it (values, then metadata records, the first `count` tiles; the rest of the
+// region NaN / poison) and the operands read from there at StagedVal / StagedMeta.
+std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_t n, const Plan& plan, bool nk, bool staged = false) {
   const int64_t kchunks = h.kp / 32, kpairs = kchunks / 2;
+  const int per = plan.kt_per_split;
   auto warp_product = [&](int64_t mt, int kt0, int count, const std::vector<float>& sb, std::vector<float>* acc) {
+    std::vector<float> region_vals(per * kTileValBytes / 2, std::numeric_limits<float>::quiet_NaN());
+    std::vector<uint32_t> region_meta(per * kTileMetaBytes / 4, 0xDEADBEEFu);
+    for (int64_t i = 0; i < count * kTileValBytes / 2; ++i) region_vals[i] = h.vals[ValTile(mt, 2 * int64_t(kt0), kchunks) + i];
+    for (int64_t i = 0; i < count * kTileMetaBytes / 4; ++i) region_meta[i] = h.meta[MetaRecord(mt, kt0, kpairs) + i];
     for (int j = 0; j < count; ++j)
       for (int q = 0; q < 2; ++q) {
         Lanes4 a;
@@ -41,8 +48,9 @@ std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_
         for (int l = 0; l < 32; ++l) {  // vals + ValTile(mt, 2 kt0) + 8 lane + 512 j + 256 q; meta + 32 j, .x/.y
           const int64_t at = ValTile(mt, 2 * int64_t(kt0), kchunks) + l * 8 + 512 * j + 256 * q;
           for (int r = 0; r < 4; ++r)
-            for (int x = 0; x < 2; ++x) a[l][r][x] = h.vals[at + r * 2 + x];
-          e[l] = h.meta[MetaRecord(mt, kt0, kpairs) + MetaLaneWord(l) + 32 * j + q];
+            for (int x = 0; x < 2; ++x) a[l][r][x] = staged ? region_vals[StagedVal(j, q, l) / 2 + r * 2 + x] : h.vals[at + r * 2 + x];
+          e[l] = staged ? region_meta[(StagedMeta(per, j, l) - per * kTileValBytes) / 4 + q]
+                        : h.meta[MetaRecord(mt, kt0, kpairs) + MetaLaneWord(l) + 32 * j + q];
         }
         for (int ni = 0; ni < 2; ++ni) {
           std::array<int, 32> addr;
@@ -56,13 +64,46 @@ std::vector<float> Replay(const Nm24Host& h, const std::vector<float>& b, int64_
                                warp_product);
 }
 
-void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, int max_splits, bool nk) {
+void ExpectReplayMatches(int64_t rows, int64_t cols, int64_t n, int max_splits, bool nk) {  // streamed and staged
   const Csr m = RandomNmCsr(rows, cols, static_cast<uint32_t>(rows + 17 * cols + n));
   const Nm24Host h = Build(m);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " n " << n << " splits " << plan.splits << (nk ? " NK" : " KN"));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
-  ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk));
+  for (bool staged : {false, true}) ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk, staged));
+}
+
+// STAGE_A's region: a tile's values and metadata where StageA's straight copy of the range puts them (StagedVal
+// and StagedMeta against ValTile and MetaRecord), inside the warp's per * kStagedTileBytes; and the plan stages only
+// when the CTA's share holds the slab and every warp's range, adding exactly that to its shared memory.
+TEST(Nm24StreamPlan, StagedOperandsSitWhereTheCopyPutsThemAndThePlanStagesOnlyWhatFits) {
+  const int64_t kchunks = 64, kpairs = 32, mt = 5;
+  for (int per : {1, 3, 13})
+    for (int kt0 : {0, 7})
+      for (int j = 0; j < per; ++j)
+        for (int lane = 0; lane < 32; ++lane) {
+          for (int q = 0; q < 2; ++q) {
+            const int64_t want = (ValTile(mt, 2 * int64_t(kt0 + j) + q, kchunks) - ValTile(mt, 2 * int64_t(kt0), kchunks) + lane * 8) * 2;
+            ASSERT_EQ(StagedVal(j, q, lane), want) << "per " << per << " tile " << j << " step " << q << " lane " << lane;
+            ASSERT_LE(StagedVal(j, q, lane) + 16, per * kTileValBytes);
+          }
+          const int64_t want = per * kTileValBytes + (MetaRecord(mt, kt0 + j, kpairs) - MetaRecord(mt, kt0, kpairs) + MetaLaneWord(lane)) * 4;
+          ASSERT_EQ(StagedMeta(per, j, lane), want);
+          ASSERT_EQ(StagedMeta(per, j, lane) % 8, 0) << "an 8-byte read";
+          ASSERT_LE(StagedMeta(per, j, lane) + 8, per * kStagedTileBytes);
+        }
+  const Plan plan = MakePlan(4096, 4096, 16, 132, 5);  // 2:4 4096 x 4096, n = 16: 5 splits of 13 K tiles
+  ASSERT_EQ(plan.kt_per_split, 13);
+  const size_t staged = size_t(WARPS) * 13 * kStagedTileBytes;
+  EXPECT_FALSE(WithStaging(plan, 1 << 30, false).staged) << "STAGE_A 0";
+  const Plan roomy = WithStaging(plan, plan.smem + staged, true);
+  EXPECT_TRUE(roomy.staged);
+  EXPECT_EQ(roomy.smem, plan.smem + staged);
+  const Plan tight = WithStaging(plan, plan.smem + staged - 1, true);
+  EXPECT_FALSE(tight.staged);
+  EXPECT_EQ(tight.smem, plan.smem);
+  EXPECT_FALSE(WithStaging(MakePlan(4096, 11008, 16, 132), SmemBudget(232448, 233472), true).staged)
+      << "a long K range streams through registers";
 }
 
 TEST(Nm24StreamReplay, AwkwardShapesSplitsAndNInBothLayouts) {

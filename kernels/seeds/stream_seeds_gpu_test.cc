@@ -5,8 +5,9 @@
 // K % 8 != 0; X one value off), C pairs and single stores, a second n tile, the cluster's K split (4096 x 4096),
 // against a host product; and at 4096 x 4096, n = 16, NK's Y is KN's C transposed bit for bit (the same mma
 // operands and the same sum order). The residual paths off by default (SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS
-// of u14_stream_sp and u24_stream_sp, u24's THIRDS) are built too, set through ApplyTunables as the search sets them, and run on
-// the generality suite's skewed rows (log-normal lengths: a dense row's long residual list), in both layouts. The
+// of u14_stream_sp and u24_stream_sp, u24's THIRDS, nm24_stream_sp's STAGE_A) are built too, set through ApplyTunables as the search sets them, and run on
+// the generality suite's skewed rows (log-normal lengths: a dense row's long residual list; STAGE_A on 2:4, where
+// the 4096 x 4096 cases stage), in both layouts. The
 // libraries compile in parallel. Skips without a compute capability 9.x device.
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -57,6 +58,7 @@ std::vector<Seed> Seeds() {
           {"u14_stream_sp", "u14_stream_sp", u90, {}},
           {"u24_stream_sp", "u24_stream_sp", u70, {}},
           {"dense_stream", "dense_stream", u50, {}},
+          {"nm24_stream_sp staged", "nm24_stream_sp", nm24, {{"STAGE_A", "1"}}},
           {"u14_stream_sp spread balanced", "u14_stream_sp", u90_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u14_stream_sp first balanced", "u14_stream_sp", u90_skew, {{"RESIDUAL_FIRST", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u24_stream_sp spread balanced", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
