@@ -3,7 +3,7 @@
 # device time to run it): SPREAD_RESIDUAL and RESIDUAL_FIRST in u14_stream_sp and u24_stream_sp (the warp's residual
 # lists spread over its eight quads; the walk moved before the stream's first computes), BALANCE_ROWS (rows dealt to
 # the tiles by nonzero count) and u24's THIRDS (third values through a second mma.sp), checked by the stream seeds'
-# GPU test (each variant, skewed rows, both layouts); nm24_stream_sp's STAGE_A (dev/stream_n16/stage_ab.sh); the
+# GPU test (each variant, skewed rows, both layouts); STAGE_A of nm24_stream_sp and u14_stream_sp (stage_ab.sh); the
 # corpus's sanitizer escapes
 # (outlive_under_sanitizer.cu's first GPU run); A/B'd against the in-order walk
 # on uniform and skewed rows (dev/skewed_residual/ab.sh), nm24_stream_sp's and u14_stream_sp's split counts forced
@@ -17,7 +17,7 @@ mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu
 timeout 240 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "stream_seeds_gpu_test exit $?"
 grep -E "^\[ +(OK|FAILED|PASSED) " $L/stream_seeds.log | head
 dev/skewed_residual/ab.sh "$SD" dist/ab ${AB_LIMIT:-240} | tee $L/ab.txt
-dev/stream_n16/stage_ab.sh "$SD" dist/stage_ab 100 | tee $L/stage_ab.txt  # nm24_stream_sp STAGE_A 0 against 1
+dev/stream_n16/stage_ab.sh "$SD" dist/stage_ab 130 | tee $L/stage_ab.txt  # nm24_stream_sp, u14_stream_sp: STAGE_A 0 against 1
 for seed in nm24 u14; do  # split counts forced (dev/stream_plan)
   nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=$seed -o dist/split_$seed dev/stream_plan/split_probe.cu && timeout 60 dist/split_$seed | tee $L/split_$seed.txt
 done

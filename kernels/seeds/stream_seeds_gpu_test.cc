@@ -4,11 +4,11 @@
 // path: 16-byte B chunks (KN: n % 8 == 0; NK: K % 8 == 0 and X 16-byte aligned), guarded scalar loads (n odd;
 // K % 8 != 0; X one value off), C pairs and single stores, a second n tile, the cluster's K split (4096 x 4096),
 // against a host product; and at 4096 x 4096, n = 16, NK's Y is KN's C transposed bit for bit (the same mma
-// operands and the same sum order). The residual paths off by default (SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS
-// of u14_stream_sp and u24_stream_sp, u24's THIRDS, nm24_stream_sp's STAGE_A) are built too, set through ApplyTunables as the search sets them, and run on
-// the generality suite's skewed rows (log-normal lengths: a dense row's long residual list; STAGE_A on 2:4, where
-// the 4096 x 4096 cases stage), in both layouts. The
-// libraries compile in parallel. Skips without a compute capability 9.x device.
+// operands and the same sum order). The paths off by default are built too, set through ApplyTunables as the
+// search sets them: u14_stream_sp's and u24_stream_sp's residual walks (SPREAD_RESIDUAL, RESIDUAL_FIRST,
+// BALANCE_ROWS) on the generality suite's skewed rows (log-normal lengths: a dense row's long residual list), u24's
+// THIRDS, and STAGE_A of nm24_stream_sp and u14_stream_sp (the 4096 x 4096 cases stage), each through every case
+// above in both layouts. The libraries compile in parallel. Skips without a compute capability 9.x device.
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
@@ -59,6 +59,7 @@ std::vector<Seed> Seeds() {
           {"u24_stream_sp", "u24_stream_sp", u70, {}},
           {"dense_stream", "dense_stream", u50, {}},
           {"nm24_stream_sp staged", "nm24_stream_sp", nm24, {{"STAGE_A", "1"}}},
+          {"u14_stream_sp staged", "u14_stream_sp", u90, {{"STAGE_A", "1"}}},
           {"u14_stream_sp spread balanced", "u14_stream_sp", u90_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u14_stream_sp first balanced", "u14_stream_sp", u90_skew, {{"RESIDUAL_FIRST", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u24_stream_sp spread balanced", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},

@@ -23,7 +23,9 @@
 // residual entries and, per (row tile, K tile boundary, row % 8), where each list's slice starts. M padded to
 // 128, K to 64 (K <= 32768: a residual column has 15 bits). Edges and layouts (KN, and PyTorch's NK: X [n x K]
 // in, Y [n x M] out, the slab then 16 rows of X read with ldmatrix) as nm24_stream_sp's. BALANCE_ROWS 1 stores the
-// rows dealt to the row tiles by nonzero count (RowOrder) and the store maps them back.
+// rows dealt to the row tiles by nonzero count (RowOrder) and the store maps them back. STAGE_A 1 copies each warp's
+// K range of A records into shared memory first (cp.async, three groups) where the share holds it after the
+// residual's staging (u90 4096 x 4096 at n = 16), nm24_stream_sp's STAGE_A.
 // sparseditto:seed families=[unstructured, file, n_m] nm=[1:4, 1:8] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -44,6 +46,7 @@
 #define SPREAD_RESIDUAL 0  // sparseditto:tunable values=[0, 1]
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
 #define BALANCE_ROWS 0     // sparseditto:tunable values=[0, 1]
+#define STAGE_A 0          // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -63,6 +66,9 @@ constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
 constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
 static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");
 static_assert(UNROLL >= 1 && kMaxSlabTiles >= 1, "tiling");
+// STAGE_A: a K tile's A as the warp stages it in shared memory: value record, metadata record, second-value record.
+constexpr int kTileValBytes = 256 * 2, kTileMetaBytes = 32 * 4, kTileSecondBytes = kSeconds * 4;
+constexpr int kStagedTileBytes = kTileValBytes + kTileMetaBytes + kTileSecondBytes;
 // ---- layouts shared by prepare and the kernel (host + device) ----------------------------------
 // Value record (mt, kpair) = rows 16mt.., logical columns 64 kpair..: 256 values, lane-major; lane 4g+t holds
 // 8: for k32 step q (q = 0, 1) at 4q + {0: row g group t, 1: row g+8 group t, 2: row g group t+4, 3: row g+8
@@ -125,6 +131,17 @@ __host__ __device__ __forceinline__ int NkBFragOffset(int j, int q, int ni, int 
 // Slab element of B(k, col): k the split's K row (0 .. 64 count - 1), col the CTA's column 0 .. 15.
 __host__ __device__ __forceinline__ int SlabElement(bool nk, int k, int col) {
   return nk ? NkSlabOffset(k / kBk, col, (k % kBk) / 8) + k % 8 : SlabChunk(k, col / 8) * 8 + col % 8;
+}
+// STAGE_A: a warp's shared region holds its K range's records (`per` tiles) as they lie in global memory from
+// (mt, kt0): the value records, then the metadata records, then the second-value records; byte offsets of what
+// lane `lane` reads for K tile j.
+__host__ __device__ __forceinline__ int StagedVal(int j, int lane) { return j * kTileValBytes + lane * 16; }
+__host__ __device__ __forceinline__ int StagedMeta(int per, int j, int lane) { return per * kTileValBytes + j * kTileMetaBytes + MetaLaneWord(lane) * 4; }
+__host__ __device__ __forceinline__ int StagedSecond(int per, int j, int lane) { return per * (kTileValBytes + kTileMetaBytes) + j * kTileSecondBytes + lane * 4; }
+// Where warp `warp`'s region starts in the CTA's shared memory: after the reduction slots, the seconds' scratch, the
+// slab and every warp's residual staging (8 lists of res_cap 4-byte entries a warp).
+__host__ __device__ __forceinline__ size_t StagedRegion(int slab_bytes, int res_cap, int per, int warp) {
+  return size_t(kRedBytes) + kScratchBytes + slab_bytes + size_t(WARPS) * 8 * res_cap * 4 + size_t(warp) * per * kStagedTileBytes;
 }
 // Where C(row, col) goes: C[row][col] (KN) or Y[col][row] (NK).
 __host__ __device__ __forceinline__ int64_t OutIndex(bool nk, int64_t row, int64_t col, int64_t m, int64_t n) {
@@ -192,6 +209,7 @@ struct StreamArgs {
   int64_t m, k, n, kpairs;
   int ktiles, kt_per_split, pair_store /* KN, n even, C 4-byte aligned */, vec /* B's rows (KN: n, NK: K) % 8 == 0, B 16-byte aligned */;
   int slab_bytes, res_cap;  // the slab's shared bytes; entries of one list a warp stages in shared memory
+  int staged;  // STAGE_A: each warp copies its whole K range of A into shared memory first (Plan::staged)
 };
 // ---- roles --------------------------------------------------------------------------------------
 // B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n. A chunk is 8 values
@@ -239,6 +257,31 @@ __device__ __forceinline__ void LoadBatch(const T* vals, const uint32_t* meta, c
     x.s[u] = carries ? LdStream4(secs + static_cast<int64_t>(j0 + u) * kSeconds) : 0u;
   }
 }
+#if STAGE_A
+// K tiles j0 .. j1-1 of the warp's range into its shared region (cp.async 16 bytes at a time; a tile is 32 value
+// chunks, 8 metadata chunks, 4 second-value chunks), committed as one group with any copies issued before it.
+__device__ __forceinline__ void StageA(unsigned char* mine, int per, const void* vals, const uint32_t* meta, const uint32_t* secs, int j0, int j1) {
+  const int lane = threadIdx.x & 31;
+  const unsigned char* from[3] = {static_cast<const unsigned char*>(vals), reinterpret_cast<const unsigned char*>(meta),
+                                  reinterpret_cast<const unsigned char*>(secs)};
+  const int bytes[3] = {kTileValBytes, kTileMetaBytes, kTileSecondBytes}, at[3] = {0, per * kTileValBytes, per * (kTileValBytes + kTileMetaBytes)};
+#pragma unroll
+  for (int part = 0; part < 3; ++part)
+    for (int i = j0 * (bytes[part] / 16) + lane; i < j1 * (bytes[part] / 16); i += 32) CpAsync16(mine + at[part] + i * 16, from[part] + i * 16, 16);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+// Batch j0's operands from the warp's shared region, as LoadBatch reads them from global memory.
+__device__ __forceinline__ void LoadBatchStaged(const unsigned char* mine, int per, int j0, int count, Batch& x) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    if (j0 + u >= count) break;
+    x.a[u] = *reinterpret_cast<const uint4*>(mine + StagedVal(j0 + u, lane));
+    x.e[u] = *reinterpret_cast<const uint2*>(mine + StagedMeta(per, j0 + u, lane));
+    x.s[u] = lane < kSeconds ? *reinterpret_cast<const uint32_t*>(mine + StagedSecond(per, j0 + u, lane)) : 0u;
+  }
+}
+#endif
 // The lane's 8 second values of a record: each carrying lane writes its entry into the warp's zeroed scratch
 // record, every lane takes its 16 bytes and zeroes them for the next record.
 __device__ __forceinline__ uint4 SpreadSeconds(uint32_t entry, uint16_t* scratch) {
@@ -400,6 +443,43 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
   const ResidualSlice res = FindResidual(p, mt, kt0, count);
   float acc[2][4] = {};
   Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
+#if STAGE_A
+  if (p.staged) {
+    // The whole K range in flight at once (three groups, the residual's copies in the first), instead of two
+    // batches a round trip: at n = 16 a warp's range is a few batches, a chain of DRAM round trips.
+    const int per = p.kt_per_split;
+    unsigned char* mine = smem + StagedRegion(p.slab_bytes, p.res_cap, per, warp);
+    const void* range = static_cast<const T*>(p.vals) + ValRecord(mt, kt0, p.kpairs);
+    const uint32_t* metas = p.meta + MetaRecord(mt, kt0, p.kpairs);
+    const uint32_t* seconds = p.seconds + SecondRecord(mt, kt0, p.kpairs);
+    const int b1 = min(count, UNROLL), b2 = min(count, 2 * UNROLL);
+    StageResidual(p, res, rs);
+    StageA(mine, per, range, metas, seconds, 0, b1);
+    StageA(mine, per, range, metas, seconds, b1, b2);
+    StageA(mine, per, range, metas, seconds, b2, count);
+    asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+    __syncthreads();  // the B slab, the residual and the first batch landed
+#if RESIDUAL_FIRST
+    ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);
+#endif
+    LoadBatchStaged(mine, per, 0, count, x);
+    ComputeBatch<T, kNk>(x, sb, scratch, 0, count, acc);
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    __syncwarp();
+    LoadBatchStaged(mine, per, UNROLL, count, x);
+    ComputeBatch<T, kNk>(x, sb, scratch, UNROLL, count, acc);
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    __syncwarp();
+    for (int j0 = 2 * UNROLL; j0 < count; j0 += UNROLL) {
+      LoadBatchStaged(mine, per, j0, count, x);
+      ComputeBatch<T, kNk>(x, sb, scratch, j0, count, acc);
+    }
+#if !RESIDUAL_FIRST
+    ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);
+#endif
+  } else
+#endif
+  {
   LoadBatch<T>(vals, meta, secs, 0, count, x);
   StageResidual(p, res, rs);
   asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -424,6 +504,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
   }
   ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);  // after the stream (RESIDUAL_FIRST 0: the order a GPU has timed)
 #endif
+  }
   if (splits == 1) return StoreTile<T, kNk>(p, mt, n0, acc);
   // Push, not pull: each rank stores its partial of row tile `warp` into the owner's slot (rank, tile) over
   // DSMEM and arrives (release) on the cluster barrier; non-owners leave at once, owners wait (acquire) and sum.
@@ -555,7 +636,7 @@ bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
 // How a run is cut: K splits (the cluster size) so that about CTAS_PER_SM CTAs per SM run, at most
 // max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
 // more than 8 slabs. prepare lowers max_splits until the clusters fit the device in one wave.
-struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0, res_longest = 0; size_t smem = 0; int64_t clusters = 0; };
+struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0, res_longest = 0; size_t smem = 0; int64_t clusters = 0; bool staged = false; };
 Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
   Plan plan;
   const int64_t ktiles = kp / kBk;
@@ -593,6 +674,13 @@ Plan WithResidual(Plan plan, const std::vector<uint32_t>& rstart, int64_t mp, in
   plan.smem += plan.res_cap * per_entry;
   return plan;
 }
+// STAGE_A: after the residual's staging (a residual entry walked from global memory costs far more than a K tile
+// streamed through registers), the plan stages each warp's K range of A when the CTA's share still holds it.
+Plan WithStaging(Plan plan, size_t budget, bool stage = STAGE_A != 0) {
+  const size_t staged = size_t(WARPS) * plan.kt_per_split * kStagedTileBytes;
+  if (stage && plan.splits > 0 && plan.smem + staged <= budget) plan.staged = true, plan.smem += staged;
+  return plan;
+}
 struct State {
   int dtype = 0, sms = 1;
   bool nk = false;  // sd_problem.layout == SD_LAYOUT_NK
@@ -617,7 +705,9 @@ cudaLaunchConfig_t LaunchConfig(const State* s, const Plan& plan, int64_t n, cud
 // The plan for n: fewer splits while the clusters would not all be resident at once (a second wave of
 // clusters costs more than the K parallelism it buys: measured on the H200, 8-CTA clusters at 2 CTAs/SM).
 template <typename T, bool kNk> Plan FittedPlan(const State* s, int64_t n) {
-  auto make = [s, n](int cap) { return WithResidual(MakePlan(s->mp, s->kp, n, s->sms, cap), s->rstart, s->mp, s->kp, s->smem_budget); };
+  auto make = [s, n](int cap) {
+    return WithStaging(WithResidual(MakePlan(s->mp, s->kp, n, s->sms, cap), s->rstart, s->mp, s->kp, s->smem_budget), s->smem_budget);
+  };
   Plan plan = make(kMaxSplits);
   for (int cap = plan.splits - 1; cap >= 1; --cap) {
     cudaLaunchAttribute cluster;
@@ -634,7 +724,7 @@ template <typename T, bool kNk> void Launch(const State* s, const Plan& plan, co
   StreamArgs a{s->vals, s->meta, s->seconds, s->residual, s->rstart_d, b, c, s->row_of, s->m, s->k, n, s->kp / kBk, static_cast<int>(s->kp / kBk), plan.kt_per_split,
                (!kNk && n % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0) ? 1 : 0,
                ((kNk ? s->k : n) % 8 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0) ? 1 : 0,
-               plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap};
+               plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap, plan.staged ? 1 : 0};
   cudaLaunchAttribute cluster;
   const cudaLaunchConfig_t config = LaunchConfig(s, plan, n, stream, &cluster);
   cudaLaunchKernelEx(&config, U14StreamKernel<T, kNk>, a);

@@ -290,6 +290,43 @@ TEST(U14Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {
   EXPECT_LE(SmemBudget(232448, 233472), 232448u);
 }
 
+// STAGE_A's region: a tile's records where StageA's straight copy of the range puts them (StagedVal, StagedMeta,
+// StagedSecond against ValRecord, MetaRecord, SecondRecord), each warp's region after the residual staging and the
+// last one ending at the plan's shared memory; the plan stages only when the share still holds it after the residual.
+TEST(U14Plan, StagedOperandsSitWhereTheCopyPutsThemAndThePlanStagesOnlyWhatFits) {
+  const int64_t kpairs = 64, mt = 5;
+  for (int per : {1, 3, 10})
+    for (int kt0 : {0, 7})
+      for (int j = 0; j < per; ++j)
+        for (int lane = 0; lane < 32; ++lane) {
+          ASSERT_EQ(StagedVal(j, lane), (ValRecord(mt, kt0 + j, kpairs) - ValRecord(mt, kt0, kpairs) + lane * 8) * 2);
+          ASSERT_EQ(StagedMeta(per, j, lane), per * kTileValBytes + (MetaRecord(mt, kt0 + j, kpairs) - MetaRecord(mt, kt0, kpairs) + MetaLaneWord(lane)) * 4);
+          ASSERT_EQ(StagedMeta(per, j, lane) % 8, 0) << "an 8-byte read";
+          if (lane >= kSeconds) continue;  // lanes past kSeconds read no second value
+          ASSERT_EQ(StagedSecond(per, j, lane),
+                    per * (kTileValBytes + kTileMetaBytes) + (SecondRecord(mt, kt0 + j, kpairs) - SecondRecord(mt, kt0, kpairs) + lane) * 4);
+          ASSERT_LE(StagedSecond(per, j, lane) + 4, per * kStagedTileBytes);
+        }
+  const U14Host h = BuildU(RandomCsr(4096, 4096, 0.1, 3));
+  const Plan plan = WithResidual(MakePlan(h.mp, h.kp, 16, 132), h.rstart, h.mp, h.kp, SmemBudget(232448, 233472));
+  ASSERT_GT(plan.splits, 1);
+  EXPECT_FALSE(WithStaging(plan, 1 << 30, false).staged) << "STAGE_A 0";
+  const size_t staged = size_t(WARPS) * plan.kt_per_split * kStagedTileBytes;
+  const Plan roomy = WithStaging(plan, plan.smem + staged, true);
+  ASSERT_TRUE(roomy.staged);
+  EXPECT_EQ(roomy.smem, plan.smem + staged);
+  EXPECT_EQ(StagedRegion(plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap, plan.kt_per_split, WARPS), roomy.smem)
+      << "the regions end where the plan's shared memory does";
+  EXPECT_EQ(StagedRegion(plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap, plan.kt_per_split, 0) % 16, 0u) << "16-byte copies";
+  EXPECT_FALSE(WithStaging(plan, plan.smem + staged - 1, true).staged);
+  // u90 4096 x 4096 at n = 16 (8 splits of 8 K tiles): with a uniform matrix's ~20 residual entries a list staged,
+  // the ranges fit at two CTAs an SM; RandomCsr's dense row 0 (a list of 266 a split) takes the room instead.
+  Plan uniform = MakePlan(h.mp, h.kp, 16, 132);
+  uniform.res_cap = 20, uniform.smem += size_t(20) * WARPS * 8 * 4;
+  EXPECT_TRUE(WithStaging(uniform, SmemBudget(232448, 233472), true).staged);
+  EXPECT_FALSE(WithStaging(plan, SmemBudget(232448, 233472), true).staged) << "the residual's staging comes first";
+}
+
 // Rows 3 and 11 dense (one row pair, so one list of each warp-tile holds nearly all of the residual) among 10 percent
 // rows, every split count: the lists of a warp are walked quad-spread or in order (SPREAD_RESIDUAL) and both sum to
 // the product.
