@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The next session's second device call (planned 2026-12-07, thirteenth session), after checks_s13a.sh and the
+# defaults it decided (edit the seeds' #defines first; the bench reads them from this checkout): the split probe
+# (dev/stream_plan: nm24 and u14 under every forced split count), the generality suite's unstructured tasks and
+# the llm suite's n = 16 stream rows re-benched, then in the time left the three stream seeds (as defaulted now)
+# through the finalist sanitizers on seed_finalists_wide.yaml, the corpus's sanitizer escapes and the harness
+# batch-size check.
+#   LIMIT=560 bash dev/device_calls/checks_s13b.sh      (carry dist/gpu_*.tar.xz)
+set -uo pipefail
+source dev/device_calls/setup.sh
+L=dist/logs; mkdir -p $L
+mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+for seed in nm24 u14; do  # split counts forced (dev/stream_plan)
+  nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=$seed -o dist/split_$seed dev/stream_plan/split_probe.cu && timeout 60 dist/split_$seed | tee $L/split_$seed.txt
+done
+LIMIT=$(( ${LIMIT:-560} - 200 )) bench_slice configs/suites/generality.yaml '^gen_unstructured' dist/bench_gen_u_s13 --timing-seconds 0.3
+grep -E "^gen_unstructured" dist/bench_gen_u_s13/bench.txt | cut -c1-140
+LIMIT=$(( ${LIMIT:-560} - 60 )) bench_slice dev/device_calls/llm_n16.yaml '.' dist/bench_llm_n16_s13 --timing-seconds 0.3
+grep -E "^llm_" dist/bench_llm_n16_s13/bench.txt | grep -E " 16 " | cut -c1-140
+if (( $(left) > 220 )); then  # the stream seeds as now defaulted, through the finalist sanitizers at real widths
+  mkdir -p dist/finalist_seeds && cp kernels/seeds/{nm24_stream_sp,u14_stream_sp,u24_stream_sp}.cu dist/finalist_seeds/
+  SEEDS_DIR=dist/finalist_seeds timeout 200 scripts/seed_finalists.sh "$SD" configs/suites/seed_finalists_wide.yaml dist/finalists 3 1
+  cat dist/finalists/summary.txt 2>/dev/null | cut -c1-200
+fi
+(( $(left) > 150 )) && { SPARSEDITTO_CORPUS_ONLY=outlive_under_sanitizer.cu,escape_under_sanitizer.cu timeout 140 build/bin/adversarial_corpus_gpu_test > $L/corpus.log 2>&1
+  echo "corpus exit $?"; grep -E "^[a-z0-9_]+\.cu |^corpus|PASSED|FAILED" $L/corpus.log | cut -c1-250; }
+(( $(left) > 100 )) && dev/harness_bias/batch_size.sh "$SD" dist/batch_size | tee $L/batch_size.txt
+tar -C dist -cJf $OUT/logs_s13b.tar.xz logs
+echo "done, left $(left)s"
