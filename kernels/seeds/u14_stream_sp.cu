@@ -581,14 +581,13 @@ bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
   std::vector<int> seconds_used(row_tiles * kpairs, 0);
   out->meta.assign(row_tiles * kpairs * 32, 0x44444444u);  // every group empty: (0, 1)
   out->row_of = RowOrder(rows, out->mp, ro, balance);
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> extra(row_tiles * 8);  // (K tile, CSR entry) per list
-  std::vector<int> r16_of(rows);
+  struct Extra { int64_t kt, e; int r16; };  // K tile, CSR entry, stored row in the tile
+  std::vector<std::vector<Extra>> extra(row_tiles * 8);  // per list
   for (int64_t stored = 0; stored < out->mp; ++stored) {
     const int64_t r = out->row_of[stored];
     if (r < 0) continue;
     const int64_t mt = stored / 16;
     const int r16 = static_cast<int>(stored % 16), g = r16 % 8, half = r16 / 8;
-    r16_of[r] = r16;
     int64_t last_group = -1;
     int in_group = 0, first_p = 0;
     for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
@@ -609,7 +608,7 @@ bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
         out->seconds[slot] = v[e];
         word = (word & ~(0xFu << shift)) | (uint32_t(first_p | (p << 2)) << shift);
       } else {
-        extra[mt * 8 + g].emplace_back(kt, e);
+        extra[mt * 8 + g].push_back({kt, e, r16});
       }
     }
   }
@@ -617,14 +616,14 @@ bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
   out->rstart.assign(row_tiles * (kpairs + 1) * 8, 0);
   for (int64_t mt = 0; mt < row_tiles; ++mt)
     for (int g = 0; g < 8; ++g) {
-      std::vector<std::pair<int64_t, int64_t>>& list = extra[mt * 8 + g];
-      std::stable_sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      std::vector<Extra>& list = extra[mt * 8 + g];
+      std::stable_sort(list.begin(), list.end(), [](const Extra& x, const Extra& y) { return x.kt < y.kt; });
       size_t i = 0;
       for (int64_t kt = 0; kt <= kpairs; ++kt) {
         out->rstart[ResidualStart(mt, kt, g, kpairs)] = static_cast<uint32_t>(out->residual_val.size());
-        for (; i < list.size() && list[i].first == kt; ++i) {
-          const int64_t e = list[i].second, r = std::upper_bound(ro, ro + rows + 1, static_cast<int32_t>(e)) - ro - 1;
-          out->residual_row.push_back(static_cast<uint32_t>(r16_of[r]));
+        for (; i < list.size() && list[i].kt == kt; ++i) {
+          const int64_t e = list[i].e;
+          out->residual_row.push_back(static_cast<uint32_t>(list[i].r16));
           out->residual_col.push_back(static_cast<uint32_t>(ci[e]));
           out->residual_val.push_back(v[e]);
         }

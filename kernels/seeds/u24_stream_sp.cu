@@ -521,7 +521,8 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
   const int64_t kchunks = out->kp / 32, kpairs = out->kp / kBk, groups = out->kp / 4, row_tiles = out->mp / 16;
   out->vals.assign(row_tiles * kchunks * 256, 0.0f);
   out->meta.assign(row_tiles * kpairs * 32, 0x44444444u);
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> extra(row_tiles * 8);  // (K tile, CSR entry) per list
+  struct Extra { int64_t kt, e; int r16; };  // K tile, CSR entry, stored row in the tile
+  std::vector<std::vector<Extra>> extra(row_tiles * 8);  // per list
   std::vector<int8_t> idx(groups * 2);  // per group of the current row: kept positions and values
   std::vector<float> kept(groups * 2);
   std::vector<int64_t> beyond(groups * 2);  // per group of the current row: CSR entries of its third and fourth values
@@ -530,7 +531,6 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
   out->third_nibble.assign(out->third_val.size(), 0);
   std::vector<int> thirds_used(row_tiles * kpairs, 0);
   out->row_of = RowOrder(rows, out->mp, ro, balance);
-  std::vector<int> r16_of(rows);
   for (int64_t stored = 0; stored < out->mp; ++stored) {
     const int64_t r = out->row_of[stored];
     if (r < 0) continue;
@@ -539,7 +539,6 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
     std::fill(beyond.begin(), beyond.end(), -1);
     const int64_t mt = stored / 16;
     const int r16 = static_cast<int>(stored % 16), g = r16 % 8, half = r16 / 8;
-    r16_of[r] = r16;
     for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
       if (ci[e] < 0 || ci[e] >= cols || (e > ro[r] && ci[e] <= ci[e - 1])) return (*why = "column indices out of range or not increasing", false);
       if (v[e] == 0.0f) continue;
@@ -572,23 +571,23 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
         const int64_t at = rec * 256 + ThirdSlot(r16, static_cast<int>(kc % 2), j);
         out->third_val[at] = v[e3], out->third_nibble[at] = static_cast<uint8_t>(ThirdNibble(ci[e3] % 4));
       } else {
-        extra[mt * 8 + g].emplace_back(kc / 2, e3);
+        extra[mt * 8 + g].push_back({kc / 2, e3, r16});
       }
-      if (e4 >= 0) extra[mt * 8 + g].emplace_back(kc / 2, e4);
+      if (e4 >= 0) extra[mt * 8 + g].push_back({kc / 2, e4, r16});
     }
   }
   out->residual_row.clear(), out->residual_col.clear(), out->residual_val.clear();
   out->rstart.assign(row_tiles * (kpairs + 1) * 8, 0);
   for (int64_t mt = 0; mt < row_tiles; ++mt)
     for (int g = 0; g < 8; ++g) {
-      std::vector<std::pair<int64_t, int64_t>>& list = extra[mt * 8 + g];
-      std::stable_sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      std::vector<Extra>& list = extra[mt * 8 + g];
+      std::stable_sort(list.begin(), list.end(), [](const Extra& x, const Extra& y) { return x.kt < y.kt; });
       size_t i = 0;
       for (int64_t kt = 0; kt <= kpairs; ++kt) {
         out->rstart[ResidualStart(mt, kt, g, kpairs)] = static_cast<uint32_t>(out->residual_val.size());
-        for (; i < list.size() && list[i].first == kt; ++i) {
-          const int64_t e = list[i].second, r = std::upper_bound(ro, ro + rows + 1, static_cast<int32_t>(e)) - ro - 1;
-          out->residual_row.push_back(static_cast<uint32_t>(r16_of[r]));
+        for (; i < list.size() && list[i].kt == kt; ++i) {
+          const int64_t e = list[i].e;
+          out->residual_row.push_back(static_cast<uint32_t>(list[i].r16));
           out->residual_col.push_back(static_cast<uint32_t>(ci[e]));
           out->residual_val.push_back(v[e]);
         }
