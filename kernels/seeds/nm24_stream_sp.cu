@@ -95,8 +95,8 @@ __host__ __device__ __forceinline__ int NkBFragOffset(int j, int q, int ni, int 
 // STAGE_A: a warp's shared region holds its K range's value tiles (`per` of kTileValBytes, as they lie in global
 // memory from ValTile(mt, 2 kt0)) then their metadata records (from MetaRecord(mt, kt0)); byte offsets of what
 // lane `lane` reads for K tile j (k32 step q) and of the 16-byte chunk i a copy moves (values, then metadata).
-__host__ __device__ __forceinline__ int StagedVal(int j, int q, int lane) { return j * kTileValBytes + q * 512 + lane * 16; }
-__host__ __device__ __forceinline__ int StagedMeta(int per, int j, int lane) { return per * kTileValBytes + j * kTileMetaBytes + MetaLaneWord(lane) * 4; }
+[[maybe_unused]] __host__ __device__ __forceinline__ int StagedVal(int j, int q, int lane) { return j * kTileValBytes + q * 512 + lane * 16; }
+[[maybe_unused]] __host__ __device__ __forceinline__ int StagedMeta(int per, int j, int lane) { return per * kTileValBytes + j * kTileMetaBytes + MetaLaneWord(lane) * 4; }
 // Where C(row, col) goes: C[row][col] (KN) or Y[col][row] (NK).
 __host__ __device__ __forceinline__ int64_t OutIndex(bool nk, int64_t row, int64_t col, int64_t m, int64_t n) {
   return nk ? col * m + row : row * n + col;

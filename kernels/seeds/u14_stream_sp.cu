@@ -135,12 +135,12 @@ __host__ __device__ __forceinline__ int SlabElement(bool nk, int k, int col) {
 // STAGE_A: a warp's shared region holds its K range's records (`per` tiles) as they lie in global memory from
 // (mt, kt0): the value records, then the metadata records, then the second-value records; byte offsets of what
 // lane `lane` reads for K tile j.
-__host__ __device__ __forceinline__ int StagedVal(int j, int lane) { return j * kTileValBytes + lane * 16; }
-__host__ __device__ __forceinline__ int StagedMeta(int per, int j, int lane) { return per * kTileValBytes + j * kTileMetaBytes + MetaLaneWord(lane) * 4; }
-__host__ __device__ __forceinline__ int StagedSecond(int per, int j, int lane) { return per * (kTileValBytes + kTileMetaBytes) + j * kTileSecondBytes + lane * 4; }
+[[maybe_unused]] __host__ __device__ __forceinline__ int StagedVal(int j, int lane) { return j * kTileValBytes + lane * 16; }
+[[maybe_unused]] __host__ __device__ __forceinline__ int StagedMeta(int per, int j, int lane) { return per * kTileValBytes + j * kTileMetaBytes + MetaLaneWord(lane) * 4; }
+[[maybe_unused]] __host__ __device__ __forceinline__ int StagedSecond(int per, int j, int lane) { return per * (kTileValBytes + kTileMetaBytes) + j * kTileSecondBytes + lane * 4; }
 // Where warp `warp`'s region starts in the CTA's shared memory: after the reduction slots, the seconds' scratch, the
 // slab and every warp's residual staging (8 lists of res_cap 4-byte entries a warp).
-__host__ __device__ __forceinline__ size_t StagedRegion(int slab_bytes, int res_cap, int per, int warp) {
+[[maybe_unused]] __host__ __device__ __forceinline__ size_t StagedRegion(int slab_bytes, int res_cap, int per, int warp) {
   return size_t(kRedBytes) + kScratchBytes + slab_bytes + size_t(WARPS) * 8 * res_cap * 4 + size_t(warp) * per * kStagedTileBytes;
 }
 // Where C(row, col) goes: C[row][col] (KN) or Y[col][row] (NK).

@@ -88,11 +88,11 @@ __host__ __device__ __forceinline__ int ThirdSlot(int r16, int q, int group) {  
 // A third value at position p: metadata (p, p + 1), value in the low half; at 3: (0, 3), value in the high half.
 __host__ __device__ __forceinline__ uint32_t ThirdNibble(int p) { return p == 3 ? 0xCu : uint32_t(p | ((p + 1) << 2)); }
 // Its mma.sp register.
-__host__ __device__ __forceinline__ uint32_t ThirdReg(uint32_t bits16, uint32_t nibble) { return nibble == 0xCu ? bits16 << 16 : bits16; }
+[[maybe_unused]] __host__ __device__ __forceinline__ uint32_t ThirdReg(uint32_t bits16, uint32_t nibble) { return nibble == 0xCu ? bits16 << 16 : bits16; }
 // Lane (g, t)'s share of step q's metadata words of selector lanes t = 0 (groups 0-3) and 1 (groups 4-7), from its
 // registers' nibbles (0: empty): groups t (registers 0, 1: rows g, g + 8) and t + 4 (registers 2, 3), each nibble
 // XOR 0x4 so that an empty group adds nothing. The quad's OR, XOR 0x44444444, is the word (empty groups (0, 1)).
-__host__ __device__ __forceinline__ void ThirdMetaPart(const uint32_t (&nib)[4], int t, uint32_t* w0, uint32_t* w1) {
+[[maybe_unused]] __host__ __device__ __forceinline__ void ThirdMetaPart(const uint32_t (&nib)[4], int t, uint32_t* w0, uint32_t* w1) {
   auto part = [](uint32_t n) { return (n ? n : 0x4u) ^ 0x4u; };
   *w0 = part(nib[0]) << (4 * t) | part(nib[1]) << (16 + 4 * t);
   *w1 = part(nib[2]) << (4 * t) | part(nib[3]) << (16 + 4 * t);
@@ -143,7 +143,7 @@ __device__ __forceinline__ uint4 LdStream16(const void* p) {  // read once: no L
 }
 __device__ __forceinline__ float FromBits(__half, uint32_t b) { return __half2float(__ushort_as_half(static_cast<unsigned short>(b))); }
 __device__ __forceinline__ float FromBits(__nv_bfloat16, uint32_t b) { return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(b))); }
-__device__ __forceinline__ uint32_t LdStream4(const void* p) {
+[[maybe_unused]] __device__ __forceinline__ uint32_t LdStream4(const void* p) {
   uint32_t r;
   asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(r) : "l"(p));
   return r;
