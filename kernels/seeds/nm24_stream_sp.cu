@@ -279,8 +279,10 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
   // A rank stores into another's shared memory only once that rank has started: this arrive, the wait below.
   if (splits > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
-  const T* vals = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), p.kchunks) + lane * 8;
-  const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kchunks / 2) + MetaLaneWord(lane);
+  const T* range = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), p.kchunks);  // the warp's K range
+  const uint32_t* records = p.meta + MetaRecord(mt, kt0, p.kchunks / 2);
+  const T* vals = range + lane * 8;
+  const uint32_t* meta = records + MetaLaneWord(lane);
   float acc[2][4] = {};
   Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
 #if STAGE_A
@@ -289,23 +291,14 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
     // at n = 16 a warp's range is a few batches, so the stream is a chain of DRAM round trips, not a flow.
     const int per = p.kt_per_split;
     unsigned char* mine = smem + kRedBytes + per * kBk * kSlabRowBytes + warp * per * kStagedTileBytes;
-    const void* range = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), p.kchunks);
-    const uint32_t* records = p.meta + MetaRecord(mt, kt0, p.kchunks / 2);
-    const int b1 = min(count, UNROLL), b2 = min(count, 2 * UNROLL);
-    StageA(mine, per, range, records, 0, b1);
-    StageA(mine, per, range, records, b1, b2);
-    StageA(mine, per, range, records, b2, count);
+    StageA(mine, per, range, records, 0, min(count, UNROLL));  // groups: batch 0, batch 1, the rest
+    StageA(mine, per, range, records, min(count, UNROLL), min(count, 2 * UNROLL));
+    StageA(mine, per, range, records, min(count, 2 * UNROLL), count);
     asm volatile("cp.async.wait_group 2;\n" ::: "memory");
     __syncthreads();  // the B slab and the first batch landed
-    LoadBatchStaged(mine, per, 0, count, x);
-    ComputeBatch<T, kNk>(x, sb, 0, count, acc);
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-    __syncwarp();
-    LoadBatchStaged(mine, per, UNROLL, count, x);
-    ComputeBatch<T, kNk>(x, sb, UNROLL, count, acc);
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-    __syncwarp();
-    for (int j0 = 2 * UNROLL; j0 < count; j0 += UNROLL) {
+    for (int j0 = 0; j0 < count; j0 += UNROLL) {
+      if (j0 == UNROLL) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); __syncwarp(); }
+      if (j0 == 2 * UNROLL) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); __syncwarp(); }
       LoadBatchStaged(mine, per, j0, count, x);
       ComputeBatch<T, kNk>(x, sb, j0, count, acc);
     }

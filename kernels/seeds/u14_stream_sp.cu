@@ -437,9 +437,12 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
   // A rank stores into another's shared memory only once that rank has started: this arrive, the wait below.
   if (splits > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
-  const T* vals = static_cast<const T*>(p.vals) + ValRecord(mt, kt0, p.kpairs) + lane * 8;
-  const uint32_t* meta = p.meta + MetaRecord(mt, kt0, p.kpairs) + MetaLaneWord(lane);
-  const uint32_t* secs = p.seconds + SecondRecord(mt, kt0, p.kpairs) + lane;
+  const T* range = static_cast<const T*>(p.vals) + ValRecord(mt, kt0, p.kpairs);  // the warp's K range
+  const uint32_t* metas = p.meta + MetaRecord(mt, kt0, p.kpairs);
+  const uint32_t* seconds = p.seconds + SecondRecord(mt, kt0, p.kpairs);
+  const T* vals = range + lane * 8;
+  const uint32_t* meta = metas + MetaLaneWord(lane);
+  const uint32_t* secs = seconds + lane;
   const ResidualSlice res = FindResidual(p, mt, kt0, count);
   float acc[2][4] = {};
   Batch x, y;  // software pipeline: the next batch's loads are in flight while this one computes
@@ -449,28 +452,18 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
     // batches a round trip: at n = 16 a warp's range is a few batches, a chain of DRAM round trips.
     const int per = p.kt_per_split;
     unsigned char* mine = smem + StagedRegion(p.slab_bytes, p.res_cap, per, warp);
-    const void* range = static_cast<const T*>(p.vals) + ValRecord(mt, kt0, p.kpairs);
-    const uint32_t* metas = p.meta + MetaRecord(mt, kt0, p.kpairs);
-    const uint32_t* seconds = p.seconds + SecondRecord(mt, kt0, p.kpairs);
-    const int b1 = min(count, UNROLL), b2 = min(count, 2 * UNROLL);
     StageResidual(p, res, rs);
-    StageA(mine, per, range, metas, seconds, 0, b1);
-    StageA(mine, per, range, metas, seconds, b1, b2);
-    StageA(mine, per, range, metas, seconds, b2, count);
+    StageA(mine, per, range, metas, seconds, 0, min(count, UNROLL));  // groups: batch 0, batch 1, the rest
+    StageA(mine, per, range, metas, seconds, min(count, UNROLL), min(count, 2 * UNROLL));
+    StageA(mine, per, range, metas, seconds, min(count, 2 * UNROLL), count);
     asm volatile("cp.async.wait_group 2;\n" ::: "memory");
     __syncthreads();  // the B slab, the residual and the first batch landed
 #if RESIDUAL_FIRST
     ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);
 #endif
-    LoadBatchStaged(mine, per, 0, count, x);
-    ComputeBatch<T, kNk>(x, sb, scratch, 0, count, acc);
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-    __syncwarp();
-    LoadBatchStaged(mine, per, UNROLL, count, x);
-    ComputeBatch<T, kNk>(x, sb, scratch, UNROLL, count, acc);
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-    __syncwarp();
-    for (int j0 = 2 * UNROLL; j0 < count; j0 += UNROLL) {
+    for (int j0 = 0; j0 < count; j0 += UNROLL) {
+      if (j0 == UNROLL) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); __syncwarp(); }
+      if (j0 == 2 * UNROLL) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); __syncwarp(); }
       LoadBatchStaged(mine, per, j0, count, x);
       ComputeBatch<T, kNk>(x, sb, scratch, j0, count, acc);
     }
