@@ -4,7 +4,7 @@
 # (dev/stream_plan: nm24 and u14 under every forced split count), the generality suite's unstructured tasks and
 # the llm suite's n = 16 stream rows re-benched, then in the time left the three stream seeds (as defaulted now)
 # through the finalist sanitizers on seed_finalists_wide.yaml, the corpus's sanitizer escapes and the harness
-# batch-size check.
+# batch-size check, and the stream family's spilling tunable values against their defaults (dev/tunable_sweep).
 #   LIMIT=560 bash dev/device_calls/checks_s13b.sh      (carry dist/gpu_*.tar.xz)
 set -uo pipefail
 source dev/device_calls/setup.sh
@@ -25,5 +25,6 @@ fi
 (( $(left) > 150 )) && { SPARSEDITTO_CORPUS_ONLY=outlive_under_sanitizer.cu,escape_under_sanitizer.cu timeout 140 build/bin/adversarial_corpus_gpu_test > $L/corpus.log 2>&1
   echo "corpus exit $?"; grep -E "^[a-z0-9_]+\.cu |^corpus|PASSED|FAILED" $L/corpus.log | cut -c1-250; }
 (( $(left) > 100 )) && dev/harness_bias/batch_size.sh "$SD" dist/batch_size | tee $L/batch_size.txt
+(( $(left) > 60 )) && dev/tunable_sweep/spill_ab.sh "$SD" dist/spill_ab $(( $(left) - 15 )) | tee $L/spill_ab.txt
 tar -C dist -cJf $OUT/logs_s13b.tar.xz logs
 echo "done, left $(left)s"
