@@ -2,7 +2,7 @@
 # The next session's first device call (planned 2026-12-07, thirteenth session, which had no device time): every
 # path off by default in the stream seeds checked by the stream seeds' GPU test (SPREAD_RESIDUAL, RESIDUAL_FIRST,
 # BALANCE_ROWS on skewed rows, u24's THIRDS, STAGE_A of nm24 and u14; both layouts, fp16 and bf16), then A/B'd:
-# the residual tunables on uniform and skewed rows (dev/skewed_residual/ab.sh: 16 variants, 6 tasks, skewed first)
+# the residual tunables on uniform and skewed rows (dev/skewed_residual/ab.sh: 17 variants, 6 tasks, skewed first)
 # and STAGE_A on the n = 16 shapes (dev/stream_n16/stage_ab.sh). Decide the defaults from its output; the second
 # call (checks_s13b.sh, the machine still warm) re-benches with them.
 #   LIMIT=560 bash dev/device_calls/checks_s13a.sh      (carry dist/gpu_*.tar.xz)

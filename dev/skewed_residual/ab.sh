@@ -9,7 +9,7 @@
 #   dev/skewed_residual/ab.sh SPARSEDITTO OUT_DIR [LIMIT_S]
 here=$(cd "$(dirname "$0")" && pwd); sd=$(realpath "$1"); out=$(realpath -m "$2"); limit=${3:-240}; start=$(date +%s)
 mkdir -p "$out/v"; ks=()
-variants() { echo s0f0b0 s1f0b0 s0f1b0 s1f1b0 s1f0b1 s1f1b1; [ $1 = u24_stream_sp ] && echo s0f0b0t24 s0f1b0t24 s0f1b1t24 s0f0b0t32; }  # THIRDS with SPREAD spills a few bytes
+variants() { echo s0f0b0 s1f0b0 s0f1b0 s1f1b0 s1f0b1 s1f1b1; [ $1 = u24_stream_sp ] && echo s0f0b0t24 s0f1b0t24 s0f1b1t24 s1f0b1t24 s0f0b0t32; }
 for seed in u14_stream_sp u24_stream_sp; do
   for v in $(variants $seed); do
     f="$out/v/${seed}_$v.cu"; cp "kernels/seeds/$seed.cu" "$f"; t=${v:7}

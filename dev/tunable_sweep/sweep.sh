@@ -5,23 +5,32 @@
 # FAIL with nvcc's first error. The search proposes exactly these variants (the built-in mutator moves one tunable
 # at a time), so a value that does not compile, or spills, costs it evaluations; seeds_compile_test checks only
 # the defaults (235 variants here, ~30 min on 2 cores: too long for CI).
-#   dev/tunable_sweep/sweep.sh OUT_DIR [JOBS] [SEED_GLOB]
+#   [PAIRS=1] dev/tunable_sweep/sweep.sh OUT_DIR [JOBS] [SEED_GLOB]
+# PAIRS=1: every two values of different tunables instead (what crossover and two mutator moves reach).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd); out=$(realpath -m "$1"); jobs=${2:-2}; glob=${3:-*}
 mkdir -p "$out/v"; : > "$out/jobs.txt"
 for f in "$root"/kernels/seeds/$glob.cu; do
   seed=$(basename "$f" .cu); [[ $seed == *_test ]] && continue
   archs=$(grep -o "sparseditto:seed.*archs=\[[^]]*\]" "$f" | sed -E 's/.*archs=\[([^]]*)\].*/\1/; s/,/ /g')
+  moves=()  # NAME=VALUE, every declared value but the default
   while IFS= read -r line; do
     name=$(sed -E 's/^#define ([A-Z0-9_]+) +([^ ]+) .*/\1/' <<< "$line"); def=$(sed -E 's/^#define ([A-Z0-9_]+) +([^ ]+) .*/\2/' <<< "$line")
-    for v in $(sed -E 's/.*values=\[([^]]*)\].*/\1/; s/,/ /g' <<< "$line"); do
-      [[ $v == "$def" ]] && continue
-      vf="$out/v/${seed}__${name}=$v.cu"
-      sed -E "s/^#define $name +$def /#define $name $v /" "$f" > "$vf"
-      grep -q "^#define $name $v " "$vf" || { echo "sweep: could not set $name=$v in $seed" >&2; continue; }
-      for a in $archs; do echo "$vf $a" >> "$out/jobs.txt"; done
-    done
+    for v in $(sed -E 's/.*values=\[([^]]*)\].*/\1/; s/,/ /g' <<< "$line"); do [[ $v == "$def" ]] || moves+=("$name=$v"); done
   done < <(grep -E "^#define [A-Z0-9_]+ +[^ ]+ +// sparseditto:tunable values=" "$f")
+  sets=("${moves[@]}")
+  if [[ -n "${PAIRS:-}" ]]; then  # every two values of different tunables
+    sets=(); for ((i = 0; i < ${#moves[@]}; ++i)); do for ((j = i + 1; j < ${#moves[@]}; ++j)); do
+      [[ ${moves[i]%%=*} != "${moves[j]%%=*}" ]] && sets+=("${moves[i]},${moves[j]}"); done; done
+  fi
+  for set in "${sets[@]}"; do
+    vf="$out/v/${seed}__${set//,/__}.cu"; cp "$f" "$vf"
+    for nv in ${set//,/ }; do
+      sed -i -E "s/^#define ${nv%%=*} +[^ ]+ /#define ${nv%%=*} ${nv#*=} /" "$vf"
+      grep -q "^#define ${nv%%=*} ${nv#*=} " "$vf" || echo "sweep: could not set $nv in $seed" >&2
+    done
+    for a in $archs; do echo "$vf $a" >> "$out/jobs.txt"; done
+  done
 done
 compile_one() {  # VARIANT ARCH -> one result line
   local vf="$1" a="$2" d=${2#sm_}; local suffix=""; [[ $d == *a ]] && { suffix=a; d=${d%a}; }
