@@ -3,7 +3,8 @@
 # defaults it decided (edit the seeds' #defines first; the bench reads them from this checkout): the split probe
 # (dev/stream_plan: nm24 and u14 under every forced split count), the generality suite's unstructured tasks and
 # the llm suite's n = 16 stream rows re-benched, then in the time left the three stream seeds (as defaulted now)
-# through the finalist sanitizers on seed_finalists_wide.yaml, the corpus's sanitizer escapes and the harness
+# and their variants with every path off by default on (dev/tunable_sweep/path_variants.sh) through the finalist
+# sanitizers on dev/tunable_sweep/paths.yaml (shapes where those paths run), the corpus's sanitizer escapes and the harness
 # batch-size check, and the stream family's spilling tunable values against their defaults (dev/tunable_sweep).
 #   LIMIT=560 bash dev/device_calls/checks_s13b.sh      (carry dist/gpu_*.tar.xz)
 set -uo pipefail
@@ -17,9 +18,9 @@ LIMIT=$(( ${LIMIT:-560} - 200 )) bench_slice configs/suites/generality.yaml '^ge
 grep -E "^gen_unstructured" dist/bench_gen_u_s13/bench.txt | cut -c1-140
 LIMIT=$(( ${LIMIT:-560} - 60 )) bench_slice dev/device_calls/llm_n16.yaml '.' dist/bench_llm_n16_s13 --timing-seconds 0.3
 grep -E "^llm_" dist/bench_llm_n16_s13/bench.txt | grep -E " 16 " | cut -c1-140
-if (( $(left) > 220 )); then  # the stream seeds as now defaulted, through the finalist sanitizers at real widths
-  mkdir -p dist/finalist_seeds && cp kernels/seeds/{nm24_stream_sp,u14_stream_sp,u24_stream_sp}.cu dist/finalist_seeds/
-  SEEDS_DIR=dist/finalist_seeds timeout 200 scripts/seed_finalists.sh "$SD" configs/suites/seed_finalists_wide.yaml dist/finalists 3 1
+if (( $(left) > 220 )); then  # the stream seeds as now defaulted and with every path on, through the finalist sanitizers
+  dev/tunable_sweep/path_variants.sh dist/finalist_seeds
+  SEEDS_DIR=dist/finalist_seeds timeout 200 scripts/seed_finalists.sh "$SD" dev/tunable_sweep/paths.yaml dist/finalists 3 2
   cat dist/finalists/summary.txt 2>/dev/null | cut -c1-200
 fi
 (( $(left) > 150 )) && { SPARSEDITTO_CORPUS_ONLY=outlive_under_sanitizer.cu,escape_under_sanitizer.cu timeout 140 build/bin/adversarial_corpus_gpu_test > $L/corpus.log 2>&1
