@@ -19,7 +19,10 @@
 // THIRDS > 0 moves the third values of up to THIRDS groups a record from the residual into a record of 4-byte
 // entries that a second mma.sp on the same B fragments consumes (the walk costs ~25 instructions a lane an entry;
 // the mma.sp path a few a K tile): at 70% about the bytes of the residual entries it replaces, few of their
-// instructions.
+// instructions. Default 32: on uniform 70% rows at n = 16 it was 3-10% faster than 0 (and than 24), slower at 90%,
+// where u14_stream_sp is the seed used. SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS default 0: spread and balanced
+// is 2.4-2.9x faster on skewed rows but 4-15% slower on uniform ones (the search turns them on per task)
+// (dev/skewed_residual/README.md).
 // sparseditto:seed families=[unstructured, file] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -40,7 +43,7 @@
 #define SPREAD_RESIDUAL 0  // sparseditto:tunable values=[0, 1]
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
 #define BALANCE_ROWS 0     // sparseditto:tunable values=[0, 1]
-#define THIRDS 0           // sparseditto:tunable values=[0, 24, 32]
+#define THIRDS 32          // sparseditto:tunable values=[0, 24, 32]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
