@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The next session's first device call (planned 2026-12-07, thirteenth session, which had no device time; the
-# twelfth's own plan, checks_s12c.sh, never ran: it is folded in and removed): checks_s13a.sh, the stream seeds' GPU test
-# over every path off by default, then the residual and STAGE_A A/Bs. Then edit the defaults the A/Bs pick and run
-# checks_s13b.sh on the warm machine (split probe, re-bench, corpus, harness batch size). Package with the GPU tests
-# (dev/device_calls/README.md), carry dist/gpu_*.tar.xz.
+# The next session's first device call (planned 2026-12-07, fourteenth session, after checks_s13a.sh and
+# checks_s14b.sh ran on an H100: docs/results/session_h100_2026-12-07d.md): checks_s13b.sh, the split probe, the
+# generality suite's unstructured tasks and the n = 16 rows re-benched with u24's THIRDS 32, the stream seeds' paths
+# through the finalist sanitizers again, the corpus escapes, the harness batch size and the spilling tunable
+# values' A/B. Package with the GPU tests (dev/device_calls/README.md), carry dist/gpu_*.tar.xz.
 #   LIMIT=560 bash dev/device_calls/next_call.sh
-exec bash "$(dirname "$0")/checks_s13a.sh"
+exec bash "$(dirname "$0")/checks_s13b.sh"
