@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd); dir="$1"; s="$root/kernels/seeds"
 mkdir -p "$dir" && cp "$s"/{nm24_stream_sp,u14_stream_sp,u24_stream_sp}.cu "$dir/"
 sed -E 's/^#define (SPREAD_RESIDUAL|RESIDUAL_FIRST|BALANCE_ROWS|STAGE_A) 0 /#define \1 1 /' "$s/u14_stream_sp.cu" > "$dir/u14_stream_sp_allpaths.cu"
-sed -E 's/^#define (SPREAD_RESIDUAL|RESIDUAL_FIRST|BALANCE_ROWS) 0 /#define \1 1 /; s/^#define THIRDS 0 /#define THIRDS 24 /' "$s/u24_stream_sp.cu" > "$dir/u24_stream_sp_allpaths.cu"
+sed -E 's/^#define (SPREAD_RESIDUAL|RESIDUAL_FIRST|BALANCE_ROWS) 0 /#define \1 1 /; s/^#define THIRDS [0-9]+ /#define THIRDS 24 /' "$s/u24_stream_sp.cu" > "$dir/u24_stream_sp_allpaths.cu"
 sed -E 's/^#define STAGE_A 0 /#define STAGE_A 1 /' "$s/nm24_stream_sp.cu" > "$dir/nm24_stream_sp_staged.cu"
 [[ $(grep -cE "^#define (SPREAD_RESIDUAL|RESIDUAL_FIRST|BALANCE_ROWS|STAGE_A) 1 " "$dir/u14_stream_sp_allpaths.cu") == 4 &&
    $(grep -cE "^#define (SPREAD_RESIDUAL|RESIDUAL_FIRST|BALANCE_ROWS) 1 |^#define THIRDS 24 " "$dir/u24_stream_sp_allpaths.cu") == 4 &&
