@@ -21,8 +21,8 @@
 // the mma.sp path a few a K tile): at 70% about the bytes of the residual entries it replaces, few of their
 // instructions. Default 32: on uniform 70% rows at n = 16 it was 3-10% faster than 0 (and than 24), slower at 90%,
 // where u14_stream_sp is the seed used. SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS default 0: spread and balanced
-// is 2.4-2.9x faster on skewed rows but 4-15% slower on uniform ones (the search turns them on per task)
-// (dev/skewed_residual/README.md).
+// is 2.3-2.9x faster on skewed rows, 4% slower on uniform 70% at 4096² (1% faster at 4096×11008), 15% slower at 90%
+// (the search turns them on per task; dev/skewed_residual/README.md).
 // sparseditto:seed families=[unstructured, file] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
