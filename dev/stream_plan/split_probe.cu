@@ -2,8 +2,9 @@
 // 1..8 its slab allows (forced, not planned), beside the plan its prepare picks: splits, K tiles a split, CTAs,
 // clusters the occupancy API holds at once, and for the residual seeds the staged entries against the longest list;
 // median of 50 launches each after an L2 flush (events). Built once per seed (the seeds share names):
-//   nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=nm24 -o split_nm24 dev/stream_plan/split_probe.cu
-//   nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=u14 -o split_u14 dev/stream_plan/split_probe.cu
+//   nvcc -std=c++20 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=nm24 -o split_nm24 dev/stream_plan/split_probe.cu -lcublas
+//   nvcc -std=c++20 -O3 -arch=sm_90a -I. -Ikernel_abi -DSEED=u14 -o split_u14 dev/stream_plan/split_probe.cu -lcublas
+// Run `split_nm24` (every split count on the four shapes) or `split_nm24 fixed` (time against K, beside cuBLAS).
 // Questions (docs/results/session_h100_2026-12-07c.md): nm24_stream_sp runs 5 splits at 2:4 4096² (160 CTAs on 132
 // SMs); is 4 (one CTA an SM) faster? Does u14_stream_sp's prepare fall into the plan u24's did at 8192² (fewer
 // splits whose residual outgrows shared memory)? Matrices: 2:4 (two of each four kept) for nm24, unstructured
@@ -20,8 +21,11 @@
 #define HAS_RESIDUAL 1
 #endif
 
+#include <cublas_v2.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -40,15 +44,12 @@ void RandomA(int64_t rows, int64_t cols, std::vector<int32_t>* ro, std::vector<i
     ro->push_back(int32_t(ci->size()));
   }
 }
-// The plan with exactly `splits` K splits where the slab allows it (splits == 0 otherwise).
+// The plan with exactly `splits` K splits where the slab allows it (splits == 0 otherwise), sized by the seed's own
+// MakePlan (an SM count this large makes it take max_splits): the probe's first version sized shared memory itself,
+// left out u14's per-warp scratch, and its forced plans wrote past the allocation (compute-sanitizer, 2026-12-07).
 Plan Forced(const State* s, int splits) {
-  Plan plan;
-  const int64_t ktiles = s->kp / kBk, per = (ktiles + splits - 1) / splits;
-  plan.clusters = s->mp / (16 * WARPS);
-  if (per > kMaxSlabTiles || splits > kMaxSplits) return plan;
-  plan.kt_per_split = static_cast<int>(per);
-  plan.splits = static_cast<int>((ktiles + per - 1) / per);
-  plan.smem = kRedBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  Plan plan = MakePlan(s->mp, s->kp, 16, 1 << 20, splits);
+  if (plan.splits != splits) return Plan{};  // the slab needs more splits than this
 #if HAS_RESIDUAL
   plan = WithResidual(plan, s->rstart, s->mp, s->kp, s->smem_budget);
 #endif
@@ -56,8 +57,29 @@ Plan Forced(const State* s, int splits) {
 }
 }  // namespace
 
-int main() {
-  const int64_t shapes[][2] = {{4096, 4096}, {4096, 11008}, {11008, 4096}, {8192, 8192}};
+// Times `launch` 53 times after an L2 flush, the first 3 dropped: median, p10, p90 in microseconds.
+template <typename F> bool Time(F launch, void* flush, size_t flush_bytes, cudaEvent_t e0, cudaEvent_t e1, float out[3]) {
+  std::vector<float> us;
+  for (int t = 0; t < 53; ++t) {
+    if (cudaMemsetAsync(flush, 0x5a, flush_bytes) != cudaSuccess || cudaEventRecord(e0) != cudaSuccess) return false;
+    if (!launch() || cudaGetLastError() != cudaSuccess) return false;
+    if (cudaEventRecord(e1) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) return false;
+    float ms;
+    if (cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) return false;
+    if (t >= 3) us.push_back(ms * 1000);
+  }
+  std::sort(us.begin(), us.end());
+  out[0] = us[us.size() / 2], out[1] = us[us.size() / 10], out[2] = us[us.size() * 9 / 10];
+  return true;
+}
+
+int main(int argc, char** argv) {
+  // Default: the LLM suite's four shapes, every split count. `fixed`: M = 4096 at K = 256 .. 16384, the plan prepare
+  // picks beside cuBLAS's dense product of the same shape (dense_cublas's call), to split each time into a fixed part
+  // and one that grows with K (the intercept and slope of time against bytes).
+  const bool fixed = argc > 1 && std::string(argv[1]) == "fixed";
+  std::vector<std::pair<int64_t, int64_t>> shapes = {{4096, 4096}, {4096, 11008}, {11008, 4096}, {8192, 8192}};
+  if (fixed) shapes = {{4096, 256}, {4096, 512}, {4096, 1024}, {4096, 2048}, {4096, 4096}, {4096, 8192}, {4096, 16384}};
   int l2 = 0;
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   void* flush;
@@ -65,8 +87,10 @@ int main() {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  for (const auto& sh : shapes) {
-    const int64_t rows = sh[0], cols = sh[1], n = 16;
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) { printf("cublasCreate failed\n"); return 1; }
+  for (const auto& [rows, cols] : shapes) {
+    const int64_t n = 16;
     std::vector<int32_t> ro, ci;
     std::vector<float> v;
     RandomA(rows, cols, &ro, &ci, &v);
@@ -77,42 +101,47 @@ int main() {
     p.n_values = ns, p.num_n_values = 1, p.device = 0, p.layout = SD_LAYOUT_KN;
     void* st = nullptr;
     char err[512] = {};
-    if (sparseditto_prepare(&p, &st, err, sizeof err) != 0) { printf("prepare: %s\n", err); return 1; }
+    if (sparseditto_prepare(&p, &st, err, sizeof err) != 0) { printf("%lldx%lld prepare: %s\n", (long long)rows, (long long)cols, err); continue; }
     State* s = static_cast<State*>(st);
-    void *b, *c;
+    void *b, *c, *dense;
     CK(cudaMalloc(&b, cols * n * 2));
     CK(cudaMemset(b, 0x3c, cols * n * 2));
     CK(cudaMalloc(&c, rows * n * 2));
-    printf("%lldx%lld n=16: prepare chose splits=%d per=%d\n", (long long)rows, (long long)cols, s->plans.front().second.splits,
-           s->plans.front().second.kt_per_split);
-    int last = 0;
-    for (int splits = 1; splits <= kMaxSplits; ++splits) {
+    const Plan chosen = s->plans.front().second;
+    printf("%lldx%lld n=16: prepare chose splits=%d per=%d\n", (long long)rows, (long long)cols, chosen.splits, chosen.kt_per_split);
+    std::vector<Plan> plans;
+    if (fixed) plans.push_back(chosen);
+    for (int splits = 1; !fixed && splits <= kMaxSplits; ++splits) {
       const Plan q = Forced(s, splits);
-      if (q.splits == 0 || q.splits == last) continue;  // the slab refuses it, or the same plan as the count before
-      last = q.splits;
+      if (q.splits != 0) plans.push_back(q);
+    }
+    for (const Plan& q : plans) {
       cudaLaunchAttribute cluster;
       const cudaLaunchConfig_t config = LaunchConfig(s, q, n, nullptr, &cluster);
       int active = 0;
       if (cudaOccupancyMaxActiveClusters(&active, SEED_KERNEL<__half, false>, &config) != cudaSuccess) active = -1, (void)cudaGetLastError();
-      std::vector<float> us;
-      for (int t = 0; t < 53; ++t) {
-        CK(cudaMemsetAsync(flush, 0x5a, 2 * size_t(l2)));
-        CK(cudaEventRecord(e0));
-        Launch<__half, false>(s, q, b, c, n, nullptr);
-        CK(cudaGetLastError());
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (t >= 3) us.push_back(ms * 1000);
-      }
-      std::sort(us.begin(), us.end());
+      float t[3];
+      CK(Time([&] { Launch<__half, false>(s, q, b, c, n, nullptr); return true; }, flush, 2 * size_t(l2), e0, e1, t) ? cudaSuccess : cudaErrorUnknown);
       printf("  splits=%d per=%d ctas=%lld active_clusters=%d/%lld", q.splits, q.kt_per_split, (long long)(q.clusters * q.splits), active,
              (long long)q.clusters);
 #if HAS_RESIDUAL
       printf(" res_cap=%d longest=%d", q.res_cap, q.res_longest);
 #endif
-      printf(" -> median %.1f us (p10 %.1f, p90 %.1f)\n", us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]);
+      printf(" -> median %.1f us (p10 %.1f, p90 %.1f)\n", t[0], t[1], t[2]);
+    }
+    if (fixed) {  // cuBLAS, dense A (K x M column-major = row-major A), as dense_cublas runs the KN layout
+      CK(cudaMalloc(&dense, rows * cols * 2));
+      CK(cudaMemset(dense, 0x3c, rows * cols * 2));
+      const float alpha = 1, beta = 0;
+      float t[3];
+      CK(Time([&] {
+           return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(rows), int(cols), &alpha, b, CUDA_R_16F, int(n), dense,
+                               CUDA_R_16F, int(cols), &beta, c, CUDA_R_16F, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) ==
+                  CUBLAS_STATUS_SUCCESS;
+         }, flush, 2 * size_t(l2), e0, e1, t) ? cudaSuccess : cudaErrorUnknown);
+      printf("  cublas dense %.1f MB -> median %.1f us (p10 %.1f, p90 %.1f); seed's A %.1f MB (nm24: 1.125 B an element; u14: nnz x 4 B)\n", rows * cols * 2 / 1e6, t[0], t[1], t[2],
+             (SEED == nm24 ? rows * cols * 1.125 : v.size() * 4.0) / 1e6);  // u14: nnz x 4 B, a rough size
+      cudaFree(dense);
     }
     sparseditto_release(st);
     cudaFree(b), cudaFree(c);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The fifteenth session's third device call (2026-12-07): the n = 16 stream seeds' declared values one at a time on
+# the llm suite's larger shapes (where checks_s15b.sh's `fixed` probe found u14_stream_sp streaming at 2.0 TB/s of
+# its bytes against nm24_stream_sp's 2.7: the search's first moves, made by hand), nm24_stream_sp's CTAS_PER_SM = 3
+# again (its spill A/B exited 1 with no line in checks_s13b.sh), and ncu's stall reasons for u14_stream_sp at u90
+# 4096² n = 16 (the raw metrics checks_s15b.sh's tar left out).
+#   LIMIT=480 bash dev/device_calls/checks_s15c.sh      (carry dist/gpu_*.tar.xz)
+set -uo pipefail
+source dev/device_calls/setup.sh
+L=dist/logs15c; mkdir -p $L
+ab() { dev/tunable_sweep/ab.sh "$SD" dist/ab15 $(( $(left) - 100 < 90 ? $(left) - 100 : 90 )) "$@" | tee -a $L/ab.txt; }
+y=dev/device_calls/llm_n16.yaml
+ab nm24_stream_sp dev/stream_n16/n16.yaml nm24_4096x4096 CTAS_PER_SM=3
+ab u14_stream_sp $y llm_unstructured90_4096x11008_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=1 SLAB_KB=48
+ab u14_stream_sp $y llm_unstructured90_8192x8192_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=1 SLAB_KB=48
+ab u24_stream_sp $y llm_unstructured70_8192x8192_fp16 WARPS=4 UNROLL=2 CTAS_PER_SM=1 SLAB_KB=48 THIRDS=0
+ab nm24_stream_sp $y llm_nm24_4096x11008_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=2 SLAB_KB=48
+if (( $(left) > 100 )); then
+  N=dist/ncu15c/u14; timeout 150 scripts/ncu_profile.sh "$SD" dev/device_calls/misses.yaml miss_u90_4096_n16 kernels/seeds/u14_stream_sp.cu U14StreamKernel $N > $L/ncu_u14.log 2>&1
+  echo "ncu exit $?"
+  python3 - "$N/raw.csv" <<'PY' | tee $L/u14_stalls.txt
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head, val = rows[0], rows[-1]
+def num(v):
+    try: return float(v.replace(',', ''))
+    except ValueError: return None
+# WarpStateStats' per-reason stalls (ncu names them ..._issue_stalled_<reason>_per_issue_active.ratio or similar)
+st = [(num(v), h) for h, v in zip(head, val) if 'issue_stalled_' in h and num(v) is not None and 'not_issued' not in h]
+st = [x for x in st if x[1].endswith('per_issue_active.ratio')] or st
+tot = sum(s for s, _ in st) or 1
+for s, h in sorted(st, reverse=True)[:12]: print(f"{h:<80} {s:8.2f} ({100 * s / tot:4.1f}%)")
+PY
+fi
+tar -C dist -cJf $OUT/logs_s15c.tar.xz logs15c
+echo "done, left $(left)s"
