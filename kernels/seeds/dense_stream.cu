@@ -31,8 +31,8 @@
 #include <type_traits>
 #include <vector>
 #define WARPS 8         // sparseditto:tunable values=[4, 8]
-#define UNROLL 2        // sparseditto:tunable values=[1, 2, 4]
-#define CTAS_PER_SM 2   // sparseditto:tunable values=[1, 2, 3]
+#define UNROLL 2        // sparseditto:tunable values=[1, 2]
+#define CTAS_PER_SM 2   // sparseditto:tunable values=[1, 2]
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
 
 namespace {

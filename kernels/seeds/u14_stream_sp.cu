@@ -41,7 +41,7 @@
 #include <vector>
 #define WARPS 8         // sparseditto:tunable values=[4, 8]
 #define UNROLL 4        // sparseditto:tunable values=[2, 4, 6]
-#define CTAS_PER_SM 2   // sparseditto:tunable values=[1, 2, 3]
+#define CTAS_PER_SM 2   // sparseditto:tunable values=[1, 2]
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
 #define SPREAD_RESIDUAL 0  // sparseditto:tunable values=[0, 1]
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
