@@ -8,14 +8,10 @@
 set -uo pipefail
 source dev/device_calls/setup.sh
 L=dist/logs15c; mkdir -p $L
-ab() { dev/tunable_sweep/ab.sh "$SD" dist/ab15 $(( $(left) - 100 < 90 ? $(left) - 100 : 90 )) "$@" | tee -a $L/ab.txt; }
+ab() { dev/tunable_sweep/ab.sh "$SD" dist/ab15 $(( $(left) - 30 < 80 ? $(left) - 30 : 80 )) "$@" | tee -a $L/ab.txt; }
 y=dev/device_calls/llm_n16.yaml
-ab nm24_stream_sp dev/stream_n16/n16.yaml nm24_4096x4096 CTAS_PER_SM=3
 ab u14_stream_sp $y llm_unstructured90_4096x11008_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=1 SLAB_KB=48
-ab u14_stream_sp $y llm_unstructured90_8192x8192_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=1 SLAB_KB=48
-ab u24_stream_sp $y llm_unstructured70_8192x8192_fp16 WARPS=4 UNROLL=2 CTAS_PER_SM=1 SLAB_KB=48 THIRDS=0
-ab nm24_stream_sp $y llm_nm24_4096x11008_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=2 SLAB_KB=48
-if (( $(left) > 100 )); then
+if (( $(left) > 80 )); then
   N=dist/ncu15c/u14; timeout 150 scripts/ncu_profile.sh "$SD" dev/device_calls/misses.yaml miss_u90_4096_n16 kernels/seeds/u14_stream_sp.cu U14StreamKernel $N > $L/ncu_u14.log 2>&1
   echo "ncu exit $?"
   python3 - "$N/raw.csv" <<'PY' | tee $L/u14_stalls.txt
@@ -31,6 +27,11 @@ st = [x for x in st if x[1].endswith('per_issue_active.ratio')] or st
 tot = sum(s for s, _ in st) or 1
 for s, h in sorted(st, reverse=True)[:12]: print(f"{h:<80} {s:8.2f} ({100 * s / tot:4.1f}%)")
 PY
+  cp "$N/details.txt" $L/ncu_u14_details.txt 2>/dev/null
 fi
+ab nm24_stream_sp dev/stream_n16/n16.yaml nm24_4096x4096 CTAS_PER_SM=3
+ab u14_stream_sp $y llm_unstructured90_8192x8192_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=1 SLAB_KB=48
+ab u24_stream_sp $y llm_unstructured70_8192x8192_fp16 WARPS=4 UNROLL=2 CTAS_PER_SM=1 SLAB_KB=48 THIRDS=0
+ab nm24_stream_sp $y llm_nm24_4096x11008_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=2 SLAB_KB=48
 tar -C dist -cJf $OUT/logs_s15c.tar.xz logs15c
 echo "done, left $(left)s"
