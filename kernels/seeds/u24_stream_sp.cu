@@ -23,6 +23,8 @@
 // where u14_stream_sp is the seed used. SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS default 0: spread and balanced
 // is 2.3-2.9x faster on skewed rows, 4% slower on uniform 70% at 4096² (1% faster at 4096×11008), 15% slower at 90%
 // (the search turns them on per task; dev/skewed_residual/README.md).
+// RED_BY_SPLITS 1 sizes the reduction's slots for the run's split count instead of eight (RedBytes), so a few-split
+// plan with a long slab can fit two CTAs an SM; default 0 until a GPU times it (dev/device_calls/checks_s15c.sh).
 // sparseditto:seed families=[unstructured, file] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -44,6 +46,7 @@
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
 #define BALANCE_ROWS 0     // sparseditto:tunable values=[0, 1]
 #define THIRDS 32          // sparseditto:tunable values=[0, 24, 32]
+#define RED_BY_SPLITS 0    // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -51,7 +54,14 @@ constexpr int kBk = 64;         // K tile: two m16n8k32 steps, one metadata reco
 constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
 constexpr int kMaxSplits = 8;   // portable cluster size
 constexpr int kThreads = 32 * WARPS;
-constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // the owner's slots (rank, owned tile): a 16 x 16 fp32 partial each, lane by lane
+// The owner's slots (rank, owned tile), a 16 x 16 fp32 partial each, lane by lane: PushSlot stays below WARPS + splits
+// - 1. RED_BY_SPLITS 1 sizes them for the run's split count, so the slab starts up to 5 KB sooner and a plan with few
+// splits and a long slab (u70 8192² at 3 splits: 115 KB against 120 KB) can fit two CTAs an SM where it could not;
+// 0 sizes them for 8 splits whatever the plan.
+__host__ __device__ constexpr int RedBytes(int splits, bool by_splits = RED_BY_SPLITS != 0) {
+  return (WARPS + (by_splits ? splits : kMaxSplits) - 1) * 32 * 8 * 4;
+}
+constexpr int kRedBytes = RedBytes(kMaxSplits);  // the most any plan takes
 // The K split's push reduce: rank `split` stores its partial of row tile `warp` into slot PushSlot of the tile's
 // owner (rank PushOwner), and an owner reads the slots of its tile w at (w / splits) * splits + 0 .. splits - 1:
 // rank order.
@@ -60,7 +70,7 @@ __host__ __device__ __forceinline__ int PushSlot(int warp, int split, int splits
 // THIRDS > 0: a warp's scratch for spreading a record's third values to their lanes (256 value words, 256 nibbles).
 constexpr int kThirds = THIRDS;
 constexpr int kThirdsScratchBytes = THIRDS ? WARPS * (256 * 4 + 256) : 0;
-constexpr int kPrefixBytes = kRedBytes + kThirdsScratchBytes;  // shared memory before the slab
+constexpr int kPrefixBytes = kRedBytes + kThirdsScratchBytes;  // the most shared memory before the slab
 constexpr int kSlabRowBytes = kNt * 2;          // one B row of the slab
 constexpr int kMaxSlabTiles = SLAB_KB * 1024 / (kBk * kSlabRowBytes);
 static_assert(kMPad % (16 * WARPS) == 0, "a CTA's row tiles divide the padded rows");
@@ -409,10 +419,11 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U24StreamKernel(StreamA
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
   float* red = reinterpret_cast<float*>(smem);
-  T* sb = reinterpret_cast<T*>(smem + kPrefixBytes);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
-  uint32_t* rs = reinterpret_cast<uint32_t*>(smem + kPrefixBytes + p.slab_bytes) + warp * 8 * p.res_cap;
-  uint32_t* scratch = reinterpret_cast<uint32_t*>(smem + kRedBytes) + warp * (256 + 64);  // THIRDS only
+  const int red_bytes = RedBytes(splits);  // MakePlan's
+  T* sb = reinterpret_cast<T*>(smem + red_bytes + kThirdsScratchBytes);
+  uint32_t* rs = reinterpret_cast<uint32_t*>(smem + red_bytes + kThirdsScratchBytes + p.slab_bytes) + warp * 8 * p.res_cap;
+  uint32_t* scratch = reinterpret_cast<uint32_t*>(smem + red_bytes) + warp * (256 + 64);  // THIRDS only
 #if THIRDS
   reinterpret_cast<uint4*>(scratch)[2 * lane] = reinterpret_cast<uint4*>(scratch)[2 * lane + 1] = make_uint4(0, 0, 0, 0);
   reinterpret_cast<uint2*>(scratch + 256)[lane] = make_uint2(0, 0);  // SpreadThirds keeps it zero between records
@@ -603,7 +614,7 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
 // max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
 // more than 8 slabs. prepare weighs each lower max_splits too (FittedPlan, PickPlan).
 struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0, res_longest = 0; size_t smem = 0; int64_t clusters = 0; };
-Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
+Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits, bool red_by_splits = RED_BY_SPLITS != 0) {
   Plan plan;
   const int64_t ktiles = kp / kBk;
   plan.clusters = (mp / (16 * WARPS)) * ((n + kNt - 1) / kNt);
@@ -613,7 +624,7 @@ Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxS
   if (s > kMaxSplits || per > kMaxSlabTiles) return plan;
   plan.kt_per_split = static_cast<int>(per);
   plan.splits = static_cast<int>((ktiles + per - 1) / per);
-  plan.smem = kPrefixBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  plan.smem = RedBytes(plan.splits, red_by_splits) + kThirdsScratchBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
   return plan;
 }
 // Shared memory a CTA may take: the CTAS_PER_SM share of the SM's, but at least the reduction and the largest
