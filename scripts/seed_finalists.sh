@@ -63,9 +63,9 @@ tr '\t\n' '\0\0' < "$out/pairs_indexed.tsv" | xargs -0 -n 4 -P "$parallel" bash 
     elif ! passes "$verdict" "$stage" && ((stopped)); then
       note="not run again alone: FAILS (the run was stopped)"
     elif ! passes "$verdict" "$stage"; then  # again, alone: that run decides
+      note="run again alone (first: $verdict at $stage)"  # what sharing the GPU did, kept beside the verdict that counts
       run_pair "$task" "$seed" "$file" ".alone" "$index"
       read -r verdict stage <<< "$(verdict_of "$out/${seed}__${task}.alone.txt")"
-      note="run again alone"
       passes "$verdict" "$stage" || { note="$note: FAILS ($(grep -m1 -E '^ *detail:' "$out/${seed}__${task}.alone.txt" | sed 's/^ *detail: //' | cut -c1-120))"; }
     fi
     printf '%-20s %-28s %-9s %-19s %s\n' "$seed" "$task" "$verdict" "$stage" "$note"
