@@ -12,10 +12,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include "../probe_timing.h"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
@@ -33,26 +34,11 @@ __global__ void Read(const uint4* src, size_t n, unsigned* sink) {
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
+// One form timed by TimeFlushed (../probe_timing.h), printed; exits on a CUDA error.
 template <typename F> void Time(const char* name, F launch, void* flush, size_t flush_bytes) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> us;
-  for (int t = 0; t < 220; ++t) {
-    CK(cudaMemsetAsync(flush, t & 0xff, flush_bytes));
-    CK(cudaEventRecord(e0));
-    launch();
-    CK(cudaGetLastError());
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    if (t >= 20) us.push_back(ms * 1000);
-  }
-  std::sort(us.begin(), us.end());
-  printf("%-28s median %6.2f us (p10 %6.2f, p90 %6.2f)\n", name, us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]);
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
+  FlushedTiming t;
+  if (!TimeFlushed([&] { launch(); return true; }, flush, flush_bytes, 20, 200, &t)) exit(1);
+  printf("%-28s median %6.2f us (p10 %6.2f, p90 %6.2f)\n", name, t.median_us, t.p10_us, t.p90_us);
 }
 
 int main() {

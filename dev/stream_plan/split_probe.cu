@@ -23,6 +23,8 @@
 
 #include <cublas_v2.h>
 
+#include "../probe_timing.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -57,22 +59,6 @@ Plan Forced(const State* s, int splits) {
 }
 }  // namespace
 
-// Times `launch` 53 times after an L2 flush, the first 3 dropped: median, p10, p90 in microseconds.
-template <typename F> bool Time(F launch, void* flush, size_t flush_bytes, cudaEvent_t e0, cudaEvent_t e1, float out[3]) {
-  std::vector<float> us;
-  for (int t = 0; t < 53; ++t) {
-    if (cudaMemsetAsync(flush, 0x5a, flush_bytes) != cudaSuccess || cudaEventRecord(e0) != cudaSuccess) return false;
-    if (!launch() || cudaGetLastError() != cudaSuccess) return false;
-    if (cudaEventRecord(e1) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) return false;
-    float ms;
-    if (cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) return false;
-    if (t >= 3) us.push_back(ms * 1000);
-  }
-  std::sort(us.begin(), us.end());
-  out[0] = us[us.size() / 2], out[1] = us[us.size() / 10], out[2] = us[us.size() * 9 / 10];
-  return true;
-}
-
 int main(int argc, char** argv) {
   // Default: the LLM suite's four shapes, every split count. `fixed`: M = 4096 at K = 256 .. 16384, the plan prepare
   // picks beside cuBLAS's dense product of the same shape (dense_cublas's call), to split each time into a fixed part
@@ -84,9 +70,6 @@ int main(int argc, char** argv) {
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   void* flush;
   CK(cudaMalloc(&flush, 2 * size_t(l2)));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   cublasHandle_t handle;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) { printf("cublasCreate failed\n"); return 1; }
   for (const auto& [rows, cols] : shapes) {
@@ -120,26 +103,27 @@ int main(int argc, char** argv) {
       const cudaLaunchConfig_t config = LaunchConfig(s, q, n, nullptr, &cluster);
       int active = 0;
       if (cudaOccupancyMaxActiveClusters(&active, SEED_KERNEL<__half, false>, &config) != cudaSuccess) active = -1, (void)cudaGetLastError();
-      float t[3];
-      CK(Time([&] { Launch<__half, false>(s, q, b, c, n, nullptr); return true; }, flush, 2 * size_t(l2), e0, e1, t) ? cudaSuccess : cudaErrorUnknown);
+      FlushedTiming t;
+      if (!TimeFlushed([&] { Launch<__half, false>(s, q, b, c, n, nullptr); return true; }, flush, 2 * size_t(l2), 3, 50, &t)) return 1;
       printf("  splits=%d per=%d ctas=%lld active_clusters=%d/%lld", q.splits, q.kt_per_split, (long long)(q.clusters * q.splits), active,
              (long long)q.clusters);
 #if HAS_RESIDUAL
       printf(" res_cap=%d longest=%d", q.res_cap, q.res_longest);
 #endif
-      printf(" -> median %.1f us (p10 %.1f, p90 %.1f)\n", t[0], t[1], t[2]);
+      printf(" -> median %.1f us (p10 %.1f, p90 %.1f)\n", t.median_us, t.p10_us, t.p90_us);
     }
     if (fixed) {  // cuBLAS, dense A (K x M column-major = row-major A), as dense_cublas runs the KN layout
       CK(cudaMalloc(&dense, rows * cols * 2));
       CK(cudaMemset(dense, 0x3c, rows * cols * 2));
       const float alpha = 1, beta = 0;
-      float t[3];
-      CK(Time([&] {
-           return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(rows), int(cols), &alpha, b, CUDA_R_16F, int(n), dense,
-                               CUDA_R_16F, int(cols), &beta, c, CUDA_R_16F, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) ==
-                  CUBLAS_STATUS_SUCCESS;
-         }, flush, 2 * size_t(l2), e0, e1, t) ? cudaSuccess : cudaErrorUnknown);
-      printf("  cublas dense %.1f MB -> median %.1f us (p10 %.1f, p90 %.1f); seed's A %.1f MB (nm24: 1.125 B an element; u14: nnz x 4 B)\n", rows * cols * 2 / 1e6, t[0], t[1], t[2],
+      FlushedTiming t;
+      if (!TimeFlushed([&] {
+            return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(rows), int(cols), &alpha, b, CUDA_R_16F, int(n), dense,
+                                CUDA_R_16F, int(cols), &beta, c, CUDA_R_16F, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) ==
+                   CUBLAS_STATUS_SUCCESS;
+          }, flush, 2 * size_t(l2), 3, 50, &t))
+        return 1;
+      printf("  cublas dense %.1f MB -> median %.1f us (p10 %.1f, p90 %.1f); seed's A %.1f MB (nm24: 1.125 B an element; u14: nnz x 4 B)\n", rows * cols * 2 / 1e6, t.median_us, t.p10_us, t.p90_us,
              (SEED == nm24 ? rows * cols * 1.125 : v.size() * 4.0) / 1e6);  // u14: nnz x 4 B, a rough size
       cudaFree(dense);
     }

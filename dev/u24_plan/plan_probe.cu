@@ -9,6 +9,7 @@
 // the gap to nm24_stream_sp lies in the kernel (residual walk, 120 registers), not the plan (docs/results/session_h100_2026-12-07c.md).
 //   nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -o plan_probe dev/u24_plan/plan_probe.cu && ./plan_probe
 #include "kernels/seeds/u24_stream_sp.cu"
+#include "../probe_timing.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,9 +24,6 @@ int main() {
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   void* flush;
   CK(cudaMalloc(&flush, 2 * size_t(l2)));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   for (const auto& sh : shapes) {
     const int64_t rows = sh[0], cols = sh[1], n = 16;
     std::mt19937 rng(11);
@@ -60,22 +58,10 @@ int main() {
       const cudaLaunchConfig_t config = LaunchConfig(s, q, n, nullptr, &cluster);
       int active = 0;
       cudaOccupancyMaxActiveClusters(&active, U24StreamKernel<__half, false>, &config);
-      std::vector<float> ms;
-      for (int t = 0; t < 53; ++t) {
-        CK(cudaMemsetAsync(flush, 0x5a, 2 * size_t(l2)));
-        CK(cudaEventRecord(e0));
-        Launch<__half, false>(s, q, b, c, n, nullptr);
-        CK(cudaGetLastError());
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float x;
-        CK(cudaEventElapsedTime(&x, e0, e1));
-        if (t >= 3) ms.push_back(x * 1000);
-      }
-      std::sort(ms.begin(), ms.end());
+      FlushedTiming t;
+      if (!TimeFlushed([&] { Launch<__half, false>(s, q, b, c, n, nullptr); return true; }, flush, 2 * size_t(l2), 3, 50, &t)) return 1;
       printf("  cap %d: splits=%d per=%d res_cap=%d longest=%d smem=%zu clusters=%lld active=%d -> median %.1f us (p10 %.1f, p90 %.1f)\n",
-             cap, q.splits, q.kt_per_split, q.res_cap, q.res_longest, q.smem, (long long)q.clusters, active, ms[ms.size() / 2],
-             ms[ms.size() / 10], ms[ms.size() * 9 / 10]);
+             cap, q.splits, q.kt_per_split, q.res_cap, q.res_longest, q.smem, (long long)q.clusters, active, t.median_us, t.p10_us, t.p90_us);
     }
     sparseditto_release(st);
     cudaFree(b), cudaFree(c);
