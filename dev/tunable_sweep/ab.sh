@@ -9,10 +9,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd); sd=$(realpath "$1"); out=$(realpath -
 (( limit >= 20 )) || { echo "ab: out of time before $seed on $t"; exit 0; }
 mkdir -p "$out/v"
 ks=(--kernel "$root/kernels/seeds/$seed.cu")
+source "$root/dev/tunable_sweep/set_tunable.sh"
 for nv in "$@"; do  # the seed with that one value
   f="$out/v/${seed}__$nv.cu"
-  grep -qE "^#define ${nv%%=*} " "$root/kernels/seeds/$seed.cu" || { echo "ab: $seed declares no ${nv%%=*}"; exit 2; }
-  sed -E "s/^#define ${nv%%=*} +[^ ]+ /#define ${nv%%=*} ${nv#*=} /" "$root/kernels/seeds/$seed.cu" > "$f"
+  set_tunable "$root/kernels/seeds/$seed.cu" "$f" "$nv" || exit 2
   ks+=(--kernel "$f")
 done
 start=$(date +%s); log="$out/$seed.$t.txt"

@@ -9,6 +9,7 @@
 # PAIRS=1: every two values of different tunables instead (what crossover and two mutator moves reach).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd); out=$(realpath -m "$1"); jobs=${2:-2}; glob=${3:-*}
+source "$root/dev/tunable_sweep/set_tunable.sh"
 mkdir -p "$out/v"; : > "$out/jobs.txt"
 for f in "$root"/kernels/seeds/$glob.cu; do
   seed=$(basename "$f" .cu); [[ $seed == *_test ]] && continue
@@ -25,10 +26,7 @@ for f in "$root"/kernels/seeds/$glob.cu; do
   fi
   for set in "${sets[@]}"; do
     vf="$out/v/${seed}__${set//,/__}.cu"; cp "$f" "$vf"
-    for nv in ${set//,/ }; do
-      sed -i -E "s/^#define ${nv%%=*} +[^ ]+ /#define ${nv%%=*} ${nv#*=} /" "$vf"
-      grep -q "^#define ${nv%%=*} ${nv#*=} " "$vf" || echo "sweep: could not set $nv in $seed" >&2
-    done
+    for nv in ${set//,/ }; do set_tunable "$vf" "$vf" "$nv" || echo "sweep: could not set $nv in $seed" >&2; done
     for a in $archs; do echo "$vf $a" >> "$out/jobs.txt"; done
   done
 done
