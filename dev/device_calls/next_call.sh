@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The next session's first device call (planned 2026-12-07, fifteenth session, after checks_s13b.sh and
-# checks_s15b.sh ran on an H100: docs/results/session_h100_2026-12-07e.md): checks_s15c.sh, the stream seeds'
-# declared values one at a time on the larger n = 16 shapes and u14_stream_sp's stall breakdown. Package with the
-# GPU tests (dev/device_calls/README.md), carry dist/gpu_*.tar.xz.
+# The next session's first device call (planned 2026-12-08, sixteenth session): on an H200, issue 27's must-show
+# tables first (suites_h200.sh, resumable; call again until it says every slice is done); on any other GPU
+# checks_s15c.sh (the stream seeds' declared values on the larger n = 16 shapes, u24's RED_BY_SPLITS with its GPU
+# test, u14_stream_sp's stall breakdown). Package with the GPU tests (README), carry dist/gpu_*.tar.xz.
 #   LIMIT=560 bash dev/device_calls/next_call.sh
-exec bash "$(dirname "$0")/checks_s15c.sh"
+d="$(dirname "$0")"
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then exec bash "$d/suites_h200.sh"; fi
+exec bash "$d/checks_s15c.sh"
