@@ -1,6 +1,6 @@
 // Lab probe (not product code), no GPU needed: u24_stream_sp's plans for unstructured 70% at n = 16 on the LLM suite's
 // four shapes as prepare sizes them for an H100 (132 SMs, 227 KB a block, 228 KB an SM): splits, CTAs, shared
-// memory with the 8-split reduction slots and with RED_BY_SPLITS, staged residual against the longest list, and
+// memory with the reduction slots sized for the split count (and for eight, as before 2026-12-08), staged residual against the longest list, and
 // whether two CTAs fit an SM by shared memory (the 2-CTA share, 113 KB). Occupancy by registers and the clusters
 // the device places are the GPU's to say (plan_probe.cu).
 //   nvcc -std=c++17 -O2 -arch=sm_90a -I. -Ikernel_abi -o cpu_plans dev/u24_plan/cpu_plans.cu && ./cpu_plans
@@ -25,12 +25,12 @@ int main() {
     printf("%lldx%lld: residual entries %zu\n", (long long)rows, (long long)cols, h.residual_val.size());
     int last = 0;
     for (int cap = 8; cap >= 1; --cap) {
-      const Plan q = WithResidual(MakePlan(h.mp, h.kp, 16, sms, cap, false), h.rstart, h.mp, h.kp, budget);
-      const Plan r = WithResidual(MakePlan(h.mp, h.kp, 16, sms, cap, true), h.rstart, h.mp, h.kp, budget);
-      if (q.splits == 0 || q.splits == last) continue;
-      last = q.splits;
-      printf("  splits %d per %d ctas %lld: smem %zu (two an SM: %s), RED_BY_SPLITS %zu (%s); res_cap %d / %d longest\n", q.splits,
-             q.kt_per_split, (long long)(q.clusters * q.splits), q.smem, q.smem <= share ? "yes" : "no", r.smem, r.smem <= share ? "yes" : "no",
+      const Plan r = WithResidual(MakePlan(h.mp, h.kp, 16, sms, cap), h.rstart, h.mp, h.kp, budget);
+      if (r.splits == 0 || r.splits == last) continue;
+      last = r.splits;
+      const size_t eight = r.smem + kRedBytes - RedBytes(r.splits);  // the slots sized for eight splits, as before 2026-12-08
+      printf("  splits %d per %d ctas %lld: smem %zu (two an SM: %s), with eight splits' slots %zu (%s); res_cap %d / %d longest\n", r.splits,
+             r.kt_per_split, (long long)(r.clusters * r.splits), r.smem, r.smem <= share ? "yes" : "no", eight, eight <= share ? "yes" : "no",
              r.res_cap, r.res_longest);
     }
   }

@@ -93,7 +93,7 @@ TEST(DenseStreamPlan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
 TEST(DenseStreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
-                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
+                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, &RedBytes, 0, size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
 }
 
 // DenseStreamKernel<T, kNk> for every CTA of the plan (grid splits x row groups x n tiles), in either layout.

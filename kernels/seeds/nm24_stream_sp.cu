@@ -37,7 +37,7 @@
 #include <vector>
 #define WARPS 8         // sparseditto:tunable values=[4, 8]
 #define UNROLL 4        // sparseditto:tunable values=[2, 4, 6]
-#define CTAS_PER_SM 1   // sparseditto:tunable values=[1, 2, 3]
+#define CTAS_PER_SM 1   // sparseditto:tunable values=[1, 2]
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
 #define STAGE_A 0       // sparseditto:tunable values=[0, 1]
 
@@ -47,7 +47,11 @@ constexpr int kBk = 64;         // K tile: two m16n8k32 steps, one metadata reco
 constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
 constexpr int kMaxSplits = 8;   // portable cluster size
 constexpr int kThreads = 32 * WARPS;
-constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // the owner's slots (rank, owned tile): a 16 x 16 fp32 partial each, lane by lane
+// The owner's slots (rank, owned tile), a 16 x 16 fp32 partial each, lane by lane: PushSlot stays below WARPS + splits
+// - 1, so they are sized for the run's split count and what follows starts right after them (a few-split plan with a
+// long slab then fits CTAS_PER_SM CTAs an SM where eight splits' slots might not: u24_stream_sp's 8192² plan).
+__host__ __device__ constexpr int RedBytes(int splits) { return (WARPS + splits - 1) * 32 * 8 * 4; }
+constexpr int kRedBytes = RedBytes(kMaxSplits);  // the most any plan takes
 // The K split's push reduce: rank `split` stores its partial of row tile `warp` into slot PushSlot of the tile's
 // owner (rank PushOwner), and an owner reads the slots of its tile w at (w / splits) * splits + 0 .. splits - 1:
 // rank order.
@@ -272,8 +276,9 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
   float* red = reinterpret_cast<float*>(smem);
-  T* sb = reinterpret_cast<T*>(smem + kRedBytes);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
+  const int red_bytes = RedBytes(splits);  // MakePlan's
+  T* sb = reinterpret_cast<T*>(smem + red_bytes);
   const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
   // A rank stores into another's shared memory only once that rank has started: this arrive, the wait below.
@@ -290,7 +295,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
     // The whole K range in flight at once (three groups behind the slab's), instead of two batches a round trip:
     // at n = 16 a warp's range is a few batches, so the stream is a chain of DRAM round trips, not a flow.
     const int per = p.kt_per_split;
-    unsigned char* mine = smem + kRedBytes + per * kBk * kSlabRowBytes + warp * per * kStagedTileBytes;
+    unsigned char* mine = smem + red_bytes + per * kBk * kSlabRowBytes + warp * per * kStagedTileBytes;
     StageA(mine, per, range, records, 0, min(count, UNROLL));  // groups: batch 0, batch 1, the rest
     StageA(mine, per, range, records, min(count, UNROLL), min(count, 2 * UNROLL));
     StageA(mine, per, range, records, min(count, 2 * UNROLL), count);
@@ -402,7 +407,7 @@ Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxS
   if (s > kMaxSplits || per > kMaxSlabTiles) return plan;
   plan.kt_per_split = static_cast<int>(per);
   plan.splits = static_cast<int>((ktiles + per - 1) / per);
-  plan.smem = kRedBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  plan.smem = RedBytes(plan.splits) + static_cast<size_t>(per) * kBk * kSlabRowBytes;
   return plan;
 }
 // Shared memory a CTA may take: the CTAS_PER_SM share of the SM's, at most the opt-in limit.

@@ -24,7 +24,7 @@ TEST(Nm24StreamPlan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
 TEST(Nm24StreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
-                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
+                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, &RedBytes, 0, size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
 }
 
 // Nm24StreamKernel<T, kNk> for every CTA of the plan (grid splits x row groups x n tiles): its pointer walk

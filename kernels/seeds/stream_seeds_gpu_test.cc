@@ -7,7 +7,7 @@
 // operands and the same sum order). The paths off by default are built too, set through ApplyTunables as the
 // search sets them: u14_stream_sp's and u24_stream_sp's residual walks (SPREAD_RESIDUAL, RESIDUAL_FIRST,
 // BALANCE_ROWS) on the generality suite's skewed rows (log-normal lengths: a dense row's long residual list), u24's
-// THIRDS (24, and 0 beside its default 32) and RED_BY_SPLITS, and STAGE_A of nm24_stream_sp and u14_stream_sp (the 4096 x 4096 cases stage), each through every case
+// THIRDS (24, and 0 beside its default 32), and STAGE_A of nm24_stream_sp and u14_stream_sp (the 4096 x 4096 cases stage), each through every case
 // above in both layouts. The libraries compile in parallel. Skips without a compute capability 9.x device.
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -66,7 +66,6 @@ std::vector<Seed> Seeds() {
           {"u24_stream_sp spread first", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"RESIDUAL_FIRST", "1"}}},
           {"u24_stream_sp thirds", "u24_stream_sp", u70, {{"THIRDS", "24"}}},
           {"u24_stream_sp without thirds", "u24_stream_sp", u70, {{"THIRDS", "0"}}},  // the default is 32
-          {"u24_stream_sp slots by splits", "u24_stream_sp", u70, {{"RED_BY_SPLITS", "1"}}},
           {"u24_stream_sp thirds first balanced", "u24_stream_sp", u70_skew, {{"THIRDS", "32"}, {"RESIDUAL_FIRST", "1"}, {"BALANCE_ROWS", "1"}}}};
 }
 

@@ -54,7 +54,11 @@ constexpr int kBk = 64;         // K tile: two m16n8k32 steps, one metadata reco
 constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
 constexpr int kMaxSplits = 8;   // portable cluster size
 constexpr int kThreads = 32 * WARPS;
-constexpr int kRedBytes = (WARPS + kMaxSplits - 1) * 32 * 8 * 4;  // the owner's slots (rank, owned tile): a 16 x 16 fp32 partial each, lane by lane
+// The owner's slots (rank, owned tile), a 16 x 16 fp32 partial each, lane by lane: PushSlot stays below WARPS + splits
+// - 1, so they are sized for the run's split count and what follows starts right after them (a few-split plan with a
+// long slab then fits CTAS_PER_SM CTAs an SM where eight splits' slots might not: u24_stream_sp's 8192² plan).
+__host__ __device__ constexpr int RedBytes(int splits) { return (WARPS + splits - 1) * 32 * 8 * 4; }
+constexpr int kRedBytes = RedBytes(kMaxSplits);  // the most any plan takes
 // The K split's push reduce: rank `split` stores its partial of row tile `warp` into slot PushSlot of the tile's
 // owner (rank PushOwner), and an owner reads the slots of its tile w at (w / splits) * splits + 0 .. splits - 1:
 // rank order.
@@ -138,10 +142,10 @@ __host__ __device__ __forceinline__ int SlabElement(bool nk, int k, int col) {
 [[maybe_unused]] __host__ __device__ __forceinline__ int StagedVal(int j, int lane) { return j * kTileValBytes + lane * 16; }
 [[maybe_unused]] __host__ __device__ __forceinline__ int StagedMeta(int per, int j, int lane) { return per * kTileValBytes + j * kTileMetaBytes + MetaLaneWord(lane) * 4; }
 [[maybe_unused]] __host__ __device__ __forceinline__ int StagedSecond(int per, int j, int lane) { return per * (kTileValBytes + kTileMetaBytes) + j * kTileSecondBytes + lane * 4; }
-// Where warp `warp`'s region starts in the CTA's shared memory: after the reduction slots, the seconds' scratch, the
-// slab and every warp's residual staging (8 lists of res_cap 4-byte entries a warp).
-[[maybe_unused]] __host__ __device__ __forceinline__ size_t StagedRegion(int slab_bytes, int res_cap, int per, int warp) {
-  return size_t(kRedBytes) + kScratchBytes + slab_bytes + size_t(WARPS) * 8 * res_cap * 4 + size_t(warp) * per * kStagedTileBytes;
+// Where warp `warp`'s region starts in the CTA's shared memory: after the reduction slots (of `splits`), the seconds'
+// scratch, the slab and every warp's residual staging (8 lists of res_cap 4-byte entries a warp).
+[[maybe_unused]] __host__ __device__ __forceinline__ size_t StagedRegion(int splits, int slab_bytes, int res_cap, int per, int warp) {
+  return size_t(RedBytes(splits)) + kScratchBytes + slab_bytes + size_t(WARPS) * 8 * res_cap * 4 + size_t(warp) * per * kStagedTileBytes;
 }
 // Where C(row, col) goes: C[row][col] (KN) or Y[col][row] (NK).
 __host__ __device__ __forceinline__ int64_t OutIndex(bool nk, int64_t row, int64_t col, int64_t m, int64_t n) {
@@ -427,10 +431,11 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
   float* red = reinterpret_cast<float*>(smem);
-  T* sb = reinterpret_cast<T*>(smem + kRedBytes + kScratchBytes);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, split = blockIdx.x, splits = gridDim.x;
-  uint16_t* scratch = reinterpret_cast<uint16_t*>(smem + kRedBytes) + warp * 256;
-  uint32_t* rs = reinterpret_cast<uint32_t*>(smem + kRedBytes + kScratchBytes + p.slab_bytes) + warp * 8 * p.res_cap;
+  const int red_bytes = RedBytes(splits);  // MakePlan's
+  T* sb = reinterpret_cast<T*>(smem + red_bytes + kScratchBytes);
+  uint16_t* scratch = reinterpret_cast<uint16_t*>(smem + red_bytes) + warp * 256;
+  uint32_t* rs = reinterpret_cast<uint32_t*>(smem + red_bytes + kScratchBytes + p.slab_bytes) + warp * 8 * p.res_cap;
   reinterpret_cast<uint4*>(scratch)[lane] = make_uint4(0, 0, 0, 0);  // SpreadSeconds keeps it zero between records
   const int64_t mt = static_cast<int64_t>(blockIdx.y) * WARPS + warp, n0 = static_cast<int64_t>(blockIdx.z) * kNt;
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
@@ -451,7 +456,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
     // The whole K range in flight at once (three groups, the residual's copies in the first), instead of two
     // batches a round trip: at n = 16 a warp's range is a few batches, a chain of DRAM round trips.
     const int per = p.kt_per_split;
-    unsigned char* mine = smem + StagedRegion(p.slab_bytes, p.res_cap, per, warp);
+    unsigned char* mine = smem + StagedRegion(splits, p.slab_bytes, p.res_cap, per, warp);
     StageResidual(p, res, rs);
     StageA(mine, per, range, metas, seconds, 0, min(count, UNROLL));  // groups: batch 0, batch 1, the rest
     StageA(mine, per, range, metas, seconds, min(count, UNROLL), min(count, 2 * UNROLL));
@@ -639,7 +644,7 @@ Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxS
   if (s > kMaxSplits || per > kMaxSlabTiles) return plan;
   plan.kt_per_split = static_cast<int>(per);
   plan.splits = static_cast<int>((ktiles + per - 1) / per);
-  plan.smem = kRedBytes + kScratchBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  plan.smem = RedBytes(plan.splits) + kScratchBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
   return plan;
 }
 // Shared memory a CTA may take: the CTAS_PER_SM share of the SM's, but at least the reduction and the largest

@@ -258,7 +258,7 @@ TEST(U14Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
 
 TEST(U14Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
-                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kRedBytes + kScratchBytes), size_t(kBk) * kSlabRowBytes,
+                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, &RedBytes, size_t(kScratchBytes), size_t(kBk) * kSlabRowBytes,
                            SLAB_KB * 1024});
 }
 
@@ -315,9 +315,9 @@ TEST(U14Plan, StagedOperandsSitWhereTheCopyPutsThemAndThePlanStagesOnlyWhatFits)
   const Plan roomy = WithStaging(plan, plan.smem + staged, true);
   ASSERT_TRUE(roomy.staged);
   EXPECT_EQ(roomy.smem, plan.smem + staged);
-  EXPECT_EQ(StagedRegion(plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap, plan.kt_per_split, WARPS), roomy.smem)
+  EXPECT_EQ(StagedRegion(plan.splits, plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap, plan.kt_per_split, WARPS), roomy.smem)
       << "the regions end where the plan's shared memory does";
-  EXPECT_EQ(StagedRegion(plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap, plan.kt_per_split, 0) % 16, 0u) << "16-byte copies";
+  EXPECT_EQ(StagedRegion(plan.splits, plan.kt_per_split * kBk * kSlabRowBytes, plan.res_cap, plan.kt_per_split, 0) % 16, 0u) << "16-byte copies";
   EXPECT_FALSE(WithStaging(plan, plan.smem + staged - 1, true).staged);
   // u90 4096 x 4096 at n = 16 (8 splits of 8 K tiles): with a uniform matrix's ~20 residual entries a list staged,
   // the ranges fit at two CTAs an SM; RandomCsr's dense row 0 (a list of 266 a split) takes the room instead.

@@ -23,8 +23,6 @@
 // where u14_stream_sp is the seed used. SPREAD_RESIDUAL, RESIDUAL_FIRST, BALANCE_ROWS default 0: spread and balanced
 // is 2.3-2.9x faster on skewed rows, 4% slower on uniform 70% at 4096² (1% faster at 4096×11008), 15% slower at 90%
 // (the search turns them on per task; dev/skewed_residual/README.md).
-// RED_BY_SPLITS 1 sizes the reduction's slots for the run's split count instead of eight (RedBytes), so a few-split
-// plan with a long slab can fit two CTAs an SM; default 0 until a GPU times it (dev/device_calls/checks_s15c.sh).
 // sparseditto:seed families=[unstructured, file] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -46,7 +44,6 @@
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
 #define BALANCE_ROWS 0     // sparseditto:tunable values=[0, 1]
 #define THIRDS 32          // sparseditto:tunable values=[0, 24, 32]
-#define RED_BY_SPLITS 0    // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -55,12 +52,10 @@ constexpr int kNt = 16;         // n columns per CTA: two n8 mma tiles
 constexpr int kMaxSplits = 8;   // portable cluster size
 constexpr int kThreads = 32 * WARPS;
 // The owner's slots (rank, owned tile), a 16 x 16 fp32 partial each, lane by lane: PushSlot stays below WARPS + splits
-// - 1. RED_BY_SPLITS 1 sizes them for the run's split count, so the slab starts up to 5 KB sooner and a plan with few
-// splits and a long slab (u70 8192² at 3 splits: 115 KB against 120 KB) can fit two CTAs an SM where it could not;
-// 0 sizes them for 8 splits whatever the plan.
-__host__ __device__ constexpr int RedBytes(int splits, bool by_splits = RED_BY_SPLITS != 0) {
-  return (WARPS + (by_splits ? splits : kMaxSplits) - 1) * 32 * 8 * 4;
-}
+// - 1, so they are sized for the run's split count and the scratch and slab start right after them: a plan with few
+// splits and a long slab then fits two CTAs an SM where eight splits' slots would not (u70 8192² at 3 splits: 115 KB
+// against 120; on an H100 53.0 µs against 58.7 at n = 16, the same at 4096×11008: docs/results/session_h100_2026-12-08.md).
+__host__ __device__ constexpr int RedBytes(int splits) { return (WARPS + splits - 1) * 32 * 8 * 4; }
 constexpr int kRedBytes = RedBytes(kMaxSplits);  // the most any plan takes
 // The K split's push reduce: rank `split` stores its partial of row tile `warp` into slot PushSlot of the tile's
 // owner (rank PushOwner), and an owner reads the slots of its tile w at (w / splits) * splits + 0 .. splits - 1:
@@ -614,7 +609,7 @@ bool BuildU24(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
 // max_splits (<= 8) and at least as many as keep a split's B slab within SLAB_KB; splits == 0 when K needs
 // more than 8 slabs. prepare weighs each lower max_splits too (FittedPlan, PickPlan).
 struct Plan { int splits = 0, kt_per_split = 0, res_cap = 0, res_longest = 0; size_t smem = 0; int64_t clusters = 0; };
-Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits, bool red_by_splits = RED_BY_SPLITS != 0) {
+Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxSplits) {
   Plan plan;
   const int64_t ktiles = kp / kBk;
   plan.clusters = (mp / (16 * WARPS)) * ((n + kNt - 1) / kNt);
@@ -624,7 +619,7 @@ Plan MakePlan(int64_t mp, int64_t kp, int64_t n, int sms, int max_splits = kMaxS
   if (s > kMaxSplits || per > kMaxSlabTiles) return plan;
   plan.kt_per_split = static_cast<int>(per);
   plan.splits = static_cast<int>((ktiles + per - 1) / per);
-  plan.smem = RedBytes(plan.splits, red_by_splits) + kThirdsScratchBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
+  plan.smem = RedBytes(plan.splits) + kThirdsScratchBytes + static_cast<size_t>(per) * kBk * kSlabRowBytes;
   return plan;
 }
 // Shared memory a CTA may take: the CTAS_PER_SM share of the SM's, but at least the reduction and the largest

@@ -194,19 +194,18 @@ TEST(U24Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
   ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot);
 }
 
-// RED_BY_SPLITS: the owner's slots sized for the run's split count hold every push of that count, and a plan is the
-// 8-split size less exactly the slots it does not use (the kernel starts its scratch and slab there: RedBytes).
+// The owner's slots sized for the run's split count hold every push of that count, and a plan is the 8-split size
+// less exactly the slots it does not use (the kernel starts its scratch and slab there: RedBytes).
 TEST(U24Plan, SlotsSizedByTheSplitCountHoldEveryPushAndGiveTheRestToTheSlab) {
   for (int splits = 2; splits <= kMaxSplits; ++splits)
-    ExpectPushReduceCoversEveryTile(WARPS, splits, RedBytes(splits, true) / (32 * 8 * 4), PushOwner, PushSlot);
+    ExpectPushReduceCoversEveryTile(WARPS, splits, RedBytes(splits) / (32 * 8 * 4), PushOwner, PushSlot);
   for (const int64_t k : {4096, 8192, 11008, 24576}) {
     for (int cap = 1; cap <= kMaxSplits; ++cap) {
       SCOPED_TRACE(::testing::Message() << "K " << k << ", at most " << cap << " splits");
-      const Plan eight = MakePlan(8192, k, 16, 132, cap, false), fitted = MakePlan(8192, k, 16, 132, cap, true);
-      ASSERT_EQ(fitted.splits, eight.splits);
-      ASSERT_GT(fitted.splits, 0);
-      EXPECT_EQ(eight.smem - fitted.smem, size_t(kMaxSplits - fitted.splits) * 32 * 8 * 4);
-      EXPECT_EQ(fitted.smem, size_t(RedBytes(fitted.splits, true)) + kThirdsScratchBytes + size_t(fitted.kt_per_split) * kBk * kSlabRowBytes);
+      const Plan plan = MakePlan(8192, k, 16, 132, cap);
+      ASSERT_GT(plan.splits, 0);
+      EXPECT_EQ(size_t(kRedBytes) - RedBytes(plan.splits), size_t(kMaxSplits - plan.splits) * 32 * 8 * 4);
+      EXPECT_EQ(plan.smem, size_t(RedBytes(plan.splits)) + kThirdsScratchBytes + size_t(plan.kt_per_split) * kBk * kSlabRowBytes);
     }
   }
 }
@@ -214,7 +213,7 @@ TEST(U24Plan, SlotsSizedByTheSplitCountHoldEveryPushAndGiveTheRestToTheSlab) {
 TEST(U24Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
-                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, size_t(kPrefixBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
+                          {kMaxSplits, kMaxSlabTiles, 16 * WARPS, &RedBytes, size_t(kThirdsScratchBytes), size_t(kBk) * kSlabRowBytes, SLAB_KB * 1024});
 }
 
 TEST(U24Plan, ResidualStagingHoldsTheLongestSliceWhereSharedMemoryAllows) {

@@ -39,10 +39,12 @@ void ExpectPushReduceCoversEveryTile(int warps, int max_splits, int red_slots, O
 
 // What a seed's plan is made of (its constants, not re-typed here): at most `max_splits` ranks, a slab of at
 // most `max_slab_tiles` K tiles of 64 within `slab_budget` bytes (SLAB_KB), `rows_per_cta` rows a CTA, and shared
-// memory of `fixed_smem` plus `slab_tile_bytes` a K tile of the slab.
+// memory of red_bytes(splits) (the reduction's slots, sized for the plan's split count) plus `fixed_smem` plus
+// `slab_tile_bytes` a K tile of the slab.
 struct ClusterStreamShape {
   int max_splits, max_slab_tiles;
   int64_t rows_per_cta;
+  int (*red_bytes)(int splits);
   size_t fixed_smem, slab_tile_bytes, slab_budget;
 };
 
@@ -63,8 +65,8 @@ void ExpectClusterStreamPlan(MakePlanFn make_plan, const ClusterStreamShape& s) 
           EXPECT_LE(p.kt_per_split, s.max_slab_tiles);
           EXPECT_GE(int64_t(p.splits) * p.kt_per_split, ktiles);
           EXPECT_LT(int64_t(p.splits - 1) * p.kt_per_split, ktiles);  // no empty split
-          EXPECT_EQ(p.smem, s.fixed_smem + size_t(p.kt_per_split) * s.slab_tile_bytes);
-          EXPECT_LE(p.smem, s.fixed_smem + s.slab_budget);
+          EXPECT_EQ(p.smem, size_t(s.red_bytes(p.splits)) + s.fixed_smem + size_t(p.kt_per_split) * s.slab_tile_bytes);
+          EXPECT_LE(p.smem, size_t(s.red_bytes(s.max_splits)) + s.fixed_smem + s.slab_budget);
           EXPECT_EQ(p.clusters, mp / s.rows_per_cta * ((n + 15) / 16));
           const int64_t slab_min = (ktiles + s.max_slab_tiles - 1) / s.max_slab_tiles;
           if (slab_min <= max_splits) EXPECT_LE(p.splits, max_splits);  // the cap holds unless the slab forbids it
