@@ -20,19 +20,7 @@ timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds_gpu_test.log 2>&1;
 if (( $(left) > 80 )); then
   N=dist/ncu15c/u14; timeout 150 scripts/ncu_profile.sh "$SD" dev/device_calls/misses.yaml miss_u90_4096_n16 kernels/seeds/u14_stream_sp.cu U14StreamKernel $N > $L/ncu_u14.log 2>&1
   echo "ncu exit $?"
-  python3 - "$N/raw.csv" <<'PY' | tee $L/u14_stalls.txt
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-head, val = rows[0], rows[-1]
-def num(v):
-    try: return float(v.replace(',', ''))
-    except ValueError: return None
-# WarpStateStats' per-reason stalls (ncu names them ..._issue_stalled_<reason>_per_issue_active.ratio or similar)
-st = [(num(v), h) for h, v in zip(head, val) if 'issue_stalled_' in h and num(v) is not None and 'not_issued' not in h]
-st = [x for x in st if x[1].endswith('per_issue_active.ratio')] or st
-tot = sum(s for s, _ in st) or 1
-for s, h in sorted(st, reverse=True)[:12]: print(f"{h:<80} {s:8.2f} ({100 * s / tot:4.1f}%)")
-PY
+  python3 dev/device_calls/stalls.py "$N/raw.csv" | tee $L/u14_stalls.txt
   cp "$N/details.txt" $L/ncu_u14_details.txt 2>/dev/null
 fi
 ab nm24_stream_sp dev/stream_n16/n16.yaml nm24_4096x4096 CTAS_PER_SM=3

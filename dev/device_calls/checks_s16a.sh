@@ -17,6 +17,17 @@ for s in u14_stream_sp nm24_stream_sp u24_stream_sp; do  # SASS as the GPU runs 
   nvcc -std=c++17 -O3 -cubin -Ikernel_abi -gencode arch=compute_90a,code=sm_90a -o dist/$s.cubin kernels/seeds/$s.cu &&
     cuobjdump -sass dist/$s.cubin > $OUT/sass/$s.sass && echo "sass $s: $(wc -l < $OUT/sass/$s.sass) lines"
 done
+# ncu at the large shape (8192², where u14 misses 2.0x by the most and u24 1.3x): stall reasons and the SASS with its
+# stall samples (the source page), to see which instructions the warps wait at.
+prof() {  # seed kernel_regex task tag
+  local N=dist/ncu16a/$4
+  timeout 150 scripts/ncu_profile.sh "$SD" $y $3 kernels/seeds/$1.cu $2 $N > $L/ncu_$4.log 2>&1; echo "ncu $4 exit $?"
+  python3 dev/device_calls/stalls.py "$N/raw.csv" | tee $L/stalls_$4.txt
+  cp "$N/details.txt" $L/ncu_$4_details.txt 2>/dev/null
+  ncu --import "$N/full.ncu-rep" --page source --csv --print-source sass > $L/source_$4.csv 2>&1; echo "source page: $(wc -l < $L/source_$4.csv) lines"
+}
+(( $(left) > 400 )) && prof u14_stream_sp U14StreamKernel llm_unstructured90_8192x8192_fp16 u14_8192
+(( $(left) > 330 )) && prof u24_stream_sp U24StreamKernel llm_unstructured70_8192x8192_fp16 u24_8192
 ab u24_stream_sp $y llm_unstructured70_4096x11008_fp16 THIRDS=24 WARPS=4 UNROLL=2 CTAS_PER_SM=1 SLAB_KB=48
 ab u24_stream_sp $y llm_unstructured70_11008x4096_fp16 THIRDS=24 UNROLL=2 CTAS_PER_SM=1 SLAB_KB=48
 ab u24_stream_sp $y llm_unstructured70_4096x4096_fp16 THIRDS=24 UNROLL=2 CTAS_PER_SM=1
