@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sixteenth session's second device call (2026-12-08), after the stream seeds' reduction slots came to be sized
-# by the split count (5d0bc31): their GPU test, the SASS of the stream seeds' kernels (the PTX census's instruction
+# by the split count (5d0bc31) and u14_stream_sp gained SLAB_FIRST: their GPU test, SLAB_FIRST against its default,
+# the SASS of the stream seeds' kernels (the PTX census's instruction
 # counts, now as the GPU runs them), u24_stream_sp's and u14_stream_sp's declared values one at a time on the shapes
 # checks_s15c.sh did not try, the finalist sanitizers over the stream seeds and their every-path variants, then the
 # llm suite's n = 16 rows re-benched (resumable: dist/bench_llm_n16_s16).
@@ -17,6 +18,10 @@ for s in u14_stream_sp nm24_stream_sp u24_stream_sp; do  # SASS as the GPU runs 
   nvcc -std=c++17 -O3 -cubin -Ikernel_abi -gencode arch=compute_90a,code=sm_90a -o dist/$s.cubin kernels/seeds/$s.cu &&
     cuobjdump -sass dist/$s.cubin > $OUT/sass/$s.sass && echo "sass $s: $(wc -l < $OUT/sass/$s.sass) lines"
 done
+# u14's SLAB_FIRST (new, default 0): the slab's first tiles as their own group, compute starting once they land.
+ab u14_stream_sp $y llm_unstructured90_8192x8192_fp16 SLAB_FIRST=8 SLAB_FIRST=16 SLAB_FIRST=4
+ab u14_stream_sp $y llm_unstructured90_4096x11008_fp16 SLAB_FIRST=8 SLAB_FIRST=16
+ab u14_stream_sp $y llm_unstructured90_11008x4096_fp16 SLAB_FIRST=8 SLAB_FIRST=16
 # ncu at the large shape (8192², where u14 misses 2.0x by the most and u24 1.3x): stall reasons and the SASS with its
 # stall samples (the source page), to see which instructions the warps wait at.
 prof() {  # seed kernel_regex task tag
@@ -31,7 +36,6 @@ prof() {  # seed kernel_regex task tag
 ab u24_stream_sp $y llm_unstructured70_4096x11008_fp16 THIRDS=24 WARPS=4 UNROLL=2 CTAS_PER_SM=1 SLAB_KB=48
 ab u24_stream_sp $y llm_unstructured70_11008x4096_fp16 THIRDS=24 UNROLL=2 CTAS_PER_SM=1 SLAB_KB=48
 ab u24_stream_sp $y llm_unstructured70_4096x4096_fp16 THIRDS=24 UNROLL=2 CTAS_PER_SM=1
-ab u14_stream_sp $y llm_unstructured90_11008x4096_fp16 UNROLL=2 CTAS_PER_SM=1 SLAB_KB=48
 if (( $(left) > 260 )); then  # the stream seeds as now defaulted and with every path on, through the finalist sanitizers
   dev/tunable_sweep/path_variants.sh dist/finalist_seeds
   SEEDS_DIR=dist/finalist_seeds timeout 200 scripts/seed_finalists.sh "$SD" dev/tunable_sweep/paths.yaml dist/finalists 3 2

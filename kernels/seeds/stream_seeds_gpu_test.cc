@@ -2,12 +2,13 @@
 // u24_stream_sp on unstructured 70%, dense_stream on unstructured 50%) built with nvcc for sm_90 and loaded through the ABI compute C = A * B in
 // both layouts (KN: B, C row-major; NK: X = B^T, Y = C^T row-major), fp16 and bf16, on shapes that take each
 // path: 16-byte B chunks (KN: n % 8 == 0; NK: K % 8 == 0 and X 16-byte aligned), guarded scalar loads (n odd;
-// K % 8 != 0; X one value off), C pairs and single stores, a second n tile, the cluster's K split (4096 x 4096),
+// K % 8 != 0; X one value off), C pairs and single stores, a second n tile, the cluster's K split (4096 x 4096; 1024 x 16384, 32 K tiles a split),
 // against a host product; and at 4096 x 4096, n = 16, NK's Y is KN's C transposed bit for bit (the same mma
 // operands and the same sum order). The paths off by default are built too, set through ApplyTunables as the
 // search sets them: u14_stream_sp's and u24_stream_sp's residual walks (SPREAD_RESIDUAL, RESIDUAL_FIRST,
 // BALANCE_ROWS) on the generality suite's skewed rows (log-normal lengths: a dense row's long residual list), u24's
-// THIRDS (24, and 0 beside its default 32), and STAGE_A of nm24_stream_sp and u14_stream_sp (the 4096 x 4096 cases stage), each through every case
+// THIRDS (24, and 0 beside its default 32), STAGE_A of nm24_stream_sp and u14_stream_sp (the 4096 x 4096 cases stage) and u14's SLAB_FIRST (4: the 4096 x 4096
+// cases' 8 K tiles a split, 8: the long slab's 32), each through every case
 // above in both layouts. The libraries compile in parallel. Skips without a compute capability 9.x device.
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -60,6 +61,8 @@ std::vector<Seed> Seeds() {
           {"dense_stream", "dense_stream", u50, {}},
           {"nm24_stream_sp staged", "nm24_stream_sp", nm24, {{"STAGE_A", "1"}}},
           {"u14_stream_sp staged", "u14_stream_sp", u90, {{"STAGE_A", "1"}}},
+          {"u14_stream_sp slab first", "u14_stream_sp", u90, {{"SLAB_FIRST", "8"}}},
+          {"u14_stream_sp slab first 4", "u14_stream_sp", u90, {{"SLAB_FIRST", "4"}}},
           {"u14_stream_sp spread balanced", "u14_stream_sp", u90_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u14_stream_sp first balanced", "u14_stream_sp", u90_skew, {{"RESIDUAL_FIRST", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u24_stream_sp spread balanced", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
@@ -165,6 +168,7 @@ TEST_F(StreamSeedsGpuTest, MatchAHostProductInBothLayouts) {
       {"NK Y one value off", SD_LAYOUT_NK, 136, 200, 16, 0, 1},
       {"NK cluster split", SD_LAYOUT_NK, 4096, 4096, 16, 0, 0},
       {"KN cluster split", SD_LAYOUT_KN, 4096, 4096, 16, 0, 0},
+      {"KN long slab (32 K tiles a split)", SD_LAYOUT_KN, 1024, 16384, 16, 0, 0},
   };
   for (const Seed& seed : Seeds())
     for (v1::Dtype dtype : {v1::DTYPE_FP16, v1::DTYPE_BF16})
