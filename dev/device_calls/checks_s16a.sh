@@ -18,12 +18,13 @@ for s in u14_stream_sp nm24_stream_sp u24_stream_sp; do  # SASS as the GPU runs 
   nvcc -std=c++17 -O3 -cubin -Ikernel_abi -gencode arch=compute_90a,code=sm_90a -o dist/$s.cubin kernels/seeds/$s.cu &&
     cuobjdump -sass dist/$s.cubin > $OUT/sass/$s.sass && echo "sass $s: $(wc -l < $OUT/sass/$s.sass) lines"
 done
-# u14's and nm24's SLAB_FIRST (new, default 0): the slab's first tiles as their own group, compute starting once they land.
+# The three seeds' SLAB_FIRST (new, default 0): the slab's first tiles as their own group, compute starting once they land.
 ab u14_stream_sp $y llm_unstructured90_8192x8192_fp16 SLAB_FIRST=8 SLAB_FIRST=16 SLAB_FIRST=4
 ab u14_stream_sp $y llm_unstructured90_4096x11008_fp16 SLAB_FIRST=8 SLAB_FIRST=16
 ab u14_stream_sp $y llm_unstructured90_11008x4096_fp16 SLAB_FIRST=8 SLAB_FIRST=16
 ab nm24_stream_sp $y llm_nm24_8192x8192_fp16 SLAB_FIRST=8 SLAB_FIRST=16
 ab nm24_stream_sp $y llm_nm24_4096x11008_fp16 SLAB_FIRST=8
+ab u24_stream_sp $y llm_unstructured70_8192x8192_fp16 SLAB_FIRST=8 SLAB_FIRST=16
 # ncu at the large shape (8192², where u14 misses 2.0x by the most and u24 1.3x): stall reasons and the SASS with its
 # stall samples (the source page), to see which instructions the warps wait at.
 prof() {  # seed kernel_regex task tag
