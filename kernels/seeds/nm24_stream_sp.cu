@@ -23,9 +23,6 @@
 // STAGE_A 1: where a CTA's share of shared memory holds every warp's K range beside the slab (short ranges: 2:4
 // 4096 x 4096 at n = 16), each warp copies its range of A there with cp.async at the start (three groups) and
 // computes from it, one DRAM round trip instead of a chain of them; otherwise the register stream above.
-// SLAB_FIRST > 0: the slab's first SLAB_FIRST K tiles load as their own cp.async group and compute starts once they
-// land, the rest awaited before the first batch that reads it (a large shape's slab, up to 96 KB a CTA from L2, is
-// otherwise a wait before any compute); default 0, the whole slab first, until timed.
 // sparseditto:seed families=[n_m] nm=[2:4] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -43,7 +40,6 @@
 #define CTAS_PER_SM 1   // sparseditto:tunable values=[1, 2]
 #define SLAB_KB 96      // sparseditto:tunable values=[48, 96]
 #define STAGE_A 0       // sparseditto:tunable values=[0, 1]
-#define SLAB_FIRST 0    // sparseditto:tunable values=[0, 4, 8, 16]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -164,15 +160,13 @@ struct StreamArgs {
   int staged;  // STAGE_A: each warp copies its whole K range of A into shared memory first (Plan::staged)
 };
 // ---- roles --------------------------------------------------------------------------------------
-// The split's K tiles j0 .. j1-1 of B (rows 64*(kt0+j0) .., columns n0 .. n0+15) into the slab, committed as one
-// cp.async group; zero outside K x n. A chunk is 8 values along a row of B (KN: 8 columns; NK: 8 K of a row of X, a
-// row's chunks taken by consecutive threads).
+// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n. A chunk is 8 values
+// along a row of B (KN: 8 columns; NK: 8 K of a row of X, a row's chunks taken by consecutive threads).
 template <typename T, bool kNk>
-__device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int j0, int j1, int64_t n0) {
+__device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int count, int64_t n0) {
   const T* b = static_cast<const T*>(p.b);
-  const int tiles = j1 - j0;
-  for (int i = threadIdx.x; i < tiles * kBk * 2; i += kThreads) {
-    const int r = kNk ? i / (tiles * 8) : j0 * kBk + (i >> 1), c = kNk ? j0 * 8 + i % (tiles * 8) : i & 1;  // NK: X row r, chunk c
+  for (int i = threadIdx.x; i < count * kBk * 2; i += kThreads) {
+    const int r = kNk ? i / (count * 8) : i >> 1, c = kNk ? i % (count * 8) : i & 1;  // NK: X row r, chunk c
     const int64_t k = static_cast<int64_t>(kt0) * kBk + (kNk ? c * 8 : r), col = n0 + (kNk ? r : c * 8);
     T* d = sb + (kNk ? NkSlabOffset(c >> 3, r, c & 7) : SlabChunk(r, c) * 8);
     const bool in = k < p.k && col < p.n;
@@ -289,10 +283,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
   // A rank stores into another's shared memory only once that rank has started: this arrive, the wait below.
   if (splits > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-  // SLAB_FIRST: the slab's first tiles as their own group, so compute starts once they land (below).
-  const int first = (SLAB_FIRST && !p.staged) ? min(count, SLAB_FIRST) : count;
-  LoadBSlab<T, kNk>(sb, p, kt0, 0, first, n0);
-  if (first < count) LoadBSlab<T, kNk>(sb, p, kt0, first, count, n0);
+  LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
   const T* range = static_cast<const T*>(p.vals) + ValTile(mt, 2 * static_cast<int64_t>(kt0), p.kchunks);  // the warp's K range
   const uint32_t* records = p.meta + MetaRecord(mt, kt0, p.kchunks / 2);
   const T* vals = range + lane * 8;
@@ -320,22 +311,12 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) Nm24StreamKernel(Stream
 #endif
   {
   LoadBatch<T>(vals, meta, 0, count, x);
-  bool slab_landed = first == count;  // groups: the slab's first tiles, the rest when SLAB_FIRST split it off
-  if (slab_landed) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-  else asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-  __syncthreads();  // the B slab (or its first tiles) landed (the first batch's loads were issued before the wait)
-  auto await_slab = [&](int jb) {  // before a batch that reads past the first tiles: every thread's copies of the rest
-    if (slab_landed || jb + UNROLL <= first) return;
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-    __syncthreads();
-    slab_landed = true;
-  };
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  __syncthreads();  // the B slab landed (the first batch's loads were issued before the wait)
   for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
     LoadBatch<T>(vals, meta, j0 + UNROLL, count, y);
-    await_slab(j0);
     ComputeBatch<T, kNk>(x, sb, j0, count, acc);
     LoadBatch<T>(vals, meta, j0 + 2 * UNROLL, count, x);
-    await_slab(j0 + UNROLL);
     ComputeBatch<T, kNk>(y, sb, j0 + UNROLL, count, acc);
   }
   }

@@ -25,10 +25,7 @@
 // in, Y [n x M] out, the slab then 16 rows of X read with ldmatrix) as nm24_stream_sp's. BALANCE_ROWS 1 stores the
 // rows dealt to the row tiles by nonzero count (RowOrder) and the store maps them back. STAGE_A 1 copies each warp's
 // K range of A records into shared memory first (cp.async, three groups) where the share holds it after the
-// residual's staging (u90 4096 x 4096 at n = 16), nm24_stream_sp's STAGE_A. SLAB_FIRST > 0 loads the slab's first
-// SLAB_FIRST K tiles as their own cp.async group and starts computing once they land, the rest awaited before the
-// first batch that reads it: at a large shape a split's slab is up to 96 KB a CTA read from L2 by every CTA of its K
-// range, a few µs in which the warps would otherwise only wait (default 0, the whole slab first, until timed).
+// residual's staging (u90 4096 x 4096 at n = 16), nm24_stream_sp's STAGE_A.
 // sparseditto:seed families=[unstructured, file, n_m] nm=[1:4, 1:8] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -50,7 +47,6 @@
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
 #define BALANCE_ROWS 0     // sparseditto:tunable values=[0, 1]
 #define STAGE_A 0          // sparseditto:tunable values=[0, 1]
-#define SLAB_FIRST 0       // sparseditto:tunable values=[0, 4, 8, 16]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -220,15 +216,13 @@ struct StreamArgs {
   int staged;  // STAGE_A: each warp copies its whole K range of A into shared memory first (Plan::staged)
 };
 // ---- roles --------------------------------------------------------------------------------------
-// The split's K tiles j0 .. j1-1 of B (rows 64*(kt0+j0) .., columns n0 .. n0+15) into the slab, committed as one
-// cp.async group; zero outside K x n. A chunk is 8 values along a row of B (KN: 8 columns; NK: 8 K of a row of X, a
-// row's chunks taken by consecutive threads).
+// B rows 64*kt0 .. 64*(kt0+count)-1, columns n0 .. n0+15 into the slab; zero outside K x n. A chunk is 8 values
+// along a row of B (KN: 8 columns; NK: 8 K of a row of X, a row's chunks taken by consecutive threads).
 template <typename T, bool kNk>
-__device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int j0, int j1, int64_t n0) {
+__device__ __forceinline__ void LoadBSlab(T* sb, const StreamArgs& p, int kt0, int count, int64_t n0) {
   const T* b = static_cast<const T*>(p.b);
-  const int tiles = j1 - j0;
-  for (int i = threadIdx.x; i < tiles * kBk * 2; i += kThreads) {
-    const int r = kNk ? i / (tiles * 8) : j0 * kBk + (i >> 1), c = kNk ? j0 * 8 + i % (tiles * 8) : i & 1;  // NK: X row r, chunk c
+  for (int i = threadIdx.x; i < count * kBk * 2; i += kThreads) {
+    const int r = kNk ? i / (count * 8) : i >> 1, c = kNk ? i % (count * 8) : i & 1;  // NK: X row r, chunk c
     const int64_t k = static_cast<int64_t>(kt0) * kBk + (kNk ? c * 8 : r), col = n0 + (kNk ? r : c * 8);
     T* d = sb + (kNk ? NkSlabOffset(c >> 3, r, c & 7) : SlabChunk(r, c) * 8);
     const bool in = k < p.k && col < p.n;
@@ -447,10 +441,7 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
   const int kt0 = split * p.kt_per_split, count = min(p.ktiles - kt0, p.kt_per_split);
   // A rank stores into another's shared memory only once that rank has started: this arrive, the wait below.
   if (splits > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-  // SLAB_FIRST: the slab's first tiles as their own group, so compute starts once they land (below).
-  const int first = (SLAB_FIRST && !RESIDUAL_FIRST && !p.staged) ? min(count, SLAB_FIRST) : count;
-  LoadBSlab<T, kNk>(sb, p, kt0, 0, first, n0);
-  if (first < count) LoadBSlab<T, kNk>(sb, p, kt0, first, count, n0);
+  LoadBSlab<T, kNk>(sb, p, kt0, count, n0);
   const T* range = static_cast<const T*>(p.vals) + ValRecord(mt, kt0, p.kpairs);  // the warp's K range
   const uint32_t* metas = p.meta + MetaRecord(mt, kt0, p.kpairs);
   const uint32_t* seconds = p.seconds + SecondRecord(mt, kt0, p.kpairs);
@@ -489,20 +480,8 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
   {
   LoadBatch<T>(vals, meta, secs, 0, count, x);
   StageResidual(p, res, rs);
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-  // Groups: the slab's first tiles, the rest when SLAB_FIRST split it off, the residual's copies.
-  bool slab_landed = first == count;
-  if (slab_landed) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-  else asm volatile("cp.async.wait_group 2;\n" ::: "memory");
-  __syncthreads();  // the slab (or its first tiles) and the residual landed; the first batch's loads are in flight
-  // Before a batch that reads past the first tiles: the rest of the slab (every thread's copies of it; the residual's
-  // group may still be in flight).
-  auto await_slab = [&](int jb) {
-    if (slab_landed || jb + UNROLL <= first) return;
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-    __syncthreads();
-    slab_landed = true;
-  };
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncthreads();  // the B slab and the residual landed (the first batch's loads were issued before the wait)
 #if RESIDUAL_FIRST
   // The residual walk is instructions and shared-memory reads, the stream is waits on DRAM: walk it while the first
   // two batches land, then the same pipeline one batch ahead.
@@ -517,16 +496,10 @@ __global__ void __launch_bounds__(kThreads, CTAS_PER_SM) U14StreamKernel(StreamA
 #else
   for (int j0 = 0; j0 < count; j0 += 2 * UNROLL) {
     LoadBatch<T>(vals, meta, secs, j0 + UNROLL, count, y);
-    await_slab(j0);
     ComputeBatch<T, kNk>(x, sb, scratch, j0, count, acc);
     LoadBatch<T>(vals, meta, secs, j0 + 2 * UNROLL, count, x);
-    await_slab(j0 + UNROLL);
     ComputeBatch<T, kNk>(y, sb, scratch, j0 + UNROLL, count, acc);
   }
-  // The residual reads any tile of the slab and its own staged copies (the last group).
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-  if (slab_landed) __syncwarp();  // a warp's lanes staged its lists
-  else __syncthreads();
   ApplyResidual<T, kNk>(p, res, rs, sb, kt0, acc);  // after the stream (RESIDUAL_FIRST 0: the order a GPU has timed)
 #endif
   }
