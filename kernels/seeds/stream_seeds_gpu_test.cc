@@ -7,7 +7,7 @@
 // operands and the same sum order). The paths off by default are built too, set through ApplyTunables as the
 // search sets them: u14_stream_sp's and u24_stream_sp's residual walks (SPREAD_RESIDUAL, RESIDUAL_FIRST,
 // BALANCE_ROWS) on the generality suite's skewed rows (log-normal lengths: a dense row's long residual list), u24's
-// THIRDS (24, and 0 beside its default 32), and STAGE_A of nm24_stream_sp and u14_stream_sp (the 4096 x 4096 cases stage), each through every case
+// THIRDS (24, and 0 beside its default 32), STAGE_A of nm24_stream_sp and u14_stream_sp (the 4096 x 4096 cases stage) and u14's PRMT_EXPAND, each through every case
 // above in both layouts. The libraries compile in parallel. Skips without a compute capability 9.x device.
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -60,6 +60,8 @@ std::vector<Seed> Seeds() {
           {"dense_stream", "dense_stream", u50, {}},
           {"nm24_stream_sp staged", "nm24_stream_sp", nm24, {{"STAGE_A", "1"}}},
           {"u14_stream_sp staged", "u14_stream_sp", u90, {{"STAGE_A", "1"}}},
+          {"u14_stream_sp prmt expand", "u14_stream_sp", u90, {{"PRMT_EXPAND", "1"}}},
+          {"u14_stream_sp prmt expand balanced", "u14_stream_sp", u90_skew, {{"PRMT_EXPAND", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u14_stream_sp spread balanced", "u14_stream_sp", u90_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u14_stream_sp first balanced", "u14_stream_sp", u90_skew, {{"RESIDUAL_FIRST", "1"}, {"BALANCE_ROWS", "1"}}},
           {"u24_stream_sp spread balanced", "u24_stream_sp", u70_skew, {{"SPREAD_RESIDUAL", "1"}, {"BALANCE_ROWS", "1"}}},

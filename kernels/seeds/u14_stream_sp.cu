@@ -25,7 +25,8 @@
 // in, Y [n x M] out, the slab then 16 rows of X read with ldmatrix) as nm24_stream_sp's. BALANCE_ROWS 1 stores the
 // rows dealt to the row tiles by nonzero count (RowOrder) and the store maps them back. STAGE_A 1 copies each warp's
 // K range of A records into shared memory first (cp.async, three groups) where the share holds it after the
-// residual's staging (u90 4096 x 4096 at n = 16), nm24_stream_sp's STAGE_A.
+// residual's staging (u90 4096 x 4096 at n = 16), nm24_stream_sp's STAGE_A. PRMT_EXPAND 1 (default 0 until timed)
+// stores a (0, 3) pair position 3 first, so each register is one byte permute (see Expand).
 // sparseditto:seed families=[unstructured, file, n_m] nm=[1:4, 1:8] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -47,6 +48,7 @@
 #define RESIDUAL_FIRST 0   // sparseditto:tunable values=[0, 1]
 #define BALANCE_ROWS 0     // sparseditto:tunable values=[0, 1]
 #define STAGE_A 0          // sparseditto:tunable values=[0, 1]
+#define PRMT_EXPAND 0      // sparseditto:tunable values=[0, 1]
 
 namespace {
 constexpr int kMPad = 128;      // rows padded to this
@@ -90,19 +92,47 @@ __host__ __device__ __forceinline__ int MetaLaneWord(int lane) { return ((lane >
 // (0, 3) for p = 3, value in the high half; an empty group (0, 1).
 constexpr uint32_t kHighNibble = 0xCu;
 __host__ __device__ __forceinline__ uint32_t NibbleFor(int p) { return p < 0 ? 0x4u : p == 3 ? kHighNibble : uint32_t(p | ((p + 1) << 2)); }
-// mma.sp register from a group's first value, its second (0: none; then the nibble is (p1, p2) and the
-// values sit in order) and its nibble.
-__host__ __device__ __forceinline__ uint32_t Expand(uint32_t value16, uint32_t second16, uint32_t nibble) {
+// PRMT_EXPAND 1: a group whose two values sit at positions 0 and 3 (nibble (0, 3), as a lone value at 3) stores the
+// position-3 value as its first and the position-0 value as its second, so that the nibble alone says where the first
+// goes: high under kHighNibble (the second, or zero, low), low otherwise (the second, or zero, high). A register is
+// then one byte permute whose selector is one of two constants (ExpandStep), where PRMT_EXPAND 0's rule (a second
+// puts both in order, else the nibble places the first) costs about 10 instructions a register: on an H100 at u90
+// 8192² n = 16 the expansion was 83 of the kernel's 160 instructions a warp and K tile (ncu's SASS counts,
+// docs/results/session_h100_2026-12-08.md). Default 0 until a GPU times it.
+constexpr bool kSwapZeroThreePairs = PRMT_EXPAND != 0;
+// prmt.b32 in its default mode: byte i of the result is byte (sel >> 4i) & 7 of y:x (x bytes 0-3, y bytes 4-7).
+__host__ __device__ __forceinline__ uint32_t BytePerm(uint32_t x, uint32_t y, uint32_t sel) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(x, y, sel);
+#else
+  const uint64_t yx = (uint64_t(y) << 32) | x;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) r |= uint32_t((yx >> (8 * ((sel >> (4 * i)) & 7u))) & 0xFFu) << (8 * i);
+  return r;
+#endif
+}
+// mma.sp register from a group's first value, its second (0: none) and its nibble. PRMT_EXPAND 0: a second puts both
+// in order, else the nibble places the first; 1: the nibble places the first, the second (or zero) in the other half.
+__host__ __device__ __forceinline__ uint32_t Expand(uint32_t value16, uint32_t second16, uint32_t nibble, bool swapped = kSwapZeroThreePairs) {
+  if (swapped) return BytePerm(value16, second16, nibble == kHighNibble ? 0x1054u : 0x5410u);
   return second16 ? value16 | (second16 << 16) : nibble == kHighNibble ? value16 << 16 : value16;
 }
 // Lane 4g+t's four registers of step q from its 8 first values and 8 second values (as 4 words each, two
 // values a word) and the metadata words w0 (lane (g, 0): groups 0-3) and w1 (lane (g, 1): groups 4-7).
 __host__ __device__ __forceinline__ void ExpandStep(uint32_t lo, uint32_t hi, uint32_t slo, uint32_t shi, uint32_t w0, uint32_t w1, int t,
-                                                    uint32_t (&a)[4]) {
-  a[0] = Expand(lo & 0xFFFFu, slo & 0xFFFFu, (w0 >> (4 * t)) & 0xFu);
-  a[1] = Expand(lo >> 16, slo >> 16, (w0 >> (16 + 4 * t)) & 0xFu);
-  a[2] = Expand(hi & 0xFFFFu, shi & 0xFFFFu, (w1 >> (4 * t)) & 0xFu);
-  a[3] = Expand(hi >> 16, shi >> 16, (w1 >> (16 + 4 * t)) & 0xFu);
+                                                    uint32_t (&a)[4], bool swapped = kSwapZeroThreePairs) {
+  if (swapped) {  // bytes 0-3 the two first values, 4-7 the two seconds; a high register swaps its halves
+    const auto high = [t](uint32_t w, int at) { return ((w >> (at + 4 * t)) & 0xFu) == kHighNibble; };
+    a[0] = BytePerm(lo, slo, high(w0, 0) ? 0x1054u : 0x5410u);
+    a[1] = BytePerm(lo, slo, high(w0, 16) ? 0x3276u : 0x7632u);
+    a[2] = BytePerm(hi, shi, high(w1, 0) ? 0x1054u : 0x5410u);
+    a[3] = BytePerm(hi, shi, high(w1, 16) ? 0x3276u : 0x7632u);
+    return;
+  }
+  a[0] = Expand(lo & 0xFFFFu, slo & 0xFFFFu, (w0 >> (4 * t)) & 0xFu, false);
+  a[1] = Expand(lo >> 16, slo >> 16, (w0 >> (16 + 4 * t)) & 0xFu, false);
+  a[2] = Expand(hi & 0xFFFFu, shi & 0xFFFFu, (w1 >> (4 * t)) & 0xFu, false);
+  a[3] = Expand(hi >> 16, shi >> 16, (w1 >> (16 + 4 * t)) & 0xFu, false);
 }
 // Second values: record (mt, kpair) of kSeconds words, value bits | slot << 16 (slot = ValInRecord's index of
 // the group's first value), in slot order, unused words 0.
@@ -537,6 +567,7 @@ struct U14Host {
   std::vector<float> residual_val;
   std::vector<uint32_t> rstart;                // (mp/16) * (kp/64 + 1) * 8, see ResidualStart
   std::vector<int32_t> row_of;                 // mp: stored row -> row of the matrix, -1 for padding (see RowOrder)
+  bool swap03 = false;                         // (0, 3) pairs stored position 3 first (PRMT_EXPAND's layout)
 };
 // Stored row -> matrix row (-1: padding). Identity unless `balance`: then the rows by nonzero count, heaviest first,
 // dealt to the ceil(rows / 16) row tiles in turns (odd turns in reverse tile order), the k-th a tile gets at tile row k
@@ -563,11 +594,12 @@ std::vector<int32_t> RowOrder(int64_t rows, int64_t mp, const int32_t* ro, bool 
 }
 // Keeps the first nonzero of every group of four in the 1:4 layer, the second of the record's first kSeconds
 // groups with two or more (in stored row, then column order) as their second values, and lists the others in the
-// residual; entries with value 0 are dropped. Rows are stored in RowOrder(.., balance)'s order. False on malformed
-// input.
+// residual; entries with value 0 are dropped. Rows are stored in RowOrder(.., balance)'s order. swap03: a group's
+// values at positions 0 and 3 stored the other way round (PRMT_EXPAND's layout, see Expand). False on malformed input.
 bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, U14Host* out, std::string* why,
-              bool balance = BALANCE_ROWS != 0) {
+              bool balance = BALANCE_ROWS != 0, bool swap03 = kSwapZeroThreePairs) {
   if (rows <= 0 || cols <= 0) return (*why = "bad shape", false);
+  out->swap03 = swap03;
   for (int64_t r = 0; r < rows; ++r)
     if (ro[r] > ro[r + 1]) return (*why = "row offsets decrease", false);
   if (cols > kMaxResidualCols) return (*why = "K = " + std::to_string(cols) + " above " + std::to_string(kMaxResidualCols) + " (15-bit residual columns)", false);
@@ -604,6 +636,7 @@ bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
       } else if (in_group == 2 && seconds_used[rec] < kSeconds) {
         ++seconds_used[rec];
         out->seconds[slot] = v[e];
+        if (swap03 && first_p == 0 && p == 3) std::swap(out->vals[slot], out->seconds[slot]);  // see Expand
         word = (word & ~(0xFu << shift)) | (uint32_t(first_p | (p << 2)) << shift);
       } else {
         extra[mt * 8 + g].push_back({kt, e, r16});
