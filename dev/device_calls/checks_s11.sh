@@ -8,7 +8,7 @@
 set -uo pipefail
 source dev/device_calls/setup.sh
 L=dist/logs2; mkdir -p $L
-mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+use_package_bins
 "$SD" bench --suite configs/suites/seed_finalists_wide.yaml --list > $L/wide_list.tsv 2>&1
 read -r task _ file < <(awk -F'\t' '$2 == "dense_stream"' $L/wide_list.tsv | head -1)
 timeout 170 "$SD" eval --task configs/suites/seed_finalists_wide.yaml --name "$task" --kernel "$file" --finalist \

@@ -8,7 +8,7 @@ set -uo pipefail
 source dev/device_calls/setup.sh
 L=dist/logs; mkdir -p $L
 nvcc -std=c++17 -O3 -arch=sm_90a -I. -Ikernel_abi -o $L/plan_probe dev/u24_plan/plan_probe.cu && timeout 90 $L/plan_probe | tee $L/u24_plan.txt | grep -E "prepare chose|cap"
-mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+use_package_bins
 timeout 150 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "stream_seeds_gpu_test exit $?"
 grep -E "^\[ +(OK|FAILED|PASSED) " $L/stream_seeds.log | head
 tar -C dist -cJf $OUT/logs.tar.xz logs

@@ -9,7 +9,7 @@
 set -uo pipefail
 source dev/device_calls/setup.sh
 L=dist/logs; mkdir -p $L
-mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+use_package_bins
 timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds.log 2>&1; echo "stream_seeds_gpu_test exit $? ($(left)s left)"
 grep -E "^\[ +(OK|FAILED|PASSED) |Failure|Which is|rror" $L/stream_seeds.log | head -30 | cut -c1-220
 dev/skewed_residual/ab.sh "$SD" dist/ab $(( $(left) - 150 )) | tee $L/ab.txt

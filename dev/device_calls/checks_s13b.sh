@@ -10,7 +10,7 @@
 set -uo pipefail
 source dev/device_calls/setup.sh
 L=dist/logs; mkdir -p $L
-mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+use_package_bins
 # the stream seeds' GPU test, with ed07a11's u24 THIRDS 0 case (never run on a GPU before this call)
 timeout 150 build/bin/stream_seeds_gpu_test > $L/stream_seeds_gpu_test.log 2>&1; echo "stream_seeds_gpu_test exit $?"
 grep -E "^\[ *(OK|FAILED|PASSED) *\]|Failure|Expected" $L/stream_seeds_gpu_test.log | cut -c1-200

@@ -8,9 +8,9 @@
 #   LIMIT=480 bash dev/device_calls/checks_s15c.sh      (carry dist/gpu_*.tar.xz)
 set -uo pipefail
 source dev/device_calls/setup.sh
-mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+use_package_bins
 L=dist/logs15c; mkdir -p $L
-ab() { dev/tunable_sweep/ab.sh "$SD" dist/ab15 $(( $(left) - 30 < 80 ? $(left) - 30 : 80 )) "$@" | tee -a $L/ab.txt; }
+ab() { ab_in dist/ab15 $L/ab.txt "$@"; }
 y=dev/device_calls/llm_n16.yaml
 nvcc -O2 -std=c++17 -arch=sm_90 -o dist/floor dev/harness_bias/floor.cu -lcublas && timeout 60 dist/floor | tee $L/floor.txt  # a timed launch's floor
 ab u14_stream_sp $y llm_unstructured90_4096x11008_fp16 WARPS=4 UNROLL=2 UNROLL=6 CTAS_PER_SM=1 SLAB_KB=48

@@ -8,7 +8,7 @@
 #   LIMIT=520 bash dev/device_calls/checks_s16a.sh      (carry dist/gpu_*.tar.xz built at or after fb8acdf)
 set -uo pipefail
 source dev/device_calls/setup.sh
-mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+use_package_bins
 L=dist/logs16a; mkdir -p $L $OUT/sass
 y=dev/device_calls/llm_n16.yaml
 timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds_gpu_test.log 2>&1; echo "stream_seeds_gpu_test exit $?"

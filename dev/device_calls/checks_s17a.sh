@@ -8,9 +8,9 @@
 #   LIMIT=520 bash dev/device_calls/checks_s17a.sh      (carry dist/gpu_*.tar.xz built at or after the PRMT_EXPAND commit)
 set -uo pipefail
 source dev/device_calls/setup.sh
-mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib
+use_package_bins
 L=dist/logs17a; mkdir -p $L
-ab() { dev/tunable_sweep/ab.sh "$SD" dist/ab17 $(( $(left) - 30 < 80 ? $(left) - 30 : 80 )) "$@" | tee -a $L/ab.txt; }
+ab() { ab_in dist/ab17 $L/ab.txt "$@"; }
 y=dev/device_calls/llm_n16.yaml
 timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds_gpu_test.log 2>&1; echo "stream_seeds_gpu_test exit $?"
 grep -E "^\[ *(OK|FAILED|PASSED) *\]|Failure" $L/stream_seeds_gpu_test.log | cut -c1-200

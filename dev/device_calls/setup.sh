@@ -32,3 +32,9 @@ bench_slice() {
   tail -3 "$dir/stderr.txt"
   tar -C "$(dirname "$dir")" -cf "$OUT/$(basename "$dir").tar" "$(basename "$dir")"
 }
+# use_package_bins: the package's binaries at build/bin and its libraries at build/lib, where the scripts and GPU
+# tests look for them.
+use_package_bins() { mkdir -p build/bin && cp -f dist/gpu/bin/* build/bin/ && ln -sfn "$here/dist/gpu/lib" build/lib; }
+# ab_in OUT_DIR LOG SEED TASK_FILE TASK NAME=VALUE...: dev/tunable_sweep/ab.sh given what the call has left (at most
+# 80 s, 30 s kept back), its lines appended to LOG.
+ab_in() { local out="$1" log="$2"; shift 2; dev/tunable_sweep/ab.sh "$SD" "$out" $(( $(left) - 30 < 80 ? $(left) - 30 : 80 )) "$@" | tee -a "$log"; }
