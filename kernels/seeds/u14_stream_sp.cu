@@ -111,10 +111,13 @@ __host__ __device__ __forceinline__ uint32_t BytePerm(uint32_t x, uint32_t y, ui
   return r;
 #endif
 }
+// PRMT_EXPAND's selector for a register from half `half` of a word of first values (bytes 0-3) and its word of
+// seconds (bytes 4-7): the first low and its second (or zero) high, or the other way round when `high`.
+__host__ __device__ __forceinline__ uint32_t PairSelector(bool high, int half) { return (high ? 0x1054u : 0x5410u) + 0x2222u * half; }
 // mma.sp register from a group's first value, its second (0: none) and its nibble. PRMT_EXPAND 0: a second puts both
 // in order, else the nibble places the first; 1: the nibble places the first, the second (or zero) in the other half.
 __host__ __device__ __forceinline__ uint32_t Expand(uint32_t value16, uint32_t second16, uint32_t nibble, bool swapped = kSwapZeroThreePairs) {
-  if (swapped) return BytePerm(value16, second16, nibble == kHighNibble ? 0x1054u : 0x5410u);
+  if (swapped) return BytePerm(value16, second16, PairSelector(nibble == kHighNibble, 0));
   return second16 ? value16 | (second16 << 16) : nibble == kHighNibble ? value16 << 16 : value16;
 }
 // Lane 4g+t's four registers of step q from its 8 first values and 8 second values (as 4 words each, two
@@ -123,10 +126,10 @@ __host__ __device__ __forceinline__ void ExpandStep(uint32_t lo, uint32_t hi, ui
                                                     uint32_t (&a)[4], bool swapped = kSwapZeroThreePairs) {
   if (swapped) {  // bytes 0-3 the two first values, 4-7 the two seconds; a high register swaps its halves
     const auto high = [t](uint32_t w, int at) { return ((w >> (at + 4 * t)) & 0xFu) == kHighNibble; };
-    a[0] = BytePerm(lo, slo, high(w0, 0) ? 0x1054u : 0x5410u);
-    a[1] = BytePerm(lo, slo, high(w0, 16) ? 0x3276u : 0x7632u);
-    a[2] = BytePerm(hi, shi, high(w1, 0) ? 0x1054u : 0x5410u);
-    a[3] = BytePerm(hi, shi, high(w1, 16) ? 0x3276u : 0x7632u);
+    a[0] = BytePerm(lo, slo, PairSelector(high(w0, 0), 0));
+    a[1] = BytePerm(lo, slo, PairSelector(high(w0, 16), 1));
+    a[2] = BytePerm(hi, shi, PairSelector(high(w1, 0), 0));
+    a[3] = BytePerm(hi, shi, PairSelector(high(w1, 16), 1));
     return;
   }
   a[0] = Expand(lo & 0xFFFFu, slo & 0xFFFFu, (w0 >> (4 * t)) & 0xFu, false);
