@@ -87,7 +87,7 @@ TEST(DenseStreamBuild, RefusesMalformedCsr) {
 }
 
 TEST(DenseStreamPlan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
-  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot);
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, &RedBytes, PushOwner, PushSlot);
 }
 
 TEST(DenseStreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {

@@ -18,7 +18,7 @@ TEST(Nm24StreamBuild, ReexpandsToTheCsrMatrix) { ExpectBuildReexpands(); }
 TEST(Nm24StreamBuild, RefusesThreeNonzerosInAGroup) { ExpectBuildRefusesThreeOfFour(); }
 
 TEST(Nm24StreamPlan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
-  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot);
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, &RedBytes, PushOwner, PushSlot);
 }
 
 TEST(Nm24StreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {

@@ -277,7 +277,7 @@ TEST(U14Format, RefusesKBeyondTheResidualColumnBits) {
 }
 
 TEST(U14Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
-  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot);
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, &RedBytes, PushOwner, PushSlot);
 }
 
 TEST(U14Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {

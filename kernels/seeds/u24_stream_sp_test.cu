@@ -191,23 +191,7 @@ TEST(U24Format, BalancedRowsShortenASkewedMatrixsLongestResidualList) {
 }
 
 TEST(U24Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
-  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, kRedBytes / (32 * 8 * 4), PushOwner, PushSlot);
-}
-
-// The owner's slots sized for the run's split count hold every push of that count, and a plan is the 8-split size
-// less exactly the slots it does not use (the kernel starts its scratch and slab there: RedBytes).
-TEST(U24Plan, SlotsSizedByTheSplitCountHoldEveryPushAndGiveTheRestToTheSlab) {
-  for (int splits = 2; splits <= kMaxSplits; ++splits)
-    ExpectPushReduceCoversEveryTile(WARPS, splits, RedBytes(splits) / (32 * 8 * 4), PushOwner, PushSlot);
-  for (const int64_t k : {4096, 8192, 11008, 24576}) {
-    for (int cap = 1; cap <= kMaxSplits; ++cap) {
-      SCOPED_TRACE(::testing::Message() << "K " << k << ", at most " << cap << " splits");
-      const Plan plan = MakePlan(8192, k, 16, 132, cap);
-      ASSERT_GT(plan.splits, 0);
-      EXPECT_EQ(size_t(kRedBytes) - RedBytes(plan.splits), size_t(kMaxSplits - plan.splits) * 32 * 8 * 4);
-      EXPECT_EQ(plan.smem, size_t(RedBytes(plan.splits)) + kThirdsScratchBytes + size_t(plan.kt_per_split) * kBk * kSlabRowBytes);
-    }
-  }
+  ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, &RedBytes, PushOwner, PushSlot);
 }
 
 TEST(U24Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {

@@ -15,14 +15,15 @@
 
 namespace sparseditto::seed_testing {
 
-// The push reduce of a seed with `warps` row tiles a CTA, at most `max_splits` ranks and room for `red_slots`
-// partials an owner: for every split count, each (row tile, rank) push lands in its own slot of the tile's owner
-// (a rank of the cluster) within red_slots, and the slots an owner reads for its tile w, in rank order, are the ones
-// ranks 0, 1, ... pushed w to.
+// The push reduce of a seed with `warps` row tiles a CTA, at most `max_splits` ranks and red_bytes(splits) bytes of
+// slots an owner (a 16 x 16 fp32 partial a slot, sized for the run's split count): for every split count, each (row
+// tile, rank) push lands in its own slot of the tile's owner (a rank of the cluster) within those slots, and the slots
+// an owner reads for its tile w, in rank order, are the ones ranks 0, 1, ... pushed w to.
 template <typename OwnerFn, typename SlotFn>
-void ExpectPushReduceCoversEveryTile(int warps, int max_splits, int red_slots, OwnerFn owner, SlotFn slot) {
+void ExpectPushReduceCoversEveryTile(int warps, int max_splits, int (*red_bytes)(int splits), OwnerFn owner, SlotFn slot) {
   for (int splits = 2; splits <= max_splits; ++splits) {
     SCOPED_TRACE(::testing::Message() << warps << " row tiles, " << splits << " ranks");
+    const int red_slots = red_bytes(splits) / (32 * 8 * 4);
     std::vector<std::vector<int>> pushed(splits, std::vector<int>(red_slots, -1));  // owner, slot -> warp * splits + rank
     for (int w = 0; w < warps; ++w)
       for (int r = 0; r < splits; ++r) {
