@@ -1,45 +1,31 @@
 #!/usr/bin/env python3
 """Lab tool (not product code), no GPU needed: the PTX instruction mix of a stream seed's main loop, per K tile.
 
-Compiles SEED.cu to PTX (nvcc -O3 -arch=sm_90a, the seed's defaults or -D overrides), takes the fp16 KN kernel,
+Compiles SEED.cu to PTX (nvcc -O3 -arch=sm_90a, the seed's defaults or NAME=VALUE tunables), takes the fp16 KN kernel,
 finds the loop with the most mma instructions (the pipelined stream: two batches of UNROLL K tiles), and prints its
-instructions by opcode divided by the tiles one trip covers (2 x UNROLL, read from the seed or its override).
+instructions by opcode divided by the tiles one trip covers (2 x UNROLL, as built).
 PTX is before ptxas, so counts are indicative; ncu's executed instructions are the measured truth (they include
 the B slab, residual walk and reduction the loop leaves out).
-  dev/ptx_census/census.py kernels/seeds/u14_stream_sp.cu [-DUNROLL=2 ...]
+  dev/ptx_census/census.py kernels/seeds/u14_stream_sp.cu [UNROLL=2 ...]
 """
 import collections
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+import seed_build
 
 
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    seed, defines = argv[1], argv[2:]
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    unroll = None
-    for d in defines:
-        if d.startswith('-DUNROLL='):
-            unroll = int(d.split('=', 1)[1])
-    if unroll is None:
-        m = re.search(r'^#define UNROLL (\d+)', open(seed).read(), re.M)
-        if not m:
-            print(f'census: {seed} declares no UNROLL', file=sys.stderr)
-            return 2
-        unroll = int(m.group(1))
+    seed, overrides = argv[1], argv[2:]
     with tempfile.TemporaryDirectory() as tmp:
-        ptx = os.path.join(tmp, 'seed.ptx')
-        cmd = ['nvcc', '-std=c++17', '-O3', '-ptx', '-arch=sm_90a', f'-I{root}/kernel_abi', *defines, '-o', ptx, seed]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            print(f'census: nvcc failed on {seed}:\n{done.stderr[-2000:]}', file=sys.stderr)
-            return 1
+        ptx, source = seed_build.compile_seed(seed, overrides, tmp, 'ptx')
         text = open(ptx).read()
+    tiles = seed_build.tiles_a_trip(source)
     entries = [m.start() for m in re.finditer(r'^\.entry ', text, re.M)] + [len(text)]
     body = None
     for a, b in zip(entries, entries[1:]):
@@ -69,9 +55,8 @@ def main(argv):
         if t.startswith('@'):
             t = t.split(None, 1)[1]
         ops[t.split()[0].rstrip(';').split('.')[0]] += 1
-    tiles = 2 * unroll
     total = sum(ops.values())
-    print(f'{os.path.basename(seed)} {" ".join(defines)}: {total} PTX instructions a trip of {tiles} K tiles, '
+    print(f'{os.path.basename(seed)} {" ".join(overrides)}: {total} PTX instructions a trip of {tiles} K tiles, '
           f'{total / tiles:.1f} a tile ({best[0] / tiles:.0f} mma a tile)')
     print('  a tile: ' + ', '.join(f'{k} {v / tiles:.1f}' for k, v in ops.most_common(16)))
     return 0
