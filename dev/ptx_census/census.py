@@ -8,7 +8,6 @@ PTX is before ptxas, so counts are indicative; ncu's executed instructions are t
 the B slab, residual walk and reduction the loop leaves out).
   dev/ptx_census/census.py kernels/seeds/u14_stream_sp.cu [UNROLL=2 ...]
 """
-import collections
 import os
 import re
 import sys
@@ -35,30 +34,18 @@ def main(argv):
     if body is None:
         print(f'census: no fp16 KN kernel in {seed}', file=sys.stderr)
         return 1
-    labels = {m.group(1): i for i, line in enumerate(body) if (m := re.match(r'^(\$L__BB\d+_\d+):', line.strip()))}
-    best = None  # (mma count, first line, last line) of the loop with the most mma
-    for i, line in enumerate(body):
-        m = re.search(r'bra(?:\.uni)?\s+(\$L__BB\d+_\d+);', line)
-        if m and m.group(1) in labels and labels[m.group(1)] < i:
-            a = labels[m.group(1)]
-            mma = sum('mma.' in x for x in body[a:i + 1])
-            if best is None or mma > best[0]:
-                best = (mma, a, i)
-    if best is None or best[0] == 0:
-        print(f'census: no loop with mma in {seed}', file=sys.stderr)
-        return 1
-    ops = collections.Counter()
-    for line in body[best[1]:best[2] + 1]:
+    def opcode(line):
         t = line.strip()
         if not t or t[0] in '/${}.':
-            continue
+            return None
         if t.startswith('@'):
             t = t.split(None, 1)[1]
-        ops[t.split()[0].rstrip(';').split('.')[0]] += 1
-    total = sum(ops.values())
-    print(f'{os.path.basename(seed)} {" ".join(overrides)}: {total} PTX instructions a trip of {tiles} K tiles, '
-          f'{total / tiles:.1f} a tile ({best[0] / tiles:.0f} mma a tile)')
-    print('  a tile: ' + ', '.join(f'{k} {v / tiles:.1f}' for k, v in ops.most_common(16)))
+        return t.split()[0].rstrip(';').split('.')[0]
+    ops, mma = seed_build.busiest_loop(body, r'^(\$L__BB\d+_\d+):', r'bra(?:\.uni)?\s+(\$L__BB\d+_\d+);', opcode, 'mma')
+    if ops is None:
+        print(f'census: no loop with mma in {seed}', file=sys.stderr)
+        return 1
+    seed_build.print_mix(seed, overrides, 'PTX', ops, mma, tiles, 16)
     return 0
 
 

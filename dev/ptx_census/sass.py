@@ -10,7 +10,6 @@ its cubins in a newer header layout 11.8 refuses, a copy of the cubin gets the o
 and the few newer opcodes 11.8 cannot decode (VIADD) are counted from the cubin (NEWER_OPCODES).
   dev/ptx_census/sass.py kernels/seeds/u14_stream_sp.cu [PRMT_EXPAND=1 ...]
 """
-import collections
 import os
 import re
 import struct
@@ -110,24 +109,14 @@ def main(argv):
     if body is None:
         print(f'sass: no fp16 KN kernel in {seed}', file=sys.stderr)
         return 1
-    labels = {m.group(1): i for i, line in enumerate(body) if (m := re.match(r'^(\.L_x_\d+):', line.strip()))}
-    best = None  # (HMMA count, first line, last line) of the backward branch's loop with the most HMMA
-    for i, line in enumerate(body):
-        m = re.search(r'\bBRA\s+`?\(?(\.L_x_\d+)\)?', line)
-        if m and m.group(1) in labels and labels[m.group(1)] < i:
-            a = labels[m.group(1)]
-            hmma = sum(opcode(x, function, patched) == 'HMMA' for x in body[a:i + 1])
-            if best is None or hmma > best[0]:
-                best = (hmma, a, i)
-    if best is None or best[0] == 0:
+    def op(line):
+        return opcode(line, function, patched)
+    ops, mma = seed_build.busiest_loop(body, r'^(\.L_x_\d+):', r'\bBRA\s+`?\(?(\.L_x_\d+)\)?', op, 'HMMA')
+    if ops is None:
         print(f'sass: no loop with HMMA in {seed}', file=sys.stderr)
         return 1
-    ops = collections.Counter(op for line in body[best[1]:best[2] + 1] if (op := opcode(line, function, patched)))
-    everything = sum(1 for line in body if opcode(line, function, patched))
-    total = sum(ops.values())
-    print(f'{os.path.basename(seed)} {" ".join(overrides)}: {total} SASS instructions a trip of {tiles} K tiles, '
-          f'{total / tiles:.1f} a tile ({best[0] / tiles:.0f} HMMA a tile; the kernel has {everything} in all)')
-    print('  a tile: ' + ', '.join(f'{k} {v / tiles:.1f}' for k, v in ops.most_common(18)))
+    everything = sum(1 for line in body if op(line))
+    seed_build.print_mix(seed, overrides, 'SASS', ops, mma, tiles, 18, f'; the kernel has {everything} in all')
     return 0
 
 

@@ -3,6 +3,7 @@
 Tunables are set as the built-in mutator sets them, by rewriting the seed's `#define NAME value` line
 (dev/tunable_sweep/set_tunable.sh): a -D on the command line would not do, since the seed's own #define follows it.
 """
+import collections
 import os
 import re
 import subprocess
@@ -40,3 +41,29 @@ def compile_seed(seed, overrides, tmp, kind):
     if done.returncode != 0:
         sys.exit(f'{os.path.basename(sys.argv[0])}: nvcc failed on {seed}:\n{done.stderr[-2000:]}')
     return out, source
+
+
+def busiest_loop(body, label, branch, opcode, mma):
+    """Opcode counts (a Counter) and the mma count of the backward branch's loop in `body` (lines) with the most
+    `mma` instructions, or (None, 0): `label` and `branch` are regexes whose group 1 is the label, `opcode` maps a
+    line to its mnemonic or None."""
+    labels = {m.group(1): i for i, line in enumerate(body) if (m := re.match(label, line.strip()))}
+    best = None  # (mma count, first line, last line)
+    for i, line in enumerate(body):
+        m = re.search(branch, line)
+        if m and m.group(1) in labels and labels[m.group(1)] < i:
+            a = labels[m.group(1)]
+            count = sum(opcode(x) == mma for x in body[a:i + 1])
+            if best is None or count > best[0]:
+                best = (count, a, i)
+    if best is None or best[0] == 0:
+        return None, 0
+    return collections.Counter(op for line in body[best[1]:best[2] + 1] if (op := opcode(line))), best[0]
+
+
+def print_mix(seed, overrides, what, ops, mma, tiles, shown, extra=''):
+    """The loop's count a trip and a K tile, and its `shown` most frequent opcodes a tile."""
+    total = sum(ops.values())
+    print(f'{os.path.basename(seed)} {" ".join(overrides)}: {total} {what} instructions a trip of {tiles} K tiles, '
+          f'{total / tiles:.1f} a tile ({mma / tiles:.0f} mma a tile{extra})')
+    print('  a tile: ' + ', '.join(f'{k} {v / tiles:.1f}' for k, v in ops.most_common(shown)))
