@@ -82,6 +82,14 @@ __host__ __device__ __forceinline__ int NkSlabOffset(int j, int r, int c) { retu
 __host__ __device__ __forceinline__ int NkBFragOffset(int j, int q, int lane) {
   return NkSlabOffset(j, (lane >> 4) * 8 + (lane & 7), 2 * q + ((lane >> 3) & 1));
 }
+// Both layouts' swizzles depend on a row's place within its K tile only, so K tile j's ldmatrix address is tile
+// 0's plus j slab tiles (the host tests check every j, q and lane): ComputeBatch adds the tile's bytes to an
+// offset the loop computes once, where recomputing the swizzle for each ldmatrix costs integer instructions
+// in every K tile of an issue-bound loop (dev/ptx_census/sass.py counts them).
+constexpr int kSlabTileBytes = kBk * kSlabRowBytes;
+template <bool kNk> __host__ __device__ __forceinline__ uint32_t TileFragBytes(int q, int lane) {
+  return 2u * (kNk ? NkBFragOffset(0, q, lane) : BFragOffset(0, q, lane));
+}
 // Where C(row, col) goes: C[row][col] (KN) or Y[col][row] (NK).
 __host__ __device__ __forceinline__ int64_t OutIndex(bool nk, int64_t row, int64_t col, int64_t m, int64_t n) {
   return nk ? col * m + row : row * n + col;
@@ -97,13 +105,14 @@ __device__ __forceinline__ uint4 LdStream16(const void* p) {  // read once: no L
                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
   return r;
 }
-__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], const void* p) {
+// ldmatrix at a shared-memory byte address (SmemAddr), so that a tile's address is one add to a lane's offset.
+__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], uint32_t smem) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem) : "memory");
 }
-__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) {
+__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], uint32_t smem) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem) : "memory");
 }
 __device__ __forceinline__ uint32_t MapRank(uint32_t local, int rank) {
   uint32_t r;
@@ -179,14 +188,15 @@ __device__ __forceinline__ void LoadBatch(const T* vals, int j0, int count, Batc
 template <typename T, bool kNk>
 __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, int j0, int count, float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31;
+  const uint32_t batch = SmemAddr(sb) + j0 * kSlabTileBytes;  // K tile j0 of the slab
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
     if (j0 + u >= count) break;
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       uint32_t b[4];
-      if constexpr (kNk) LdmX4(b, sb + NkBFragOffset(j0 + u, q, lane));
-      else LdmX4T(b, sb + BFragOffset(j0 + u, q, lane));
+      if constexpr (kNk) LdmX4(b, batch + u * kSlabTileBytes + TileFragBytes<true>(q, lane));
+      else LdmX4T(b, batch + u * kSlabTileBytes + TileFragBytes<false>(q, lane));
       Mma<T>(acc[0], x.a[u][q], b[0], b[1]);
       Mma<T>(acc[1], x.a[u][q], b[2], b[3]);
     }

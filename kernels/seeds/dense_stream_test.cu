@@ -90,6 +90,12 @@ TEST(DenseStreamPlan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
   ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, &RedBytes, PushOwner, PushSlot);
 }
 
+TEST(DenseStreamLayouts, LdmatrixAddressIsTileZerosPlusTheTiles) {  // ComputeBatch's address against the swizzled offsets
+  ExpectTileAddressesAddUp(
+      kMaxSlabTiles, 4, 1, kSlabTileBytes, [](bool nk, int q, int, int l) { return nk ? TileFragBytes<true>(q, l) : TileFragBytes<false>(q, l); },
+      [](bool nk, int j, int q, int, int l) { return nk ? NkBFragOffset(j, q, l) : BFragOffset(j, q, l); });
+}
+
 TEST(DenseStreamPlan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },

@@ -280,6 +280,13 @@ TEST(U14Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
   ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, &RedBytes, PushOwner, PushSlot);
 }
 
+TEST(U14Layouts, LdmatrixAddressIsTileZerosPlusTheTiles) {  // ComputeBatch's address against the swizzled offsets
+  ExpectTileAddressesAddUp(
+      kMaxSlabTiles, 2, 2, kSlabTileBytes,
+      [](bool nk, int q, int ni, int l) { return nk ? TileFragBytes<true>(q, ni, l) : TileFragBytes<false>(q, ni, l); },
+      [](bool nk, int j, int q, int ni, int l) { return nk ? NkBFragOffset(j, q, ni, l) : BFragOffset(j, q, ni, l); });
+}
+
 TEST(U14Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },
                           {kMaxSplits, kMaxSlabTiles, 16 * WARPS, &RedBytes, size_t(kScratchBytes), size_t(kBk) * kSlabRowBytes,

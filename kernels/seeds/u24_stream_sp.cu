@@ -130,6 +130,14 @@ __host__ __device__ __forceinline__ int NkSlabOffset(int j, int r, int c) { retu
 __host__ __device__ __forceinline__ int NkBFragOffset(int j, int q, int ni, int lane) {
   return NkSlabOffset(j, ni * 8 + (lane & 7), 4 * q + (lane >> 3));
 }
+// Both layouts' swizzles depend on a row's place within its K tile only, so K tile j's ldmatrix address is tile
+// 0's plus j slab tiles (the host tests check every j, q, ni and lane): ComputeBatch adds the tile's bytes to an
+// offset the loop computes once, where recomputing the swizzle for each ldmatrix costs integer instructions
+// in every K tile of an issue-bound loop (dev/ptx_census/sass.py counts them).
+constexpr int kSlabTileBytes = kBk * kSlabRowBytes;
+template <bool kNk> __host__ __device__ __forceinline__ uint32_t TileFragBytes(int q, int ni, int lane) {
+  return 2u * (kNk ? NkBFragOffset(0, q, ni, lane) : BFragOffset(0, q, ni, lane));
+}
 // Slab element of B(k, col): k the split's K row (0 .. 64 count - 1), col the CTA's column 0 .. 15.
 __host__ __device__ __forceinline__ int SlabElement(bool nk, int k, int col) {
   return nk ? NkSlabOffset(k / kBk, col, (k % kBk) / 8) + k % 8 : SlabChunk(k, col / 8) * 8 + col % 8;
@@ -161,13 +169,14 @@ __device__ __forceinline__ uint2 LdStream8(const void* p) {
   asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];\n" : "=r"(r.x), "=r"(r.y) : "l"(p));
   return r;
 }
-__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], const void* p) {
+// ldmatrix at a shared-memory byte address (SmemAddr), so that a tile's address is one add to a lane's offset.
+__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], uint32_t smem) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem) : "memory");
 }
-__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) {
+__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], uint32_t smem) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory");
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem) : "memory");
 }
 __device__ __forceinline__ uint32_t MapRank(uint32_t local, int rank) {
   uint32_t r;
@@ -283,6 +292,7 @@ __device__ __forceinline__ void MmaThirds(uint32_t* scratch, int q, const uint32
 template <typename T, bool kNk>
 __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, uint32_t* scratch, int j0, int count, float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31;
+  const uint32_t batch = SmemAddr(sb) + j0 * kSlabTileBytes;  // K tile j0 of the slab
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
     if (j0 + u >= count) break;
@@ -292,12 +302,13 @@ __device__ __forceinline__ void ComputeBatch(const Batch& x, const T* sb, uint32
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
       uint32_t b0[4], b1[4];
+      const uint32_t tile = batch + u * kSlabTileBytes;
       if constexpr (kNk) {
-        LdmX4(b0, sb + NkBFragOffset(j0 + u, q, 0, lane));
-        LdmX4(b1, sb + NkBFragOffset(j0 + u, q, 1, lane));
+        LdmX4(b0, tile + TileFragBytes<true>(q, 0, lane));
+        LdmX4(b1, tile + TileFragBytes<true>(q, 1, lane));
       } else {
-        LdmX4T(b0, sb + BFragOffset(j0 + u, q, 0, lane));
-        LdmX4T(b1, sb + BFragOffset(j0 + u, q, 1, lane));
+        LdmX4T(b0, tile + TileFragBytes<false>(q, 0, lane));
+        LdmX4T(b1, tile + TileFragBytes<false>(q, 1, lane));
       }
       MmaSp<T>(acc[0], x.a[u][q], b0, q ? x.e[u].y : x.e[u].x);
       MmaSp<T>(acc[1], x.a[u][q], b1, q ? x.e[u].y : x.e[u].x);

@@ -194,6 +194,13 @@ TEST(U24Plan, PushReduceGivesEveryTileAndRankItsOwnSlotAtItsOwner) {
   ExpectPushReduceCoversEveryTile(WARPS, kMaxSplits, &RedBytes, PushOwner, PushSlot);
 }
 
+TEST(U24Layouts, LdmatrixAddressIsTileZerosPlusTheTiles) {  // ComputeBatch's address against the swizzled offsets
+  ExpectTileAddressesAddUp(
+      kMaxSlabTiles, 2, 2, kSlabTileBytes,
+      [](bool nk, int q, int ni, int l) { return nk ? TileFragBytes<true>(q, ni, l) : TileFragBytes<false>(q, ni, l); },
+      [](bool nk, int j, int q, int ni, int l) { return nk ? NkBFragOffset(j, q, ni, l) : BFragOffset(j, q, ni, l); });
+}
+
 TEST(U24Plan, SplitsCoverKOnceWithinTheClusterAndSlab) {
   static_assert(kBk == 64 && kNt == 16, "the shared checks' K tile and n tile");
   ExpectClusterStreamPlan([](int64_t mp, int64_t kp, int64_t n, int sms, int max) { return MakePlan(mp, kp, n, sms, max); },

@@ -38,6 +38,20 @@ void ExpectPushReduceCoversEveryTile(int warps, int max_splits, int (*red_bytes)
   }
 }
 
+// A seed's ldmatrix addresses as its ComputeBatch forms them, j * tile_bytes + tile0(nk, q, ni, lane) for K tile j
+// (tile0: TileFragBytes, tile 0's byte offset), against its swizzled offset frag(nk, j, q, ni, lane) in 2-byte elements
+// ((Nk)BFragOffset), for both layouts, every K tile a slab holds, every k step, n8 tile and lane.
+template <typename Tile0Fn, typename FragFn>
+void ExpectTileAddressesAddUp(int max_tiles, int steps, int n8_tiles, uint32_t tile_bytes, Tile0Fn tile0, FragFn frag) {
+  for (bool nk : {false, true})
+    for (int j = 0; j < max_tiles; ++j)
+      for (int q = 0; q < steps; ++q)
+        for (int ni = 0; ni < n8_tiles; ++ni)
+          for (int lane = 0; lane < 32; ++lane)
+            ASSERT_EQ(j * tile_bytes + tile0(nk, q, ni, lane), 2u * static_cast<uint32_t>(frag(nk, j, q, ni, lane)))
+                << (nk ? "NK" : "KN") << " K tile " << j << " step " << q << " n8 tile " << ni << " lane " << lane;
+}
+
 // What a seed's plan is made of (its constants, not re-typed here): at most `max_splits` ranks, a slab of at
 // most `max_slab_tiles` K tiles of 64 within `slab_budget` bytes (SLAB_KB), `rows_per_cta` rows a CTA, and shared
 // memory of red_bytes(splits) (the reduction's slots, sized for the plan's split count) plus `fixed_smem` plus
