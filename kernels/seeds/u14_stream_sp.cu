@@ -26,7 +26,8 @@
 // rows dealt to the row tiles by nonzero count (RowOrder) and the store maps them back. STAGE_A 1 copies each warp's
 // K range of A records into shared memory first (cp.async, three groups) where the share holds it after the
 // residual's staging (u90 4096 x 4096 at n = 16), nm24_stream_sp's STAGE_A. PRMT_EXPAND 1 (default 0 until timed)
-// stores a (0, 3) pair position 3 first, so each register is one byte permute (see Expand).
+// stores a group's values so that two nibble bits say which half its first goes in, each register then one byte
+// permute (the first-high layout, see FirstHigh).
 // sparseditto:seed families=[unstructured, file, n_m] nm=[1:4, 1:8] dtypes=[fp16, bf16] archs=[sm_90]
 // sparseditto:family stream  (WARPS, UNROLL, CTAS_PER_SM, SLAB_KB mean the same in each: crossover may mix them)
 #include "sparseditto_kernel.h"
@@ -88,18 +89,22 @@ __host__ __device__ __forceinline__ int ValInRecord(int r16, int q, int group) {
 // t=sel)'s operand for step q: bits 0-15 row g, bits 16-31 row g+8, groups 4 sel .. 4 sel + 3, 4 bits a group.
 __host__ __device__ __forceinline__ int64_t MetaRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * 32; }
 __host__ __device__ __forceinline__ int MetaLaneWord(int lane) { return ((lane >> 2) * 2 + (lane & 1)) * 2; }
-// A group's metadata nibble for a value at position p (or none): (p, p + 1) for p < 3, value in the low half;
-// (0, 3) for p = 3, value in the high half; an empty group (0, 1).
-constexpr uint32_t kHighNibble = 0xCu;
-__host__ __device__ __forceinline__ uint32_t NibbleFor(int p) { return p < 0 ? 0x4u : p == 3 ? kHighNibble : uint32_t(p | ((p + 1) << 2)); }
-// PRMT_EXPAND 1: a group whose two values sit at positions 0 and 3 (nibble (0, 3), as a lone value at 3) stores the
-// position-3 value as its first and the position-0 value as its second, so that the nibble alone says where the first
-// goes: high under kHighNibble (the second, or zero, low), low otherwise (the second, or zero, high). A register is
-// then one byte permute whose selector is one of two constants (ExpandStep), where PRMT_EXPAND 0's rule (a second
-// puts both in order, else the nibble places the first) costs about 10 instructions a register: on an H100 at u90
-// 8192² n = 16 the expansion was 83 of the kernel's 160 instructions a warp and K tile (ncu's SASS counts,
-// docs/results/session_h100_2026-12-08.md). Default 0 until a GPU times it.
-constexpr bool kSwapZeroThreePairs = PRMT_EXPAND != 0;
+// A group's metadata nibble is idx0 | idx1 << 2 (idx0 < idx1): the positions of the register's low and high halves.
+// In order (PRMT_EXPAND 0) a lone value at p takes (p, p + 1), low, for p < 3 and (0, 3), high, for p = 3; a pair
+// (a, b) its own nibble, a low; an empty group (0, 1).
+// The first-high layout (PRMT_EXPAND 1): a group's first value is the one at idx1, its second (if any) the one at
+// idx0, exactly when the nibble has bit 3 set and bit 0 clear ((0, 2), (0, 3), (2, 3)), and a lone value at 2 takes
+// (0, 2) so that it goes high as that rule says. Then the nibble alone places the first (and the second, or zero,
+// in the other half), a register is one byte permute whose selector is one of two constants (ExpandStep), and the
+// test for a whole metadata word is w & ~(w << 3): one shift a word and an and a register, where PRMT_EXPAND 0's rule
+// (a second puts both in order, else the nibble places the first) costs about 10 instructions a register, most of
+// the loop's (dev/ptx_census/sass.py). Default 0 until a GPU times it.
+constexpr bool kFirstHighLayout = PRMT_EXPAND != 0;
+constexpr uint32_t kHighNibble = 0xCu;  // in order: a lone value at 3
+__host__ __device__ __forceinline__ uint32_t NibbleFor(int p, bool first_high = kFirstHighLayout) {
+  return p < 0 ? 0x4u : p == 3 ? kHighNibble : first_high && p == 2 ? 0x8u : uint32_t(p | ((p + 1) << 2));
+}
+__host__ __device__ __forceinline__ bool FirstHigh(uint32_t nibble) { return (nibble & 0x9u) == 0x8u; }  // first-high layout
 // prmt.b32 in its default mode: byte i of the result is byte (sel >> 4i) & 7 of y:x (x bytes 0-3, y bytes 4-7).
 __host__ __device__ __forceinline__ uint32_t BytePerm(uint32_t x, uint32_t y, uint32_t sel) {
 #ifdef __CUDA_ARCH__
@@ -114,22 +119,24 @@ __host__ __device__ __forceinline__ uint32_t BytePerm(uint32_t x, uint32_t y, ui
 // PRMT_EXPAND's selector for a register from half `half` of a word of first values (bytes 0-3) and its word of
 // seconds (bytes 4-7): the first low and its second (or zero) high, or the other way round when `high`.
 __host__ __device__ __forceinline__ uint32_t PairSelector(bool high, int half) { return (high ? 0x1054u : 0x5410u) + 0x2222u * half; }
-// mma.sp register from a group's first value, its second (0: none) and its nibble. PRMT_EXPAND 0: a second puts both
-// in order, else the nibble places the first; 1: the nibble places the first, the second (or zero) in the other half.
-__host__ __device__ __forceinline__ uint32_t Expand(uint32_t value16, uint32_t second16, uint32_t nibble, bool swapped = kSwapZeroThreePairs) {
-  if (swapped) return BytePerm(value16, second16, PairSelector(nibble == kHighNibble, 0));
+// mma.sp register from a group's first value, its second (0: none) and its nibble. In order: a second puts both in
+// order, else the nibble places the first; first-high layout: FirstHigh places the first, the second (or zero) in the
+// other half.
+__host__ __device__ __forceinline__ uint32_t Expand(uint32_t value16, uint32_t second16, uint32_t nibble, bool first_high = kFirstHighLayout) {
+  if (first_high) return BytePerm(value16, second16, PairSelector(FirstHigh(nibble), 0));
   return second16 ? value16 | (second16 << 16) : nibble == kHighNibble ? value16 << 16 : value16;
 }
 // Lane 4g+t's four registers of step q from its 8 first values and 8 second values (as 4 words each, two
 // values a word) and the metadata words w0 (lane (g, 0): groups 0-3) and w1 (lane (g, 1): groups 4-7).
 __host__ __device__ __forceinline__ void ExpandStep(uint32_t lo, uint32_t hi, uint32_t slo, uint32_t shi, uint32_t w0, uint32_t w1, int t,
-                                                    uint32_t (&a)[4], bool swapped = kSwapZeroThreePairs) {
-  if (swapped) {  // bytes 0-3 the two first values, 4-7 the two seconds; a high register swaps its halves
-    const auto high = [t](uint32_t w, int at) { return ((w >> (at + 4 * t)) & 0xFu) == kHighNibble; };
-    a[0] = BytePerm(lo, slo, PairSelector(high(w0, 0), 0));
-    a[1] = BytePerm(lo, slo, PairSelector(high(w0, 16), 1));
-    a[2] = BytePerm(hi, shi, PairSelector(high(w1, 0), 0));
-    a[3] = BytePerm(hi, shi, PairSelector(high(w1, 16), 1));
+                                                    uint32_t (&a)[4], bool first_high = kFirstHighLayout) {
+  if (first_high) {  // bytes 0-3 the two first values, 4-7 the two seconds; a high register swaps its halves
+    const uint32_t f0 = w0 & ~(w0 << 3), f1 = w1 & ~(w1 << 3);  // bit 4i + 3: FirstHigh of nibble i
+    const uint32_t low_bit = 8u << (4 * t), high_bit = low_bit << 16;  // the lane's groups in each half
+    a[0] = BytePerm(lo, slo, PairSelector((f0 & low_bit) != 0, 0));
+    a[1] = BytePerm(lo, slo, PairSelector((f0 & high_bit) != 0, 1));
+    a[2] = BytePerm(hi, shi, PairSelector((f1 & low_bit) != 0, 0));
+    a[3] = BytePerm(hi, shi, PairSelector((f1 & high_bit) != 0, 1));
     return;
   }
   a[0] = Expand(lo & 0xFFFFu, slo & 0xFFFFu, (w0 >> (4 * t)) & 0xFu, false);
@@ -581,7 +588,7 @@ struct U14Host {
   std::vector<float> residual_val;
   std::vector<uint32_t> rstart;                // (mp/16) * (kp/64 + 1) * 8, see ResidualStart
   std::vector<int32_t> row_of;                 // mp: stored row -> row of the matrix, -1 for padding (see RowOrder)
-  bool swap03 = false;                         // (0, 3) pairs stored position 3 first (PRMT_EXPAND's layout)
+  bool first_high = false;                     // the first-high layout (PRMT_EXPAND 1, see FirstHigh)
 };
 // Stored row -> matrix row (-1: padding). Identity unless `balance`: then the rows by nonzero count, heaviest first,
 // dealt to the ceil(rows / 16) row tiles in turns (odd turns in reverse tile order), the k-th a tile gets at tile row k
@@ -608,12 +615,12 @@ std::vector<int32_t> RowOrder(int64_t rows, int64_t mp, const int32_t* ro, bool 
 }
 // Keeps the first nonzero of every group of four in the 1:4 layer, the second of the record's first kSeconds
 // groups with two or more (in stored row, then column order) as their second values, and lists the others in the
-// residual; entries with value 0 are dropped. Rows are stored in RowOrder(.., balance)'s order. swap03: a group's
-// values at positions 0 and 3 stored the other way round (PRMT_EXPAND's layout, see Expand). False on malformed input.
+// residual; entries with value 0 are dropped. Rows are stored in RowOrder(.., balance)'s order. first_high: the
+// first-high layout (PRMT_EXPAND 1, see FirstHigh), else in order. False on malformed input.
 bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, const float* v, U14Host* out, std::string* why,
-              bool balance = BALANCE_ROWS != 0, bool swap03 = kSwapZeroThreePairs) {
+              bool balance = BALANCE_ROWS != 0, bool first_high = kFirstHighLayout) {
   if (rows <= 0 || cols <= 0) return (*why = "bad shape", false);
-  out->swap03 = swap03;
+  out->first_high = first_high;
   for (int64_t r = 0; r < rows; ++r)
     if (ro[r] > ro[r + 1]) return (*why = "row offsets decrease", false);
   if (cols > kMaxResidualCols) return (*why = "K = " + std::to_string(cols) + " above " + std::to_string(kMaxResidualCols) + " (15-bit residual columns)", false);
@@ -646,12 +653,13 @@ bool BuildU14(int64_t rows, int64_t cols, const int32_t* ro, const int32_t* ci, 
       if (in_group == 1) {
         last_group = group, first_p = p;
         out->vals[slot] = v[e];
-        word = (word & ~(0xFu << shift)) | (NibbleFor(p) << shift);
+        word = (word & ~(0xFu << shift)) | (NibbleFor(p, first_high) << shift);
       } else if (in_group == 2 && seconds_used[rec] < kSeconds) {
         ++seconds_used[rec];
         out->seconds[slot] = v[e];
-        if (swap03 && first_p == 0 && p == 3) std::swap(out->vals[slot], out->seconds[slot]);  // see Expand
-        word = (word & ~(0xFu << shift)) | (uint32_t(first_p | (p << 2)) << shift);
+        const uint32_t pair = uint32_t(first_p | (p << 2));
+        if (first_high && FirstHigh(pair)) std::swap(out->vals[slot], out->seconds[slot]);  // the value at idx1 first
+        word = (word & ~(0xFu << shift)) | (pair << shift);
       } else {
         extra[mt * 8 + g].push_back({kt, e, r16});
       }

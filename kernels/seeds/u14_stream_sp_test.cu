@@ -11,10 +11,10 @@ namespace {
 
 using namespace sparseditto::seed_testing;
 
-U14Host BuildU(const Csr& m, bool balance = false, bool swap03 = kSwapZeroThreePairs) {
+U14Host BuildU(const Csr& m, bool balance = false, bool first_high = kFirstHighLayout) {
   U14Host h;
   std::string why;
-  EXPECT_TRUE(BuildU14(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why, balance, swap03)) << why;
+  EXPECT_TRUE(BuildU14(m.rows, m.cols, m.ro.data(), m.ci.data(), m.v.data(), &h, &why, balance, first_high)) << why;
   return h;
 }
 
@@ -32,12 +32,12 @@ void StepOperands(const U14Host& h, int64_t mt, int64_t kt, int q, Lanes4* a, st
     for (int r = 0; r < 4; ++r) sid[r] = h.seconds[base + r] != 0.0f ? uint32_t(r + 5) : 0u;
     uint32_t regs[4];
     ExpandStep(1u | (2u << 16), 3u | (4u << 16), sid[0] | (sid[1] << 16), sid[2] | (sid[3] << 16), (t & 1) ? other : mine,
-               (t & 1) ? mine : other, t, regs, h.swap03);  // first-value ids 1-4
+               (t & 1) ? mine : other, t, regs, h.first_high);  // first-value ids 1-4
     for (int r = 0; r < 4; ++r) {
       const float v = h.vals[base + r], second = h.seconds[base + r];
       const uint32_t id = static_cast<uint32_t>(r + 1);
-      if (sid[r]) {  // in order; PRMT_EXPAND's layout keeps a (0, 3) pair's position-3 value first, so it goes high
-        ASSERT_TRUE(regs[r] == (id | (sid[r] << 16)) || (h.swap03 && regs[r] == (sid[r] | (id << 16))))
+      if (sid[r]) {  // in order; the first-high layout's first goes high under (0, 2), (0, 3) and (2, 3)
+        ASSERT_TRUE(regs[r] == (id | (sid[r] << 16)) || (h.first_high && regs[r] == (sid[r] | (id << 16))))
             << "lane " << l << " register " << r << ": the two values, one a half";
         (*a)[l][r] = regs[r] == (id | (sid[r] << 16)) ? Reg{v, second} : Reg{second, v};
         continue;
@@ -49,23 +49,47 @@ void StepOperands(const U14Host& h, int64_t mt, int64_t kt, int q, Lanes4* a, st
 }
 
 TEST(U14Format, NibblesAndExpansion) {
-  for (bool swapped : {false, true})
+  for (bool first_high : {false, true})
     for (int p = 0; p < 4; ++p) {
-      SCOPED_TRACE(swapped ? "PRMT_EXPAND's layout" : "in order");
-      const uint32_t nib = NibbleFor(p), i0 = nib & 3, i1 = nib >> 2;
+      SCOPED_TRACE(first_high ? "the first-high layout" : "in order");
+      const uint32_t nib = NibbleFor(p, first_high), i0 = nib & 3, i1 = nib >> 2;
       EXPECT_LT(i0, i1) << p;                              // ordered metadata
       EXPECT_TRUE(i0 == uint32_t(p) || i1 == uint32_t(p)) << p;  // the value's position is selected
-      EXPECT_EQ(Expand(0x1234u, 0, nib, swapped), i1 == uint32_t(p) ? 0x12340000u : 0x1234u) << "slot of the value, p " << p;
+      EXPECT_EQ(Expand(0x1234u, 0, nib, first_high), i1 == uint32_t(p) ? 0x12340000u : 0x1234u) << "slot of the value, p " << p;
     }
-  // A second value (even -0) with its pair's nibble: in order, the first low; in PRMT_EXPAND's layout a (0, 3) pair's
-  // first is its position-3 value, so it goes high.
-  for (uint32_t pair : {0x4u, 0x8u, 0x9u, 0xDu, 0xEu}) {
+  // A second value (even -0) with its pair's nibble: in order, the first low; in the first-high layout the first is
+  // the value at idx1 under (0, 2), (0, 3) and (2, 3), so it goes high, and low under the others.
+  for (uint32_t pair : {0x4u, 0x8u, 0xCu, 0x9u, 0xDu, 0xEu}) {
+    const bool high = pair == 0x8u || pair == 0xCu || pair == 0xEu;
+    EXPECT_EQ(FirstHigh(pair), high) << pair;
     EXPECT_EQ(Expand(0x1234u, 0x8000u, pair, false), 0x80001234u) << pair;
-    EXPECT_EQ(Expand(0x1234u, 0x8000u, pair, true), 0x80001234u) << pair;
+    EXPECT_EQ(Expand(0x1234u, 0x8000u, pair, true), high ? 0x12348000u : 0x80001234u) << pair;
   }
-  EXPECT_EQ(Expand(0x1234u, 0x8000u, kHighNibble, false), 0x80001234u);
-  EXPECT_EQ(Expand(0x1234u, 0x8000u, kHighNibble, true), 0x12348000u);
-  EXPECT_EQ(NibbleFor(-1), 0x4u);
+  EXPECT_EQ(NibbleFor(-1, false), 0x4u);
+  EXPECT_EQ(NibbleFor(-1, true), 0x4u);
+}
+
+// ExpandStep's word-at-once test (w & ~(w << 3)) against FirstHigh nibble by nibble, for every lane's groups of
+// every metadata word made of the nibbles a record holds (and 0x0, never stored: its bits must not leak either).
+TEST(U14Format, ExpandStepPlacesEachFirstByItsOwnNibble) {
+  const uint32_t nibbles[] = {0x0u, 0x4u, 0x8u, 0xCu, 0x9u, 0xDu, 0xEu};
+  uint32_t state = 1;
+  const auto next_nibble = [&] { return nibbles[((state = state * 1664525u + 1013904223u) >> 16) % 7]; };
+  for (int trial = 0; trial < 4000; ++trial) {
+    uint32_t w[2] = {0, 0};
+    for (uint32_t& word : w)
+      for (int i = 0; i < 8; ++i) word |= next_nibble() << (4 * i);
+    for (int t = 0; t < 4; ++t) {
+      uint32_t a[4];
+      ExpandStep(0x22221111u, 0x44443333u, 0x66665555u, 0x88887777u, w[0], w[1], t, a, true);
+      const uint32_t firsts[4] = {0x1111u, 0x2222u, 0x3333u, 0x4444u}, seconds[4] = {0x5555u, 0x6666u, 0x7777u, 0x8888u};
+      for (int r = 0; r < 4; ++r) {
+        const bool high = FirstHigh((w[r / 2] >> (16 * (r % 2) + 4 * t)) & 0xFu);
+        EXPECT_EQ(a[r], high ? (firsts[r] << 16 | seconds[r]) : (seconds[r] << 16 | firsts[r]))
+            << std::hex << "words " << w[0] << " " << w[1] << " lane t " << t << " register " << r;
+      }
+    }
+  }
 }
 
 // BytePerm's host side is prmt.b32's default mode: each selector nibble picks a byte of y:x.
@@ -83,11 +107,11 @@ TEST(U14Format, ReexpandsToTheCsrMatrixWithTheResidual) {
   struct Case { int64_t rows, cols; double density; };
   for (const Case& c : {Case{7, 96, 0.1}, Case{65, 36, 0.3}, Case{33, 200, 0.5}, Case{130, 68, 0.9}, Case{16, 64, 1.0}, Case{3, 6, 0.5}})
   for (bool balance : {false, true})
-  for (bool swap03 : {false, true}) {
+  for (bool first_high : {false, true}) {
     SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.cols << " density " << c.density << (balance ? " balanced" : "")
-                                      << (swap03 ? " PRMT_EXPAND's layout" : ""));
+                                      << (first_high ? " the first-high layout" : ""));
     const Csr m = WithDenseRows(RandomCsr(c.rows, c.cols, c.density, static_cast<uint32_t>(c.rows * 7 + c.cols)), {c.rows / 2});
-    const U14Host h = BuildU(m, balance, swap03);
+    const U14Host h = BuildU(m, balance, first_high);
     ASSERT_EQ(h.mp % kMPad, 0);
     ASSERT_EQ(h.kp % kBk, 0);
     const int64_t kpairs = h.kp / kBk;
@@ -173,12 +197,12 @@ std::vector<float> Replay(const U14Host& h, const std::vector<float>& b, int64_t
 }
 
 void ExpectReplayMatches(int64_t rows, int64_t cols, double density, int64_t n, int max_splits, bool nk, bool balance = false,
-                         bool swap03 = kSwapZeroThreePairs) {  // both walks
+                         bool first_high = kFirstHighLayout) {  // both walks
   const Csr m = RandomCsr(rows, cols, density, static_cast<uint32_t>(rows + 17 * cols + n));
-  const U14Host h = BuildU(m, balance, swap03);
+  const U14Host h = BuildU(m, balance, first_high);
   const Plan plan = MakePlan(h.mp, h.kp, n, 132, max_splits);
   SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " density " << density << " n " << n << " splits " << plan.splits
-                                    << (nk ? " NK" : " KN") << (balance ? " balanced" : "") << (swap03 ? " PRMT_EXPAND's layout" : ""));
+                                    << (nk ? " NK" : " KN") << (balance ? " balanced" : "") << (first_high ? " the first-high layout" : ""));
   const std::vector<float> b = RandomB(cols, n, static_cast<uint32_t>(n * 3 + 1));
   for (bool spread : {false, true})
     for (bool first : {false, true}) ExpectPlainProduct(m, b, n, Replay(h, b, n, plan, nk, spread, first));
@@ -387,7 +411,7 @@ TEST(U14Replay, AwkwardShapesSplitsDensitiesAndNInBothLayouts) {
       ExpectReplayMatches(130, 600, 0.7, n, 1, nk);  // mostly residual
       ExpectReplayMatches(33, 200, 0.3, n, 3, nk, true);  // rows dealt by count: 3 tiles, the last part full
       ExpectReplayMatches(130, 600, 0.7, n, 8, nk, true);
-      ExpectReplayMatches(130, 600, 0.3, n, 8, nk, false, !kSwapZeroThreePairs);  // the layout PRMT_EXPAND does not pick
+      ExpectReplayMatches(130, 600, 0.3, n, 8, nk, false, !kFirstHighLayout);  // the layout PRMT_EXPAND does not pick
     }
 }
 
