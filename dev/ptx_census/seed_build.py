@@ -6,8 +6,11 @@ Tunables are set as the built-in mutator sets them, by rewriting the seed's `#de
 import collections
 import os
 import re
+import signal
 import subprocess
 import sys
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the tools quietly
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

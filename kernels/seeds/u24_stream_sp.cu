@@ -97,13 +97,24 @@ __host__ __device__ __forceinline__ int ThirdSlot(int r16, int q, int group) {  
 __host__ __device__ __forceinline__ uint32_t ThirdNibble(int p) { return p == 3 ? 0xCu : uint32_t(p | ((p + 1) << 2)); }
 // Its mma.sp register.
 [[maybe_unused]] __host__ __device__ __forceinline__ uint32_t ThirdReg(uint32_t bits16, uint32_t nibble) { return nibble == 0xCu ? bits16 << 16 : bits16; }
-// Lane (g, t)'s share of step q's metadata words of selector lanes t = 0 (groups 0-3) and 1 (groups 4-7), from its
-// registers' nibbles (0: empty): groups t (registers 0, 1: rows g, g + 8) and t + 4 (registers 2, 3), each nibble
-// XOR 0x4 so that an empty group adds nothing. The quad's OR, XOR 0x44444444, is the word (empty groups (0, 1)).
-[[maybe_unused]] __host__ __device__ __forceinline__ void ThirdMetaPart(const uint32_t (&nib)[4], int t, uint32_t* w0, uint32_t* w1) {
-  auto part = [](uint32_t n) { return (n ? n : 0x4u) ^ 0x4u; };
-  *w0 = part(nib[0]) << (4 * t) | part(nib[1]) << (16 + 4 * t);
-  *w1 = part(nib[2]) << (4 * t) | part(nib[3]) << (16 + 4 * t);
+// The thirds' metadata as SpreadThirds leaves it: a byte a group, in the order of the nibbles of the mma.sp metadata
+// word they make, so that a selector lane reads its word's eight bytes at once (ThirdMetaWord) where building it
+// from the quad's registers took a nibble merge and four shuffles a step. Word MetaLaneWord(lane) + q (lane (g, sel),
+// step q) is bytes 8 (its index) .. + 7: rows g then g + 8, groups 4 sel .. 4 sel + 3 each. ThirdMetaByte(slot): the
+// byte of the group whose register is at `slot` (ThirdSlot). A byte holds its nibble XOR 0x4, so that an empty group
+// (byte 0) reads as (0, 1).
+[[maybe_unused]] __host__ __device__ __forceinline__ int ThirdMetaByte(int slot) {
+  const int lane = slot >> 3, q = (slot >> 2) & 1, reg = slot & 3;  // reg: row half (reg & 1), group half (reg >> 1)
+  return ((lane >> 2) * 4 + (reg >> 1) * 2 + q) * 8 + (reg & 1) * 4 + (lane & 3);
+}
+// The metadata word of eight such bytes (lo: bytes 0-3, hi: 4-7): byte i's nibble at bits 4i.
+[[maybe_unused]] __host__ __device__ __forceinline__ uint32_t ThirdMetaWord(uint32_t lo, uint32_t hi) {
+  lo |= lo >> 4, hi |= hi >> 4;  // bytes 0 and 2 of each now hold two nibbles
+#ifdef __CUDA_ARCH__
+  return __byte_perm(lo, hi, 0x6420u) ^ 0x44444444u;
+#else
+  return ((lo & 0xFFu) | ((lo >> 8) & 0xFF00u) | ((hi & 0xFFu) << 16) | ((hi << 8) & 0xFF000000u)) ^ 0x44444444u;
+#endif
 }
 // Residual: the entries of rows 16mt + g and 16mt + g + 8 form list (mt, g), ordered by K tile; entry = value
 // bits | (row in the tile / 8) << 16 | column << 17. ResidualStart(mt, kt, g, ktiles): index into the
@@ -261,29 +272,26 @@ __device__ __forceinline__ void LoadBatch(const T* vals, const uint32_t* meta, c
   }
 }
 #if THIRDS
-// A record's thirds into the warp's zeroed scratch: each entry's register and nibble at its slot (the lanes then
-// read their slots step by step, MmaThirds, and zero them behind for the next record).
+// A record's thirds into the warp's zeroed scratch: each entry's register at its slot and its nibble at its metadata
+// byte (ThirdMetaByte; the lanes then read their slots and words step by step, MmaThirds, and zero them behind).
 __device__ __forceinline__ void SpreadThirds(uint32_t entry, uint32_t* scratch) {
   const uint32_t slot = (entry >> 16) & 0xFFu, nibble = entry >> 24;
-  if (nibble) scratch[slot] = ThirdReg(entry & 0xFFFFu, nibble), reinterpret_cast<uint8_t*>(scratch + 256)[slot] = static_cast<uint8_t>(nibble);
+  if (nibble) scratch[slot] = ThirdReg(entry & 0xFFFFu, nibble), reinterpret_cast<uint8_t*>(scratch + 256)[ThirdMetaByte(slot)] = static_cast<uint8_t>(nibble ^ 0x4u);
   __syncwarp();
 }
-// Step q's third values as mma.sp's A operand (the lane's slots 8 lane + 4q .. + 3 and the quad-built metadata word),
-// D += thirds * B; the slots read are zeroed, and after step 1 the warp is in step for the next SpreadThirds.
+// Step q's third values as mma.sp's A operand (the lane's slots 8 lane + 4q .. + 3 and its word's metadata bytes),
+// D += thirds * B; what was read is zeroed, and after step 1 the warp is in step for the next SpreadThirds. Lanes
+// t = 2, 3 read the words of t = 0, 1, which zero them: mma.sp (sparsity selector 0) reads metadata from t = 0, 1 only.
 template <typename T>
 __device__ __forceinline__ void MmaThirds(uint32_t* scratch, int q, const uint32_t (&b0)[4], const uint32_t (&b1)[4], float (&acc)[2][4]) {
   const int lane = threadIdx.x & 31, t = lane & 3;
   uint4* slots = reinterpret_cast<uint4*>(scratch + lane * 8 + q * 4);
-  uint32_t* nibs = reinterpret_cast<uint32_t*>(reinterpret_cast<uint8_t*>(scratch + 256) + lane * 8 + q * 4);
+  uint2* bytes = reinterpret_cast<uint2*>(scratch + 256) + MetaLaneWord(lane) + q;
   const uint4 a = *slots;  // the registers (0: no third value)
-  const uint32_t packed = *nibs;  // byte r: register r's nibble
-  *slots = make_uint4(0, 0, 0, 0), *nibs = 0;
-  const uint32_t nib[4] = {packed & 0xFu, (packed >> 8) & 0xFu, (packed >> 16) & 0xFu, packed >> 24};
-  uint32_t w0, w1;
-  ThirdMetaPart(nib, t, &w0, &w1);
-  w0 |= __shfl_xor_sync(0xffffffffu, w0, 1), w1 |= __shfl_xor_sync(0xffffffffu, w1, 1);
-  w0 |= __shfl_xor_sync(0xffffffffu, w0, 2), w1 |= __shfl_xor_sync(0xffffffffu, w1, 2);
-  const uint32_t e = ((t & 1) ? w1 : w0) ^ 0x44444444u;
+  const uint2 word = *bytes;
+  *slots = make_uint4(0, 0, 0, 0);
+  if (t < 2) *bytes = make_uint2(0, 0);
+  const uint32_t e = ThirdMetaWord(word.x, word.y);
   MmaSp<T>(acc[0], a, b0, e);
   MmaSp<T>(acc[1], a, b1, e);
   if (q == 1) __syncwarp();  // every slot read before the next record's entries land

@@ -6,6 +6,8 @@
 #include "kernels/seeds/u24_stream_sp.cu"
 #include "kernels/seeds/testing/cluster_stream_checks.h"
 
+#include <cstring>
+
 #include "gtest/gtest.h"
 
 namespace {
@@ -31,27 +33,57 @@ void TileOperands(const U24Host& h, int64_t mt, int64_t kc, Lanes4* a, std::arra
 }
 
 // The second mma.sp's operand of 32-column tile kc (THIRDS): what each lane reads from the warp's scratch after
-// SpreadThirds (ThirdReg of its slots' values; here ids 1-4 to see where ThirdReg puts them) and the metadata word the
-// quad builds (ThirdMetaPart, OR over lanes 4g .. 4g + 3, XOR 0x44444444), selector lanes t = 0, 1 taking words 0, 1.
+// SpreadThirds (ThirdReg of its slots' values; here ids 1-4 to see where ThirdReg puts them) and the metadata word
+// MmaThirds reads (the record's nibbles XOR 0x4 at their ThirdMetaByte, eight bytes a word through ThirdMetaWord).
 void ThirdOperands(const U24Host& h, int64_t mt, int64_t kc, Lanes4* a, std::array<uint32_t, 32>* e) {
   const int64_t rec = mt * (h.kp / kBk) + kc / 2;
-  std::array<uint32_t, 32> w0{}, w1{};
+  const int q = static_cast<int>(kc % 2);
+  std::array<uint8_t, 256> bytes{};
+  for (int slot = 0; slot < 256; ++slot) {
+    const uint32_t nib = h.third_nibble[rec * 256 + slot];
+    if (nib == 0) continue;
+    ASSERT_EQ(bytes[ThirdMetaByte(slot)], 0) << "slots " << slot << " and another share a metadata byte";
+    bytes[ThirdMetaByte(slot)] = static_cast<uint8_t>(nib ^ 0x4u);
+  }
   for (int l = 0; l < 32; ++l) {
-    uint32_t nib[4];
     for (int r = 0; r < 4; ++r) {
-      const int64_t at = rec * 256 + l * 8 + (kc % 2) * 4 + r;
-      nib[r] = h.third_nibble[at];
-      const uint32_t id = static_cast<uint32_t>(r + 1), reg = nib[r] ? ThirdReg(id, nib[r]) : 0u;
+      const int64_t at = rec * 256 + l * 8 + q * 4 + r;
+      const uint32_t nib = h.third_nibble[at], id = static_cast<uint32_t>(r + 1), reg = nib ? ThirdReg(id, nib) : 0u;
       ASSERT_TRUE(reg == 0 || reg == id || reg == id << 16) << "lane " << l << " register " << r;
       (*a)[l][r] = reg == id ? Reg{h.third_val[at], 0.0f} : reg ? Reg{0.0f, h.third_val[at]} : Reg{0.0f, 0.0f};
     }
-    ThirdMetaPart(nib, l & 3, &w0[l], &w1[l]);
+    uint32_t word[2];
+    std::memcpy(word, &bytes[(MetaLaneWord(l) + q) * 8], 8);
+    (*e)[l] = ThirdMetaWord(word[0], word[1]);
   }
-  for (int l = 0; l < 32; ++l) {
-    const int q0 = l & ~3;
-    const uint32_t word0 = w0[q0] | w0[q0 + 1] | w0[q0 + 2] | w0[q0 + 3], word1 = w1[q0] | w1[q0 + 1] | w1[q0 + 2] | w1[q0 + 3];
-    (*e)[l] = ((l & 1) ? word1 : word0) ^ 0x44444444u;
+}
+
+// Each slot of a record has its own metadata byte, and the word ThirdMetaWord reads for lane (g, sel), step q holds
+// at bits 4i the nibble of the group at slot (lane 4g + i % 4, register (i / 4) + 2 sel): mma.sp's metadata layout
+// (nm24_emulation.h's DecodeA), checked here one slot at a time for every slot.
+TEST(U24Format, ThirdMetaBytesMakeTheSelectorLanesWords) {
+  std::array<int, 256> owner;
+  owner.fill(-1);
+  for (int slot = 0; slot < 256; ++slot) {
+    const int at = ThirdMetaByte(slot);
+    ASSERT_TRUE(at >= 0 && at < 256) << slot;
+    EXPECT_EQ(owner[at], -1) << "slots " << owner[at] << " and " << slot << " share byte " << at;
+    owner[at] = slot;
   }
+  for (int q = 0; q < 2; ++q)
+    for (int lane = 0; lane < 32; ++lane) {
+      if ((lane & 3) >= 2) continue;  // selector 0: lanes t = 0, 1 hold the metadata
+      const int g = lane >> 2, sel = lane & 1;
+      for (int i = 0; i < 8; ++i) {
+        const int slot = (4 * g + i % 4) * 8 + q * 4 + (i / 4) + 2 * sel;
+        std::array<uint8_t, 256> bytes{};
+        bytes[ThirdMetaByte(slot)] = 0xC ^ 0x4;  // nibble (0, 3) at this group, (0, 1) everywhere else
+        uint32_t word[2];
+        std::memcpy(word, &bytes[(MetaLaneWord(lane) + q) * 8], 8);
+        EXPECT_EQ(ThirdMetaWord(word[0], word[1]), (0x44444444u & ~(0xFu << (4 * i))) | (0xCu << (4 * i)))
+            << "lane " << lane << " step " << q << " nibble " << i;
+      }
+    }
 }
 
 TEST(U24Format, ReexpandsToTheCsrMatrixWithTheResidual) {
