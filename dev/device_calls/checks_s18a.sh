@@ -3,19 +3,23 @@
 # session, which got no GPU; not yet run). Since the last GPU run the four stream seeds form each ldmatrix address
 # as tile 0's offset plus the tile (static SASS of the main loop a K tile, dev/ptx_census/sass.py: nm24 36.2 -> 25.5,
 # u14 123.6 -> 111.8, u24 145.2 -> 135.9, dense_stream 47.0 -> 40.2; host tests prove the addresses the same), and
-# u14_stream_sp's PRMT_EXPAND 1 is the first-high layout (76.5 a tile). This call: the stream seeds' GPU test
+# u14_stream_sp's PRMT_EXPAND 1 is the first-high layout (76.5 a tile), u24's thirds read their metadata words
+# whole (135.9 -> 88.4), and bsr_mma loads its stages from a per-thread plan (block 32's loop about 400 -> 120 a
+# block of 16 HMMA, the n % 8 == 0 path). This call: the stream seeds' GPU test
 # (defaults and PRMT_EXPAND), the llm suite's n = 16 rows benched over the library plus the four seeds as they were
 # (dist/seeds_before/*_before.cu, made by `bash dev/device_calls/seeds_before.sh c4760af` and carried) and u14 with
-# PRMT_EXPAND 1 as seeds of their own, u14's A/B on the generality suite's u90 tasks, the finalist sanitizers over
+# PRMT_EXPAND 1 as seeds of their own, the llm suite's block 32 at 90% tasks with bsr_mma against bsr_mma_before,
+# u14's A/B on the generality suite's u90 tasks, the finalist sanitizers over
 # the stream seeds and their every-path variants, and ncu of u14 with PRMT_EXPAND 1 at u90 8192² in the time left.
-#   LIMIT=520 bash dev/device_calls/checks_s18a.sh   (carry dist/gpu_*.tar.xz, built at or after the first-high
-#   commit, and dist/seeds_before)
+#   LIMIT=520 bash dev/device_calls/checks_s18a.sh   (carry dist/gpu_*.tar.xz, built at or after the bsr_mma stage
+#   plan commit, and dist/seeds_before); call it twice: the second call finishes the benches and runs the rest.
 set -uo pipefail
 source dev/device_calls/setup.sh
 use_package_bins
 L=dist/logs18a; mkdir -p $L
 y=dev/device_calls/llm_n16.yaml
-timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds_gpu_test.log 2>&1; echo "stream_seeds_gpu_test exit $?"
+# A second call on the warm machine skips the GPU test it has run and resumes the benches where they stopped.
+[[ -s $L/stream_seeds_gpu_test.log ]] || { timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds_gpu_test.log 2>&1; echo "stream_seeds_gpu_test exit $?"; }
 grep -E "^\[ *(OK|FAILED|PASSED) *\]|Failure" $L/stream_seeds_gpu_test.log | cut -c1-200
 S=dist/seeds18; rm -rf $S && mkdir -p $S && cp kernels/seeds/*.cu $S/ && rm -f $S/*_test.cu
 ls dist/seeds_before/*_before.cu > /dev/null && cp dist/seeds_before/*_before.cu $S/ || echo "no dist/seeds_before carried: no before rows"
@@ -24,6 +28,11 @@ set_tunable kernels/seeds/u14_stream_sp.cu $S/u14_stream_sp_first_high.cu PRMT_E
 LIMIT=$(( ${LIMIT:-560} - 190 )) bench_slice $y '.' dist/bench_llm_n16_s18 --timing-seconds 0.3 --seeds $S
 grep -E "^llm_" dist/bench_llm_n16_s18/bench.txt | grep -E " 16 " | cut -c1-160
 cp dist/bench_llm_n16_s18/bench.csv $L/bench_llm_n16.csv 2>/dev/null
+if (( $(left) > 200 )); then  # every n of the block 32 at 90% tasks: bsr_mma as now and as it was, beside the library
+  LIMIT=$(( ${LIMIT:-560} - 150 )) bench_slice configs/suites/llm.yaml 'block32_90_.*fp16' dist/bench_block32_s18 --timing-seconds 0.3 --seeds $S
+  grep -E "^llm_" dist/bench_block32_s18/bench.txt | cut -c1-160
+  cp dist/bench_block32_s18/bench.csv $L/bench_block32.csv 2>/dev/null
+fi
 for t in $(grep -oE "name: gen_unstructured90[a-z0-9_]*" dev/device_calls/gen_u90_n16.yaml | cut -d' ' -f2); do
   (( $(left) > 190 )) && ab_in dist/ab18 $L/ab.txt u14_stream_sp dev/device_calls/gen_u90_n16.yaml $t PRMT_EXPAND=1
 done

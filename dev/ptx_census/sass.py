@@ -9,6 +9,8 @@ The toolkit here has no disassembler: fetch_nvdisasm.sh takes CUDA 11.8's from D
 its cubins in a newer header layout 11.8 refuses, a copy of the cubin gets the old marks (sm_90, ABI 7) first,
 and the few newer opcodes 11.8 cannot decode (VIADD) are counted from the cubin (NEWER_OPCODES).
   dev/ptx_census/sass.py kernels/seeds/u14_stream_sp.cu [PRMT_EXPAND=1 ...]
+  dev/ptx_census/sass.py --kernel 'I6__halfNS_4TileILi32ELi128' kernels/seeds/bsr_mma.cu   (another seed: the function
+      whose mangled name contains the text; a seed without UNROLL is counted a trip of its loop; HGMMA counts as mma)
 """
 import os
 import re
@@ -100,17 +102,21 @@ def main(argv):
     if not os.access(NVDISASM, os.X_OK):
         print(f'sass: no nvdisasm at {NVDISASM}: run dev/ptx_census/fetch_nvdisasm.sh (or set NVDISASM)', file=sys.stderr)
         return 2
+    marker = 'I6__halfLb0E'  # the stream seeds' <__half, false>: fp16, KN
+    if argv[1] == '--kernel' and len(argv) > 3:
+        marker, argv = argv[2], argv[2:]
     seed, overrides = argv[1], argv[2:]
     with tempfile.TemporaryDirectory() as tmp:
         cubin, source = seed_build.compile_seed(seed, overrides, tmp, 'cubin')
         listing, patched = disassemble(cubin)
-    tiles = seed_build.tiles_a_trip(source)
-    function, body = kernel_lines(listing, 'I6__halfLb0E')
+    tiles = seed_build.tiles_a_trip(source) if re.search(r'^#define UNROLL ', source, re.M) else 1
+    function, body = kernel_lines(listing, marker)
     if body is None:
-        print(f'sass: no fp16 KN kernel in {seed}', file=sys.stderr)
+        print(f'sass: no kernel whose name contains {marker} in {seed}', file=sys.stderr)
         return 1
     def op(line):
-        return opcode(line, function, patched)
+        name = opcode(line, function, patched)
+        return 'HMMA' if name == 'HGMMA' else name  # the loop search counts either as the mma
     ops, mma = seed_build.busiest_loop(body, r'^(\.L_x_\d+):', r'\bBRA\s+`?\(?(\.L_x_\d+)\)?', op, 'HMMA')
     if ops is None:
         print(f'sass: no loop with HMMA in {seed}', file=sys.stderr)

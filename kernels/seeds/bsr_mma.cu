@@ -84,9 +84,8 @@ template <class TL> __host__ __device__ __forceinline__ void AccCoord(int warp, 
 }
 // ---- device primitives --------------------------------------------------------------------------
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void CpAsync16(void* dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src), "r"(src_bytes)
-               : "memory");
+__device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, int src_bytes) {  // dst: a shared address (SmemAddr)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 __device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void CpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
@@ -129,38 +128,78 @@ struct BsrArgs {
   int vec;         // n % 8 == 0 and B 16-byte aligned: cp.async B chunks
 };
 // ---- roles --------------------------------------------------------------------------------------
+// A thread's 16-byte chunks of a stage: chunk t is i = t * kThreads + threadIdx.x of the A block (kAChunks) or the
+// B slab (kBChunks), t counted at compile time. With `for (i = threadIdx.x; i < N; i += kThreads)` the compiler could
+// not bound the trip count and built a general loop that recomputed each chunk's swizzle, row, column and 64-bit
+// offset for every block (dev/ptx_census/sass.py: block 32's loop about 400 SASS instructions a block for 16 HMMA,
+// about 120 now); here what a chunk's place costs is computed once a kernel and a block adds its stage and its rows. A
+// thread's B chunks share a column and lie kRowStep rows apart (kThreads is a multiple of a row's chunks), so the
+// plan holds one offset, not one a chunk.
+template <class TL> struct StagePlan {
+  static constexpr int kACpr = TL::kBlock / 8, kBCpr = TL::kNt / 8, kRowStep = TL::kThreads / kBCpr;
+  static constexpr int kAChunks = TL::kBlock * kACpr, kBChunks = TL::kBlock * kBCpr;
+  static constexpr int kA = (kAChunks + TL::kThreads - 1) / TL::kThreads, kB = (kBChunks + TL::kThreads - 1) / TL::kThreads;
+  static_assert(TL::kThreads % kBCpr == 0, "a thread's B chunks share a column");
+  static __host__ __device__ __forceinline__ bool Has(int chunks, int t, int tid) { return chunks % TL::kThreads == 0 || t * TL::kThreads + tid < chunks; }
+  // Chunk t's byte offset in its stage (swizzled), computed where it is used: from the thread and t alone, which the
+  // compiler folds to one offset and a constant a chunk where the tile allows, rather than registers a chunk.
+  static __host__ __device__ __forceinline__ uint32_t ADst(int t, int tid) {
+    const int i = t * TL::kThreads + tid;
+    return SwzChunk<kACpr>(i / kACpr, i % kACpr) * 16;
+  }
+  static __host__ __device__ __forceinline__ int BRow(int t, int tid) { return tid / kBCpr + t * kRowStep; }
+  static __host__ __device__ __forceinline__ int BCol(int tid) { return tid % kBCpr; }  // in chunks of 8
+  static __host__ __device__ __forceinline__ uint32_t BDst(int t, int tid) { return SwzChunk<kBCpr>(BRow(t, tid), BCol(tid)) * 16; }
+  int b_row;                      // the row of chunk 0 in the slab (chunk t: + t kRowStep); 1 << 20 for columns past n
+  int64_t b_src;                  // chunk 0's element offset from the slab's first row (b_row * n + column)
+};
+template <class TL> __device__ __forceinline__ StagePlan<TL> MakeStagePlan(const BsrArgs& p, int64_t n0) {
+  using Plan = StagePlan<TL>;
+  Plan plan;
+  const int tid = static_cast<int>(threadIdx.x), r = Plan::BRow(0, tid);
+  const int64_t col = n0 + Plan::BCol(tid) * 8;
+  plan.b_row = col < p.n ? r : 1 << 20, plan.b_src = r * p.n + col;
+  return plan;
+}
+// The A block at a_src and, when n % 8 == 0 (a chunk wholly inside or outside n), the B slab of rows k0 .. k0+BLOCK-1
+// into the stage at shared addresses sa, sb; zero outside K x n.
 template <typename T, class TL>
-__device__ __forceinline__ void LoadABlock(T* dst, const T* src) {
-  constexpr int CPR = TL::kBlock / 8;
-  for (int i = threadIdx.x; i < TL::kBlock * CPR; i += TL::kThreads) {
-    CpAsync16(dst + SwzChunk<CPR>(i / CPR, i % CPR) * 8, src + i * 8, 16);
+__device__ __forceinline__ void LoadStage(uint32_t sa, uint32_t sb, const T* a_src, const BsrArgs& p, int64_t k0, const StagePlan<TL>& plan) {
+  using Plan = StagePlan<TL>;
+  const int tid = static_cast<int>(threadIdx.x);
+#pragma unroll
+  for (int t = 0; t < Plan::kA; ++t)
+    if (Plan::Has(Plan::kAChunks, t, tid)) CpAsync16(sa + Plan::ADst(t, tid), a_src + (t * TL::kThreads + tid) * 8, 16);
+  if (!p.vec) return;
+  const T* rows = static_cast<const T*>(p.b) + k0 * p.n;  // row k0 < K: a valid address for the zero-filled chunks
+  const int rows_left = p.k - k0 < TL::kBlock ? static_cast<int>(p.k - k0) : TL::kBlock;
+#pragma unroll
+  for (int t = 0; t < Plan::kB; ++t) {
+    if (!Plan::Has(Plan::kBChunks, t, tid)) continue;
+    const bool in = plan.b_row + t * Plan::kRowStep < rows_left;
+    CpAsync16(sb + Plan::BDst(t, tid), in ? rows + plan.b_src + static_cast<int64_t>(t) * Plan::kRowStep * p.n : rows, in ? 16 : 0);
   }
 }
 
-// B rows k0 .. k0+BLOCK-1, columns n0 .. n0+NT-1; zero outside K x n.
+// B rows k0 .. k0+BLOCK-1, columns n0 .. n0+NT-1 when n % 8 != 0 or B is not 16-byte aligned: element by element,
+// zero outside K x n.
 template <typename T, class TL>
-__device__ __forceinline__ void LoadBSlab(T* dst, const BsrArgs& p, int64_t k0, int64_t n0) {
+__device__ __forceinline__ void LoadBSlabScalar(T* dst, const BsrArgs& p, int64_t k0, int64_t n0) {
   constexpr int CPR = TL::kNt / 8;
   const T* b = static_cast<const T*>(p.b);
   for (int i = threadIdx.x; i < TL::kBlock * CPR; i += TL::kThreads) {
     const int r = i / CPR, c = i % CPR;
     const int64_t k = k0 + r, col = n0 + c * 8;
-    T* d = dst + SwzChunk<CPR>(r, c) * 8;
-    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
-      const bool in = k < p.k && col < p.n;
-      CpAsync16(d, in ? b + k * p.n + col : b, in ? 16 : 0);
-    } else {
-      const uint16_t* bs = reinterpret_cast<const uint16_t*>(b);
-      uint32_t w[4];
+    const uint16_t* bs = reinterpret_cast<const uint16_t*>(b);
+    uint32_t w[4];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t c0 = col + 2 * e;
-        const uint32_t lo = (k < p.k && c0 < p.n) ? __ldg(bs + k * p.n + c0) : 0u;
-        const uint32_t hi = (k < p.k && c0 + 1 < p.n) ? __ldg(bs + k * p.n + c0 + 1) : 0u;
-        w[e] = lo | (hi << 16);
-      }
-      *reinterpret_cast<uint4*>(d) = make_uint4(w[0], w[1], w[2], w[3]);
+    for (int e = 0; e < 4; ++e) {
+      const int64_t c0 = col + 2 * e;
+      const uint32_t lo = (k < p.k && c0 < p.n) ? __ldg(bs + k * p.n + c0) : 0u;
+      const uint32_t hi = (k < p.k && c0 + 1 < p.n) ? __ldg(bs + k * p.n + c0 + 1) : 0u;
+      w[e] = lo | (hi << 16);
     }
+    *reinterpret_cast<uint4*>(dst + SwzChunk<CPR>(r, c) * 8) = make_uint4(w[0], w[1], w[2], w[3]);
   }
 }
 
@@ -243,10 +282,12 @@ __global__ void __launch_bounds__(TL::kThreads) BsrMmaKernel(BsrArgs p) {
   const int first = p.row_ptr[brow], count = p.row_ptr[brow + 1] - first;
   const T* vals = static_cast<const T*>(p.vals);
   float acc[TL::kMi][TL::kNi][4] = {};
+  const StagePlan<TL> plan = MakeStagePlan<TL>(p, n0);
   auto load = [&](int j) {  // nonzero block j of this block-row into stage j % kStages
     const int s = j % TL::kStages;
-    LoadABlock<T, TL>(sa + s * TL::kAElems, vals + static_cast<int64_t>(first + j) * TL::kAElems);
-    LoadBSlab<T, TL>(sb + s * TL::kBElems, p, static_cast<int64_t>(p.col_idx[first + j]) * TL::kBlock, n0);
+    const int64_t k0 = static_cast<int64_t>(p.col_idx[first + j]) * TL::kBlock;
+    LoadStage<T, TL>(SmemAddr(sa + s * TL::kAElems), SmemAddr(sb + s * TL::kBElems), vals + static_cast<int64_t>(first + j) * TL::kAElems, p, k0, plan);
+    if (!p.vec) LoadBSlabScalar<T, TL>(sb + s * TL::kBElems, p, k0, n0);
   };
 #pragma unroll
   for (int j = 0; j < TL::kStages - 1; ++j) { if (j < count) load(j); CpAsyncCommit(); }

@@ -280,6 +280,49 @@ TEST(BsrMmaStagedStore, WritesWholeRowsOfEveryTile) {
   ExpectStagedStoreIsTheTile<MidTile<64>>();
 }
 
+// LoadStage's chunks of a tile: over the CTA's threads, chunk t of thread tid is chunk i = t * kThreads + tid of the A
+// block and of the B slab, each chunk loaded once, at its swizzled place (ADst, BDst), from its own row and column
+// (BRow, BCol: a thread's B chunks kRowStep rows apart in one column), and nothing past the stage.
+template <class TL> void ExpectStagePlanLoadsEveryChunkOnce() {
+  using Plan = StagePlan<TL>;
+  SCOPED_TRACE(::testing::Message() << "tile " << TL::kBlock << "x" << TL::kNt << ", " << TL::kThreads << " threads");
+  std::vector<int> a_seen(Plan::kAChunks, 0), b_seen(Plan::kBChunks, 0);
+  for (int tid = 0; tid < TL::kThreads; ++tid) {
+    for (int t = 0; t < Plan::kA; ++t) {
+      if (!Plan::Has(Plan::kAChunks, t, tid)) continue;
+      const int i = t * TL::kThreads + tid;
+      ASSERT_LT(i, Plan::kAChunks);
+      ++a_seen[i];
+      EXPECT_EQ(Plan::ADst(t, tid), static_cast<uint32_t>(SwzChunk<TL::kBlock / 8>(i / (TL::kBlock / 8), i % (TL::kBlock / 8)) * 16));
+    }
+    for (int t = 0; t < Plan::kB; ++t) {
+      if (!Plan::Has(Plan::kBChunks, t, tid)) continue;
+      const int i = t * TL::kThreads + tid, cpr = TL::kNt / 8;
+      ASSERT_LT(i, Plan::kBChunks);
+      ++b_seen[i];
+      EXPECT_EQ(Plan::BRow(t, tid), i / cpr) << "thread " << tid << " chunk " << t;
+      EXPECT_EQ(Plan::BCol(tid), i % cpr) << "thread " << tid << " chunk " << t;
+      EXPECT_EQ(Plan::BDst(t, tid), static_cast<uint32_t>(SwzChunk<TL::kNt / 8>(i / cpr, i % cpr) * 16));
+    }
+  }
+  for (int i = 0; i < Plan::kAChunks; ++i) EXPECT_EQ(a_seen[i], 1) << "A chunk " << i;
+  for (int i = 0; i < Plan::kBChunks; ++i) EXPECT_EQ(b_seen[i], 1) << "B chunk " << i;
+}
+
+TEST(BsrMmaStagePlan, LoadsEveryChunkOnceAtItsPlace) {
+  ExpectStagePlanLoadsEveryChunkOnce<SmallTile<16>>();
+  ExpectStagePlanLoadsEveryChunkOnce<MidTile<16>>();
+  ExpectStagePlanLoadsEveryChunkOnce<BigTile<16>>();
+  ExpectStagePlanLoadsEveryChunkOnce<SmallTile<32>>();
+  ExpectStagePlanLoadsEveryChunkOnce<MidTile<32>>();
+  ExpectStagePlanLoadsEveryChunkOnce<BigTile<32>>();
+  ExpectStagePlanLoadsEveryChunkOnce<SmallTile<64>>();
+  ExpectStagePlanLoadsEveryChunkOnce<MidTile<64>>();
+  ExpectStagePlanLoadsEveryChunkOnce<BigTile<64>>();
+  ExpectStagePlanLoadsEveryChunkOnce<Tile<16, 64, 1, 8, 3>>();  // WARPS 8
+  ExpectStagePlanLoadsEveryChunkOnce<Tile<64, 256, 2, 2, 2>>();  // N_TILE 256
+}
+
 TEST(BsrMmaReplay, Block16) { ReplayAllTiles<16>(33, 70); }
 TEST(BsrMmaReplay, Block32) { ReplayAllTiles<32>(65, 96); }
 TEST(BsrMmaReplay, Block64) { ReplayAllTiles<64>(100, 130); }
