@@ -8,7 +8,8 @@
 # block of 16 HMMA, the n % 8 == 0 path). This call: the stream seeds' GPU test
 # (defaults and PRMT_EXPAND), the llm suite's n = 16 rows benched over the library plus the four seeds as they were
 # (dist/seeds_before/*_before.cu, made by `bash dev/device_calls/seeds_before.sh c4760af` and carried) and u14 with
-# PRMT_EXPAND 1 as seeds of their own, the llm suite's block 32 at 90% tasks with bsr_mma against bsr_mma_before,
+# PRMT_EXPAND 1 as seeds of their own, bsr_mma through awkward shapes (block_awkward.yaml: verified before timed),
+# the llm suite's block 32 at 90% tasks with bsr_mma against bsr_mma_before,
 # u14's A/B on the generality suite's u90 tasks, the finalist sanitizers over
 # the stream seeds and their every-path variants, and ncu of u14 with PRMT_EXPAND 1 at u90 8192² in the time left.
 #   LIMIT=520 bash dev/device_calls/checks_s18a.sh   (carry dist/gpu_*.tar.xz, built at or after the bsr_mma stage
@@ -21,6 +22,12 @@ y=dev/device_calls/llm_n16.yaml
 # A second call on the warm machine skips the GPU test it has run and resumes the benches where they stopped.
 [[ -s $L/stream_seeds_gpu_test.log ]] || { timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds_gpu_test.log 2>&1; echo "stream_seeds_gpu_test exit $?"; }
 grep -E "^\[ *(OK|FAILED|PASSED) *\]|Failure" $L/stream_seeds_gpu_test.log | cut -c1-200
+# bsr_mma's stage plan at awkward shapes (every block size, n not a multiple of 8, both dtypes): verified, then timed.
+[[ -s $L/bsr_awkward.txt ]] || for t in awkward_block16_fp16 awkward_block32_bf16 awkward_block64_fp16; do
+  timeout 60 "$SD" eval --task dev/device_calls/block_awkward.yaml --name $t --kernel kernels/seeds/bsr_mma.cu --task-shapes-only \
+    --timing-seconds 0.1 --cache dist/eval18 >> $L/bsr_awkward.txt 2>&1; echo "bsr_mma $t exit $?"
+done
+grep -E "verdict|REJECTED|FAILED|mismatch" $L/bsr_awkward.txt | cut -c1-160 | head -20
 S=dist/seeds18; rm -rf $S && mkdir -p $S && cp kernels/seeds/*.cu $S/ && rm -f $S/*_test.cu
 ls dist/seeds_before/*_before.cu > /dev/null && cp dist/seeds_before/*_before.cu $S/ || echo "no dist/seeds_before carried: no before rows"
 source dev/tunable_sweep/set_tunable.sh
