@@ -85,7 +85,7 @@ __host__ __device__ __forceinline__ int NkBFragOffset(int j, int q, int lane) {
 // Both layouts' swizzles depend on a row's place within its K tile only, so K tile j's ldmatrix address is tile
 // 0's plus j slab tiles (the host tests check every j, q and lane): ComputeBatch adds the tile's bytes to an
 // offset the loop computes once, where recomputing the swizzle for each ldmatrix costs integer instructions
-// in every K tile of an issue-bound loop (dev/ptx_census/sass.py counts them).
+// in every K tile (dev/ptx_census/sass.py counts them), which the loop issues beside its mma.
 constexpr int kSlabTileBytes = kBk * kSlabRowBytes;
 template <bool kNk> __host__ __device__ __forceinline__ uint32_t TileFragBytes(int q, int lane) {
   return 2u * (kNk ? NkBFragOffset(0, q, lane) : BFragOffset(0, q, lane));
