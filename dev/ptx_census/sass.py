@@ -11,6 +11,8 @@ and the few newer opcodes 11.8 cannot decode (VIADD) are counted from the cubin 
   dev/ptx_census/sass.py kernels/seeds/u14_stream_sp.cu [PRMT_EXPAND=1 ...]
   dev/ptx_census/sass.py --kernel 'I6__halfNS_4TileILi32ELi128' kernels/seeds/bsr_mma.cu   (another seed: the function
       whose mangled name contains the text; a seed without UNROLL is counted a trip of its loop; HGMMA counts as mma)
+  dev/ptx_census/sass.py --all kernels/seeds/*.cu   (an inventory: every fp16 function's busiest mma loop, one line
+      each: instructions a trip, mma a trip, and instructions an mma; static, so untaken paths count too)
 """
 import os
 import re
@@ -95,6 +97,36 @@ def opcode(line, function, patched):
     return patched.get((function, int(m.group(1), 16)), m.group(2)) if m else None
 
 
+def loop_ops(function, body, patched):
+    """seed_build.busiest_loop over a function's lines, HGMMA counted as HMMA."""
+    def op(line):
+        name = opcode(line, function, patched)
+        return 'HMMA' if name == 'HGMMA' else name
+    return seed_build.busiest_loop(body, r'^(\.L_x_\d+):', r'\bBRA\s+`?\(?(\.L_x_\d+)\)?', op, 'HMMA')
+
+
+def inventory(seeds):
+    """One line a fp16 function of each seed (defaults): its busiest mma loop's size and mma count a trip."""
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as tmp:
+            cubin, _ = seed_build.compile_seed(seed, [], tmp, 'cubin')
+            listing, patched = disassemble(cubin)
+        heads = list(re.finditer(r'^\s*\.section\s+\.text\.(\S+?),', listing, re.M))
+        for i, m in enumerate(heads):
+            function = m.group(1)
+            if 'I6__half' not in function:
+                continue
+            end = heads[i + 1].start() if i + 1 < len(heads) else len(listing)
+            ops, mma = loop_ops(function, listing[m.end():end].split('\n'), patched)
+            kernel = re.sub(r'^_ZN\d+_GLOBAL__N__\w+?_cu_\w+?\d+(?=[A-Z])', '', function)[:60]
+            if ops is None:
+                print(f'{os.path.basename(seed):24} {kernel:60} no mma loop')
+                continue
+            total = sum(ops.values())
+            print(f'{os.path.basename(seed):24} {kernel:60} {total:5d} a trip, {mma:3d} mma, {total / mma:5.1f} an mma')
+    return 0
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -102,6 +134,8 @@ def main(argv):
     if not os.access(NVDISASM, os.X_OK):
         print(f'sass: no nvdisasm at {NVDISASM}: run dev/ptx_census/fetch_nvdisasm.sh (or set NVDISASM)', file=sys.stderr)
         return 2
+    if argv[1] == '--all':
+        return inventory(argv[2:])
     marker = 'I6__halfLb0E'  # the stream seeds' <__half, false>: fp16, KN
     if argv[1] == '--kernel' and len(argv) > 3:
         marker, argv = argv[2], argv[2:]
@@ -114,14 +148,11 @@ def main(argv):
     if body is None:
         print(f'sass: no kernel whose name contains {marker} in {seed}', file=sys.stderr)
         return 1
-    def op(line):
-        name = opcode(line, function, patched)
-        return 'HMMA' if name == 'HGMMA' else name  # the loop search counts either as the mma
-    ops, mma = seed_build.busiest_loop(body, r'^(\.L_x_\d+):', r'\bBRA\s+`?\(?(\.L_x_\d+)\)?', op, 'HMMA')
+    ops, mma = loop_ops(function, body, patched)
     if ops is None:
         print(f'sass: no loop with HMMA in {seed}', file=sys.stderr)
         return 1
-    everything = sum(1 for line in body if op(line))
+    everything = sum(1 for line in body if opcode(line, function, patched))
     seed_build.print_mix(seed, overrides, 'SASS', ops, mma, tiles, 18, f'; the kernel has {everything} in all')
     return 0
 
