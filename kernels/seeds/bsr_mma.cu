@@ -89,15 +89,15 @@ __device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, int src
 }
 __device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void CpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-#define SD_LDM_X4(SUFFIX, r, p)                                                                   \
+// ldmatrix at a shared-memory byte address (SmemAddr): a stage's base plus a lane's offset, one add.
+#define SD_LDM_X4(SUFFIX, r, smem)                                                                \
   asm volatile("ldmatrix.sync.aligned.m8n8.x4" SUFFIX ".shared.b16 {%0,%1,%2,%3}, [%4];\n"             \
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SmemAddr(p)) : "memory")
-__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], const void* p) { SD_LDM_X4("", r, p); }
-__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], const void* p) { SD_LDM_X4(".trans", r, p); }
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem) : "memory")
+__device__ __forceinline__ void LdmX4(uint32_t (&r)[4], uint32_t smem) { SD_LDM_X4("", r, smem); }
+__device__ __forceinline__ void LdmX4T(uint32_t (&r)[4], uint32_t smem) { SD_LDM_X4(".trans", r, smem); }
 // Used only when a tunable choice leaves an odd count of n8 tiles (maybe_unused: no nvcc #177 otherwise).
-[[maybe_unused]] __device__ __forceinline__ void LdmX2T(uint32_t (&r)[2], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(r[0]), "=r"(r[1]) : "r"(SmemAddr(p)) : "memory");
+[[maybe_unused]] __device__ __forceinline__ void LdmX2T(uint32_t (&r)[2], uint32_t smem) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(smem) : "memory");
 }
 #define SD_MMA16816(TY, d, a, b)                                                                   \
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, " \
@@ -204,20 +204,20 @@ __device__ __forceinline__ void LoadBSlabScalar(T* dst, const BsrArgs& p, int64_
 }
 
 template <typename T, class TL>
-__device__ __forceinline__ void ComputeBlock(const T* sa, const T* sb, float (&acc)[TL::kMi][TL::kNi][4]) {
+__device__ __forceinline__ void ComputeBlock(uint32_t sa, uint32_t sb, float (&acc)[TL::kMi][TL::kNi][4]) {  // stage addresses
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
   for (int kk = 0; kk < TL::kBlock / 16; ++kk) {
     uint32_t a[TL::kMi][4], bf[TL::kNi][2];
 #pragma unroll
-    for (int mi = 0; mi < TL::kMi; ++mi) LdmX4(a[mi], sa + AFragOffset<TL>(warp, mi, kk, lane));
+    for (int mi = 0; mi < TL::kMi; ++mi) LdmX4(a[mi], sa + 2 * AFragOffset<TL>(warp, mi, kk, lane));
 #pragma unroll
     for (int ni = 0; ni + 1 < TL::kNi; ni += 2) {
       uint32_t r[4];
-      LdmX4T(r, sb + BFragOffset<TL>(warp, ni, kk, lane));
+      LdmX4T(r, sb + 2 * BFragOffset<TL>(warp, ni, kk, lane));
       SplitX4(r, bf[ni], bf[ni + 1]);
     }
-    if constexpr (TL::kNi % 2 == 1) LdmX2T(bf[TL::kNi - 1], sb + BFragOffset<TL>(warp, TL::kNi - 1, kk, lane & 15));
+    if constexpr (TL::kNi % 2 == 1) LdmX2T(bf[TL::kNi - 1], sb + 2 * BFragOffset<TL>(warp, TL::kNi - 1, kk, lane & 15));
 #pragma unroll
     for (int mi = 0; mi < TL::kMi; ++mi) {
 #pragma unroll
@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(TL::kThreads) BsrMmaKernel(BsrArgs p) {
     __syncthreads();  // stage j landed for all; stage j-1 fully consumed, so it may be refilled
     if (j + TL::kStages - 1 < count) load(j + TL::kStages - 1);
     CpAsyncCommit();
-    ComputeBlock<T, TL>(sa + (j % TL::kStages) * TL::kAElems, sb + (j % TL::kStages) * TL::kBElems, acc);
+    ComputeBlock<T, TL>(SmemAddr(sa + (j % TL::kStages) * TL::kAElems), SmemAddr(sb + (j % TL::kStages) * TL::kBElems), acc);
   }
   if (p.staged) {
     CpAsyncWait<0>();  // the trailing (empty) groups; every stage consumed
