@@ -35,10 +35,12 @@ set_tunable kernels/seeds/u14_stream_sp.cu $S/u14_stream_sp_first_high.cu PRMT_E
 LIMIT=$(( ${LIMIT:-560} - 190 )) bench_slice $y '.' dist/bench_llm_n16_s18 --timing-seconds 0.3 --seeds $S
 grep -E "^llm_" dist/bench_llm_n16_s18/bench.txt | grep -E " 16 " | cut -c1-160
 cp dist/bench_llm_n16_s18/bench.csv $L/bench_llm_n16.csv 2>/dev/null
+python3 dev/device_calls/variants_from_bench.py dist/bench_llm_n16_s18/bench.csv 2>/dev/null | tee $L/variants_n16.txt
 if (( $(left) > 200 )); then  # every n of the block 32 at 90% tasks: bsr_mma as now and as it was, beside the library
   LIMIT=$(( ${LIMIT:-560} - 150 )) bench_slice configs/suites/llm.yaml 'block32_90_.*fp16' dist/bench_block32_s18 --timing-seconds 0.3 --seeds $S
   grep -E "^llm_" dist/bench_block32_s18/bench.txt | cut -c1-160
   cp dist/bench_block32_s18/bench.csv $L/bench_block32.csv 2>/dev/null
+  python3 dev/device_calls/variants_from_bench.py dist/bench_block32_s18/bench.csv 2>/dev/null | tee $L/variants_block32.txt
 fi
 for t in $(grep -oE "name: gen_unstructured90[a-z0-9_]*" dev/device_calls/gen_u90_n16.yaml | cut -d' ' -f2); do
   (( $(left) > 190 )) && ab_in dist/ab18 $L/ab.txt u14_stream_sp dev/device_calls/gen_u90_n16.yaml $t PRMT_EXPAND=1
