@@ -5,10 +5,12 @@
 # u14 123.6 -> 111.8, u24 145.2 -> 135.9, dense_stream 47.0 -> 40.2; host tests prove the addresses the same), and
 # u14_stream_sp's PRMT_EXPAND 1 is the first-high layout (76.5 a tile), u24's thirds read their metadata words
 # whole (135.9 -> 88.4), and bsr_mma loads its stages from a per-thread plan (block 32's loop about 400 -> 120 a
-# block of 16 HMMA, the n % 8 == 0 path). This call: the stream seeds' GPU test
+# block of 16 HMMA, the n % 8 == 0 path), as does nm24_mma_sp (the Ampere 2:4 seed: its small-n tile 588 -> 107 a
+# K tile of 4 mma.sp). This call: the stream seeds' GPU test
 # (defaults and PRMT_EXPAND), the llm suite's n = 16 rows benched over the library plus the four seeds as they were
 # (dist/seeds_before/*_before.cu, made by `bash dev/device_calls/seeds_before.sh c4760af` and carried) and u14 with
-# PRMT_EXPAND 1 as seeds of their own, bsr_mma through awkward shapes (block_awkward.yaml: verified before timed),
+# PRMT_EXPAND 1 as seeds of their own, bsr_mma and nm24_mma_sp through awkward shapes (awkward_shapes.yaml:
+# verified before timed),
 # the llm suite's block 32 at 90% tasks with bsr_mma against bsr_mma_before,
 # u14's A/B on the generality suite's u90 tasks, the finalist sanitizers over
 # the stream seeds and their every-path variants, and ncu of u14 with PRMT_EXPAND 1 at u90 8192² in the time left.
@@ -22,12 +24,13 @@ y=dev/device_calls/llm_n16.yaml
 # A second call on the warm machine skips the GPU test it has run and resumes the benches where they stopped.
 [[ -s $L/stream_seeds_gpu_test.log ]] || { timeout 200 build/bin/stream_seeds_gpu_test > $L/stream_seeds_gpu_test.log 2>&1; echo "stream_seeds_gpu_test exit $?"; }
 grep -E "^\[ *(OK|FAILED|PASSED) *\]|Failure" $L/stream_seeds_gpu_test.log | cut -c1-200
-# bsr_mma's stage plan at awkward shapes (every block size, n not a multiple of 8, both dtypes): verified, then timed.
-[[ -s $L/bsr_awkward.txt ]] || for t in awkward_block16_fp16 awkward_block32_bf16 awkward_block64_fp16; do
-  timeout 60 "$SD" eval --task dev/device_calls/block_awkward.yaml --name $t --kernel kernels/seeds/bsr_mma.cu --task-shapes-only \
-    --timing-seconds 0.1 --cache dist/eval18 >> $L/bsr_awkward.txt 2>&1; echo "bsr_mma $t exit $?"
+# bsr_mma's and nm24_mma_sp's stage plans at awkward shapes (n not a multiple of 8, both dtypes): verified, then timed.
+[[ -s $L/awkward.txt ]] || for st in bsr_mma:awkward_block16_fp16 bsr_mma:awkward_block32_bf16 bsr_mma:awkward_block64_fp16 \
+                                     nm24_mma_sp:awkward_nm24_fp16 nm24_mma_sp:awkward_nm24_bf16; do
+  timeout 60 "$SD" eval --task dev/device_calls/awkward_shapes.yaml --name ${st#*:} --kernel kernels/seeds/${st%%:*}.cu \
+    --task-shapes-only --timing-seconds 0.1 --cache dist/eval18 >> $L/awkward.txt 2>&1; echo "${st%%:*} ${st#*:} exit $?"
 done
-grep -E "verdict|REJECTED|FAILED|mismatch" $L/bsr_awkward.txt | cut -c1-160 | head -20
+grep -E "verdict|REJECTED|FAILED|mismatch" $L/awkward.txt | cut -c1-160 | head -20
 S=dist/seeds18; rm -rf $S && mkdir -p $S && cp kernels/seeds/*.cu $S/ && rm -f $S/*_test.cu
 ls dist/seeds_before/*_before.cu > /dev/null && cp dist/seeds_before/*_before.cu $S/ || echo "no dist/seeds_before carried: no before rows"
 source dev/tunable_sweep/set_tunable.sh

@@ -59,8 +59,8 @@ __host__ __device__ __forceinline__ int ValInTile(int r16, int cc) {
 __host__ __device__ __forceinline__ int64_t MetaRecord(int64_t mt, int64_t kpair, int64_t kpairs) { return (mt * kpairs + kpair) * 32; }
 __host__ __device__ __forceinline__ int MetaLaneWord(int lane) { return ((lane >> 2) * 2 + (lane & 1)) * 2; }
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void CpAsync16(void* dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src), "r"(src_bytes) : "memory");
+__device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, int src_bytes) {  // dst: a shared address (SmemAddr)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 __device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void CpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
@@ -117,28 +117,72 @@ struct Nm24Args {
   int64_t m, k, n, kchunks;
   int ktiles, kt_per_split, pair_store /* n even, C 4-byte aligned */, vec /* n % 8 == 0, B 16-byte aligned */;
 };
+// A thread's 16-byte chunks of a stage: chunk t is i = t * kThreads + threadIdx.x of the values (kAChunks: 64 a row
+// tile), the metadata (kMChunks: 8 a row tile) or B (kBChunks), t counted at compile time. With
+// `for (i = threadIdx.x; i < N; i += kThreads)` the compiler could not bound the trip count and built general loops
+// that recomputed each chunk's record, row, column and 64-bit offset for every K tile (dev/ptx_census/sass.py); here a
+// thread's chunks are offsets fixed for the kernel (a thread's value chunks lie kThreads / 64 row tiles apart, its B
+// chunks kRowStep rows apart in one column) and a K tile adds its own.
+template <class TL> struct StagePlan {
+  static constexpr int kAChunks = (TL::kBm / 16) * 64, kMChunks = (TL::kBm / 16) * 8, kBCpr = TL::kBn / 8, kBChunks = kBk * kBCpr;
+  static constexpr int kA = (kAChunks + TL::kThreads - 1) / TL::kThreads, kM = (kMChunks + TL::kThreads - 1) / TL::kThreads;
+  static constexpr int kB = (kBChunks + TL::kThreads - 1) / TL::kThreads, kRowStep = TL::kThreads / kBCpr;
+  static_assert(TL::kThreads % 64 == 0 && TL::kThreads % kBCpr == 0, "a thread's chunks a fixed stride apart");
+  static __host__ __device__ __forceinline__ bool Has(int chunks, int t, int tid) { return chunks % TL::kThreads == 0 || t * TL::kThreads + tid < chunks; }
+  static __host__ __device__ __forceinline__ int ATile(int t, int tid) { return (t * TL::kThreads + tid) / 64; }  // row tile
+  static __host__ __device__ __forceinline__ int MTile(int t, int tid) { return (t * TL::kThreads + tid) / 8; }
+  static __host__ __device__ __forceinline__ int BRow(int t, int tid) { return tid / kBCpr + t * kRowStep; }
+  static __host__ __device__ __forceinline__ int BCol(int tid) { return tid % kBCpr; }  // in chunks of 8
+  int64_t a_src, m_src;  // chunk 0's value and metadata offsets for K tile 0 (a K tile adds 512 values, 32 words)
+  int b_row;             // chunk 0's row of B's slab; 1 << 20 for columns past n
+  int64_t b_src;         // chunk 0's element offset from the slab's first row (b_row * n + column)
+};
+template <class TL> __device__ __forceinline__ StagePlan<TL> MakeStagePlan(const Nm24Args& p, int mt0, int64_t n0) {
+  using Plan = StagePlan<TL>;
+  const int tid = static_cast<int>(threadIdx.x);
+  Plan plan;
+  plan.a_src = ValTile(mt0 + Plan::ATile(0, tid), 0, p.kchunks) + (tid % 64) * 8;
+  plan.m_src = MetaRecord(mt0 + Plan::MTile(0, tid), 0, p.kchunks / 2) + (tid % 8) * 4;
+  const int64_t col = n0 + Plan::BCol(tid) * 8;
+  plan.b_row = col < p.n ? Plan::BRow(0, tid) : 1 << 20, plan.b_src = Plan::BRow(0, tid) * p.n + col;
+  return plan;
+}
 template <typename T, class TL>
-__device__ __forceinline__ void LoadStage(const Nm24Args& p, T* sa, uint32_t* sm, T* sb, int mt0, int kt, int64_t n0) {
-  for (int i = threadIdx.x; i < (TL::kBm / 16) * 64; i += TL::kThreads)  // 2 tiles = 64 chunks per 16 rows
-    CpAsync16(sa + i * 8, static_cast<const T*>(p.vals) + ValTile(mt0 + i / 64, 2 * kt, p.kchunks) + (i % 64) * 8, 16);
-  for (int i = threadIdx.x; i < (TL::kBm / 16) * 8; i += TL::kThreads)
-    CpAsync16(sm + i * 4, p.meta + MetaRecord(mt0 + i / 8, kt, p.kchunks / 2) + (i % 8) * 4, 16);
-  constexpr int CPR = TL::kBn / 8;
+__device__ __forceinline__ void LoadStage(const Nm24Args& p, uint32_t sa, uint32_t sm, T* sb, int kt, int64_t n0, const StagePlan<TL>& plan) {
+  using Plan = StagePlan<TL>;
+  const int tid = static_cast<int>(threadIdx.x);
+  const T* vals = static_cast<const T*>(p.vals) + plan.a_src + static_cast<int64_t>(kt) * 512;
+#pragma unroll
+  for (int t = 0; t < Plan::kA; ++t)  // chunk t: ATile rows further on, the same place in its tile
+    if (Plan::Has(Plan::kAChunks, t, tid)) CpAsync16(sa + (t * TL::kThreads + tid) * 16, vals + static_cast<int64_t>(t * (TL::kThreads / 64)) * p.kchunks * 256, 16);
+  const uint32_t* meta = p.meta + plan.m_src + static_cast<int64_t>(kt) * 32;
+#pragma unroll
+  for (int t = 0; t < Plan::kM; ++t)
+    if (Plan::Has(Plan::kMChunks, t, tid)) CpAsync16(sm + (t * TL::kThreads + tid) * 16, meta + static_cast<int64_t>(t * (TL::kThreads / 8)) * (p.kchunks / 2) * 32, 16);
   const T* b = static_cast<const T*>(p.b);
-  for (int i = threadIdx.x; i < kBk * CPR; i += TL::kThreads) {
-    const int r = i / CPR, c = i % CPR;
-    const int64_t k = static_cast<int64_t>(kt) * kBk + r, col = n0 + c * 8;
-    T* d = sb + SwzChunk<CPR>(r, c) * 8;
-    const bool in = k < p.k && col < p.n;
-    if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
-      CpAsync16(d, in ? b + k * p.n + col : b, in ? 16 : 0);
-      continue;
+  const int64_t k0 = static_cast<int64_t>(kt) * kBk;
+  if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside
+    const T* rows = b + k0 * p.n;  // row k0 < K: a valid address for the zero-filled chunks
+    const int rows_left = p.k - k0 < kBk ? static_cast<int>(p.k - k0) : kBk;
+    const uint32_t sbu = SmemAddr(sb);
+#pragma unroll
+    for (int t = 0; t < Plan::kB; ++t) {
+      if (!Plan::Has(Plan::kBChunks, t, tid)) continue;
+      const bool in = plan.b_row + t * Plan::kRowStep < rows_left;
+      CpAsync16(sbu + SwzChunk<Plan::kBCpr>(Plan::BRow(t, tid), Plan::BCol(tid)) * 16,
+                in ? rows + plan.b_src + static_cast<int64_t>(t) * Plan::kRowStep * p.n : rows, in ? 16 : 0);
     }
+    return;
+  }
+  constexpr int CPR = TL::kBn / 8;
+  for (int i = threadIdx.x; i < kBk * CPR; i += TL::kThreads) {  // n % 8 != 0 or B unaligned: element by element
+    const int r = i / CPR, c = i % CPR;
+    const int64_t k = k0 + r, col = n0 + c * 8;
     const uint16_t* row = reinterpret_cast<const uint16_t*>(b) + (k < p.k ? k : 0) * p.n;
     alignas(16) uint16_t w[8];
 #pragma unroll
     for (int e = 0; e < 8; ++e) w[e] = (k < p.k && col + e < p.n) ? __ldg(row + col + e) : uint16_t(0);
-    *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(w);
+    *reinterpret_cast<uint4*>(sb + SwzChunk<CPR>(r, c) * 8) = *reinterpret_cast<const uint4*>(w);
   }
 }
 
@@ -228,8 +272,9 @@ __global__ void __launch_bounds__(TL::kThreads) Nm24Kernel(Nm24Args p) {
   const int64_t n0 = static_cast<int64_t>(blockIdx.y) * TL::kBn;
   const int kt0 = blockIdx.z * p.kt_per_split, count = min(p.ktiles, kt0 + p.kt_per_split) - kt0;
   float acc[TL::kMi][TL::kNi][4] = {};
+  const StagePlan<TL> plan = MakeStagePlan<TL>(p, mt0, n0);
   auto load = [&](int j, int s) {  // K tile kt0 + j into stage s
-    LoadStage<T, TL>(p, sa + s * TL::kAElems, sm + s * TL::kMetaWords, sb + s * TL::kBElems, mt0, kt0 + j, n0);
+    LoadStage<T, TL>(p, SmemAddr(sa + s * TL::kAElems), SmemAddr(sm + s * TL::kMetaWords), sb + s * TL::kBElems, kt0 + j, n0, plan);
   };
 #pragma unroll
   for (int j = 0; j < kStages - 1; ++j) { if (j < count) load(j, j); CpAsyncCommit(); }

@@ -143,4 +143,51 @@ TEST(Nm24Replay, OtherTunedTiles) {  // shapes the tunables can produce
   ExpectReplayMatches<Tile<64, 128, 2, 4, 4>>(64, 128, 136, 2);
 }
 
+// LoadStage's chunks of a tile: over the CTA's threads, chunk t of thread tid is chunk i = t * kThreads + tid of the
+// values, the metadata and B, each loaded once, from the row tile, record row and column its plan offsets name
+// (ATile, MTile, BRow, BCol: a thread's chunks a fixed stride apart), and nothing past the stage.
+template <class TL> void ExpectStagePlanLoadsEveryChunkOnce() {
+  using Plan = StagePlan<TL>;
+  SCOPED_TRACE(::testing::Message() << "tile " << TL::kBm << "x" << TL::kBn << ", " << TL::kThreads << " threads");
+  std::vector<int> a(Plan::kAChunks, 0), m(Plan::kMChunks, 0), bs(Plan::kBChunks, 0);
+  for (int tid = 0; tid < TL::kThreads; ++tid) {
+    for (int t = 0; t < Plan::kA; ++t) {
+      if (!Plan::Has(Plan::kAChunks, t, tid)) continue;
+      const int i = t * TL::kThreads + tid;
+      ASSERT_LT(i, Plan::kAChunks);
+      ++a[i];
+      EXPECT_EQ(Plan::ATile(t, tid), Plan::ATile(0, tid) + t * (TL::kThreads / 64)) << "value chunk " << i;  // the stride LoadStage adds
+      EXPECT_EQ(Plan::ATile(t, tid), i / 64);
+    }
+    for (int t = 0; t < Plan::kM; ++t) {
+      if (!Plan::Has(Plan::kMChunks, t, tid)) continue;
+      const int i = t * TL::kThreads + tid;
+      ASSERT_LT(i, Plan::kMChunks);
+      ++m[i];
+      EXPECT_EQ(Plan::MTile(t, tid), Plan::MTile(0, tid) + t * (TL::kThreads / 8)) << "metadata chunk " << i;
+    }
+    for (int t = 0; t < Plan::kB; ++t) {
+      if (!Plan::Has(Plan::kBChunks, t, tid)) continue;
+      const int i = t * TL::kThreads + tid;
+      ASSERT_LT(i, Plan::kBChunks);
+      ++bs[i];
+      EXPECT_EQ(Plan::BRow(t, tid), i / Plan::kBCpr) << "B chunk " << i;
+      EXPECT_EQ(Plan::BCol(tid), i % Plan::kBCpr) << "B chunk " << i;
+    }
+  }
+  for (int i = 0; i < Plan::kAChunks; ++i) EXPECT_EQ(a[i], 1) << "value chunk " << i;
+  for (int i = 0; i < Plan::kMChunks; ++i) EXPECT_EQ(m[i], 1) << "metadata chunk " << i;
+  for (int i = 0; i < Plan::kBChunks; ++i) EXPECT_EQ(bs[i], 1) << "B chunk " << i;
+}
+
+TEST(Nm24StagePlan, LoadsEveryChunkOnce) {  // the default tiles and others the tunables can produce
+  ExpectStagePlanLoadsEveryChunkOnce<SmallTile>();
+  ExpectStagePlanLoadsEveryChunkOnce<BigTile>();
+  ExpectStagePlanLoadsEveryChunkOnce<Tile<64, 64, 2, 2, 3>>();
+  ExpectStagePlanLoadsEveryChunkOnce<Tile<64, 64, 4, 4, 3>>();
+  ExpectStagePlanLoadsEveryChunkOnce<Tile<128, 64, 2, 2, 3>>();
+  ExpectStagePlanLoadsEveryChunkOnce<Tile<64, 128, 2, 4, 4>>();
+  ExpectStagePlanLoadsEveryChunkOnce<Tile<128, 128, 4, 4, 2>>();
+}
+
 }  // namespace
