@@ -127,10 +127,11 @@ template <class TL> struct StagePlan {
   static constexpr int kAChunks = (TL::kBm / 16) * 64, kMChunks = (TL::kBm / 16) * 8, kBCpr = TL::kBn / 8, kBChunks = kBk * kBCpr;
   static constexpr int kA = (kAChunks + TL::kThreads - 1) / TL::kThreads, kM = (kMChunks + TL::kThreads - 1) / TL::kThreads;
   static constexpr int kB = (kBChunks + TL::kThreads - 1) / TL::kThreads, kRowStep = TL::kThreads / kBCpr;
+  static constexpr int kATileStep = TL::kThreads / 64, kMTileStep = TL::kThreads / 8;  // row tiles between chunks t, t + 1
   static_assert(TL::kThreads % 64 == 0 && TL::kThreads % kBCpr == 0, "a thread's chunks a fixed stride apart");
   static __host__ __device__ __forceinline__ bool Has(int chunks, int t, int tid) { return chunks % TL::kThreads == 0 || t * TL::kThreads + tid < chunks; }
-  static __host__ __device__ __forceinline__ int ATile(int t, int tid) { return (t * TL::kThreads + tid) / 64; }  // row tile
-  static __host__ __device__ __forceinline__ int MTile(int t, int tid) { return (t * TL::kThreads + tid) / 8; }
+  static __host__ __device__ __forceinline__ int ATile(int t, int tid) { return tid / 64 + t * kATileStep; }  // row tile
+  static __host__ __device__ __forceinline__ int MTile(int t, int tid) { return tid / 8 + t * kMTileStep; }
   static __host__ __device__ __forceinline__ int BRow(int t, int tid) { return tid / kBCpr + t * kRowStep; }
   static __host__ __device__ __forceinline__ int BCol(int tid) { return tid % kBCpr; }  // in chunks of 8
   int64_t a_src, m_src;  // chunk 0's value and metadata offsets for K tile 0 (a K tile adds 512 values, 32 words)
@@ -154,11 +155,11 @@ __device__ __forceinline__ void LoadStage(const Nm24Args& p, uint32_t sa, uint32
   const T* vals = static_cast<const T*>(p.vals) + plan.a_src + static_cast<int64_t>(kt) * 512;
 #pragma unroll
   for (int t = 0; t < Plan::kA; ++t)  // chunk t: ATile rows further on, the same place in its tile
-    if (Plan::Has(Plan::kAChunks, t, tid)) CpAsync16(sa + (t * TL::kThreads + tid) * 16, vals + static_cast<int64_t>(t * (TL::kThreads / 64)) * p.kchunks * 256, 16);
+    if (Plan::Has(Plan::kAChunks, t, tid)) CpAsync16(sa + (t * TL::kThreads + tid) * 16, vals + static_cast<int64_t>(t * Plan::kATileStep) * p.kchunks * 256, 16);
   const uint32_t* meta = p.meta + plan.m_src + static_cast<int64_t>(kt) * 32;
 #pragma unroll
   for (int t = 0; t < Plan::kM; ++t)
-    if (Plan::Has(Plan::kMChunks, t, tid)) CpAsync16(sm + (t * TL::kThreads + tid) * 16, meta + static_cast<int64_t>(t * (TL::kThreads / 8)) * (p.kchunks / 2) * 32, 16);
+    if (Plan::Has(Plan::kMChunks, t, tid)) CpAsync16(sm + (t * TL::kThreads + tid) * 16, meta + static_cast<int64_t>(t * Plan::kMTileStep) * (p.kchunks / 2) * 32, 16);
   const T* b = static_cast<const T*>(p.b);
   const int64_t k0 = static_cast<int64_t>(kt) * kBk;
   if (p.vec) {  // n % 8 == 0: a chunk is wholly inside or wholly outside

@@ -156,15 +156,16 @@ template <class TL> void ExpectStagePlanLoadsEveryChunkOnce() {
       const int i = t * TL::kThreads + tid;
       ASSERT_LT(i, Plan::kAChunks);
       ++a[i];
-      EXPECT_EQ(Plan::ATile(t, tid), Plan::ATile(0, tid) + t * (TL::kThreads / 64)) << "value chunk " << i;  // the stride LoadStage adds
-      EXPECT_EQ(Plan::ATile(t, tid), i / 64);
+      EXPECT_EQ(Plan::ATile(t, tid), i / 64) << "value chunk " << i;  // ATile: chunk 0's tile plus LoadStage's stride
+      EXPECT_EQ(i % 64, tid % 64) << "value chunk " << i;                // the same place in its tile
     }
     for (int t = 0; t < Plan::kM; ++t) {
       if (!Plan::Has(Plan::kMChunks, t, tid)) continue;
       const int i = t * TL::kThreads + tid;
       ASSERT_LT(i, Plan::kMChunks);
       ++m[i];
-      EXPECT_EQ(Plan::MTile(t, tid), Plan::MTile(0, tid) + t * (TL::kThreads / 8)) << "metadata chunk " << i;
+      EXPECT_EQ(Plan::MTile(t, tid), i / 8) << "metadata chunk " << i;  // MTile: chunk 0's record plus LoadStage's stride
+      EXPECT_EQ(i % 8, tid % 8) << "metadata chunk " << i;
     }
     for (int t = 0; t < Plan::kB; ++t) {
       if (!Plan::Has(Plan::kBChunks, t, tid)) continue;
